@@ -1,0 +1,17 @@
+# fixbits_library(NAME DIR [DEPS ...]): one static library from every .cpp directly
+# under DIR (not its subfolders), so parallel work in one folder needs no CMake edits.
+function(fixbits_library name dir)
+  cmake_parse_arguments(L "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
+  if(srcs)
+    add_library(${name} STATIC ${srcs})
+  else()
+    add_library(${name} INTERFACE)
+  endif()
+  get_target_property(type ${name} TYPE)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    target_link_libraries(${name} INTERFACE ${L_DEPS})
+  else()
+    target_link_libraries(${name} PUBLIC ${L_DEPS})
+  endif()
+endfunction()

@@ -1,0 +1,115 @@
+// GemmDesc: the written-down reduction tree of one GEMM output element.
+//
+// Invariant: two equal GemmDescs owe each other the same output bits for the same
+// inputs, on any GPU and under any speed knob (BLOCK_M/N/K, stages, warps, grid).
+// It holds every field that decides the bits (reference §3.2.2) and no speed knob.
+//
+// Semantics (the CPU reference in dsl/reference implements exactly this). For one
+// output element (m, n) with products p_k = a[m,k] * b[k,n], k in [0, K):
+//
+//  leaf(range [k0,k1)) — the innermost accumulation, from acc = +0.0:
+//   * instruction kScalarFma:    acc = fma(a_k, b_k, acc) for k in order.
+//   * instruction kScalarMulAdd: acc = acc + round(a_k * b_k) for k in order.
+//   * instruction kMmaSync/kWgmma: the range is cut into mainloop turns of
+//     k_loop_step.step elements; the one short turn (if (k1-k0) % step != 0) runs
+//     first or last per k_loop_step.short_turn. A turn is cut into groups of
+//     instruction_k from its start (the last group zero-padded). One group is one
+//     matrix instruction evaluated by the MmaModel: mma(c, a[0..ik), b[0..ik)).
+//       use_fast_accum = true:  acc = mma(acc, group) for every group (one
+//                               rounding per instruction);
+//       use_fast_accum = false: per turn, t = mma-chain over the turn's groups
+//                               starting from +0.0, then acc = acc (+)f32 t.
+//   * family kGemv: the range is dealt to `lanes` lanes in tiles of lane_tile
+//     elements: kContiguous gives lane l the l-th of `lanes` equal runs of whole
+//     tiles (ceil), kStrided gives tile t to lane t % lanes. Each lane folds its
+//     elements in index order with its instruction (kScalarFma or kScalarMulAdd);
+//     then for each offset d of lane_fold in order, every lane l sets
+//     v[l] = v[l] (+)f32 v[l ^ d]; the result is v[0].
+//
+//  cuts — k_cuts, outermost first. Level i cuts its range into parts of span_i
+//   (the last part short); each part is computed from +0.0 by the next level (or
+//   the leaf) and the part results are combined by the level's fold:
+//     kChain: r = p_0; r = r (+) p_j in part order;
+//     kTreeUp / kTreeDown: a butterfly over the part index padded with -0.0 to a
+//     power of two, offsets counting up from 1 / down from half.
+//   For family kSplitK the outermost level is the split: its parts are written at
+//   partial_dtype and merged by a second kernel in part order (kChain) with the
+//   running sum held at merge_dtype. Inner levels combine at f32.
+//
+//  epilogue — out = round(out_dtype, e) where e = acc when alpha == 1, beta == 0
+//   (kNone); kAlphaBeta: e = fma(beta, c, alpha (x)f32 acc); then + bias[n] (f32)
+//   when bias; then activation (kRelu: max(e, +0)).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dsl/FloatFormat.h"
+
+namespace fixbits::dsl {
+
+enum class GemmFamily : uint8_t { kPlain, kSplitK, kChainedChunks, kGemv };
+enum class Instruction : uint8_t { kScalarFma, kScalarMulAdd, kMmaSync, kWgmma };
+enum class ShortTurn : uint8_t { kLast, kFirst };
+enum class Fold : uint8_t { kChain, kTreeUp, kTreeDown };
+enum class LaneLayout : uint8_t { kContiguous, kStrided };
+enum class Activation : uint8_t { kNone, kRelu };
+
+struct KLoopStep {
+  int64_t step = 0;  // elements of K per mainloop turn; 0 = instruction_k
+  ShortTurn short_turn = ShortTurn::kLast;
+  bool operator==(const KLoopStep&) const = default;
+};
+
+struct KCut {
+  int64_t span = 0;  // elements of K per part at this level (> 0)
+  Fold fold = Fold::kChain;
+  bool operator==(const KCut&) const = default;
+};
+
+struct GemmDesc {
+  GemmFamily family = GemmFamily::kPlain;
+  DType a_dtype = DType::kF16;
+  DType b_dtype = DType::kF16;
+  DType acc_dtype = DType::kF32;
+  DType out_dtype = DType::kF16;
+
+  Instruction instruction = Instruction::kMmaSync;
+  int instruction_k = 16;  // products folded into one rounding
+  bool use_fast_accum = true;
+  KLoopStep k_loop_step;
+
+  std::vector<KCut> k_cuts;  // outermost first; empty for kPlain
+  DType partial_dtype = DType::kF32;  // kSplitK: how a finished part is written
+  DType merge_dtype = DType::kF32;    // kSplitK: the merge's running sum
+
+  // kGemv only.
+  LaneLayout lane_layout = LaneLayout::kContiguous;
+  int lanes = 32;
+  int lane_tile = 8;
+  std::vector<int> lane_fold;  // xor offsets, one per round, in round order
+
+  // Epilogue (decides bits, so it is part of the descriptor).
+  bool alpha_beta = false;
+  bool bias = false;
+  Activation activation = Activation::kNone;
+
+  bool operator==(const GemmDesc&) const = default;
+};
+
+// OK, or InvalidArgument naming the first bad field ("GemmDesc.instruction_k: ...").
+absl::Status validate(const GemmDesc& d);
+// Canonical one-line text form, e.g.
+//   gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 fast_accum=1
+//        k_loop=16/last cuts=[] partial=f32 merge=f32 ... }
+// print -> parse gives an equal descriptor; every field is always printed.
+std::string to_string(const GemmDesc& d);
+absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text);
+// Stable 64-bit hash: FNV-1a over to_string(d). Documented, so it never changes
+// between builds or machines.
+uint64_t hash(const GemmDesc& d);
+
+}  // namespace fixbits::dsl
