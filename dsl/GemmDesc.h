@@ -42,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -111,5 +112,7 @@ absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text);
 // Stable 64-bit hash: FNV-1a over to_string(d). Documented, so it never changes
 // between builds or machines.
 uint64_t hash(const GemmDesc& d);
+// Writes to_string(d) (so gtest prints descriptors readably).
+std::ostream& operator<<(std::ostream& os, const GemmDesc& d);
 
 }  // namespace fixbits::dsl

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 #include "absl/status/status.h"
@@ -61,5 +62,7 @@ absl::Status validate(const ReduceDesc& d);  // names the bad field
 std::string to_string(const ReduceDesc& d);
 absl::StatusOr<ReduceDesc> parse_reduce_desc(std::string_view text);
 uint64_t hash(const ReduceDesc& d);  // FNV-1a 64 over to_string(d); stable
+// Writes to_string(d) (so gtest prints descriptors readably).
+std::ostream& operator<<(std::ostream& os, const ReduceDesc& d);
 
 }  // namespace fixbits::dsl

@@ -1,0 +1,392 @@
+// GemmDesc: validation, canonical text form, parser and stable hash.
+//
+// Contract (see GemmDesc.h):
+//   * validate(d) is OK exactly when every field holds a value the semantics in
+//     GemmDesc.h gives a meaning to, and a field with no effect for d's family
+//     holds its default (so two valid descriptors that differ always name
+//     different trees, as far as the text can tell); otherwise InvalidArgument
+//     naming the first bad field.
+//   * to_string(d) prints every field in a fixed order, never fails (an enum
+//     holding an out-of-range value prints as "?<number>", which parse rejects).
+//   * parse_gemm_desc(to_string(d)) == d for every valid d; any other text gives
+//     InvalidArgument naming the field and its byte position. It never crashes.
+//   * hash(d) = FNV-1a 64 over the bytes of to_string(d), offset basis
+//     0xcbf29ce484222325, prime 0x100000001b3 (the published FNV constants).
+//
+// Example:
+//   gemm{family=split_k a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 fast_accum=1
+//        k_loop=0/last cuts=[192:chain] partial=f32 merge=f32 lane_layout=contiguous
+//        lanes=32 lane_tile=8 lane_fold=[] alpha_beta=0 bias=0 act=none}
+//   (one line; shown wrapped here).
+#include "dsl/GemmDesc.h"
+
+#include <ostream>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "dsl/DescText.h"
+
+namespace fixbits::dsl {
+namespace {
+
+using desc_text::EnumName;
+
+constexpr EnumName<GemmFamily> kFamilyNames[] = {
+    {GemmFamily::kPlain, "plain"},
+    {GemmFamily::kSplitK, "split_k"},
+    {GemmFamily::kChainedChunks, "chained_chunks"},
+    {GemmFamily::kGemv, "gemv"},
+};
+constexpr EnumName<Instruction> kInstructionNames[] = {
+    {Instruction::kScalarFma, "scalar_fma"},
+    {Instruction::kScalarMulAdd, "scalar_mul_add"},
+    {Instruction::kMmaSync, "mma_sync"},
+    {Instruction::kWgmma, "wgmma"},
+};
+constexpr EnumName<ShortTurn> kShortTurnNames[] = {
+    {ShortTurn::kLast, "last"},
+    {ShortTurn::kFirst, "first"},
+};
+constexpr EnumName<Fold> kFoldNames[] = {
+    {Fold::kChain, "chain"},
+    {Fold::kTreeUp, "tree_up"},
+    {Fold::kTreeDown, "tree_down"},
+};
+constexpr EnumName<LaneLayout> kLaneLayoutNames[] = {
+    {LaneLayout::kContiguous, "contiguous"},
+    {LaneLayout::kStrided, "strided"},
+};
+constexpr EnumName<Activation> kActivationNames[] = {
+    {Activation::kNone, "none"},
+    {Activation::kRelu, "relu"},
+};
+
+bool is_scalar(Instruction i) {
+  return i == Instruction::kScalarFma || i == Instruction::kScalarMulAdd;
+}
+
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+absl::Status bad(std::string msg) { return absl::InvalidArgumentError(std::move(msg)); }
+
+// The products one matrix instruction folds for input dtype `t` (0: no matrix
+// instruction takes `t`).
+int mma_k_for(DType t) {
+  switch (t) {
+    case DType::kF16:
+    case DType::kBF16:
+      return 16;
+    case DType::kF8E4M3:
+    case DType::kF8E5M2:
+      return 32;
+    case DType::kTF32:
+      return 8;
+    case DType::kF32:
+      return 0;
+  }
+  return 0;
+}
+
+absl::Status validate_dtypes(const GemmDesc& d) {
+  for (auto [name, t] : {std::pair<const char*, DType>{"a_dtype", d.a_dtype},
+                         {"b_dtype", d.b_dtype},
+                         {"acc_dtype", d.acc_dtype},
+                         {"out_dtype", d.out_dtype},
+                         {"partial_dtype", d.partial_dtype},
+                         {"merge_dtype", d.merge_dtype}}) {
+    if (!desc_text::dtype_in_range(t)) {
+      return bad(absl::StrFormat("GemmDesc.%s holds %d, which is no DType.", name,
+                                 static_cast<int>(t)));
+    }
+  }
+  if (d.acc_dtype != DType::kF32) {
+    return bad(absl::StrFormat(
+        "GemmDesc.acc_dtype is %s but only an f32 accumulator is supported.",
+        dtype_name(d.acc_dtype)));
+  }
+  if (d.out_dtype == DType::kTF32) {
+    return bad(
+        "GemmDesc.out_dtype is tf32, which is an input format only; use f32, f16, bf16, "
+        "f8e4m3 or f8e5m2.");
+  }
+  for (auto [name, t] : {std::pair<const char*, DType>{"partial_dtype", d.partial_dtype},
+                         {"merge_dtype", d.merge_dtype}}) {
+    if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
+      return bad(absl::StrFormat("GemmDesc.%s is %s but must be f32, f16 or bf16.", name,
+                                 dtype_name(t)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validate_instruction(const GemmDesc& d) {
+  if (!desc_text::enum_in_range(d.instruction, kInstructionNames)) {
+    return bad(absl::StrFormat("GemmDesc.instruction holds %d, which is no Instruction.",
+                               static_cast<int>(d.instruction)));
+  }
+  const std::string instr = desc_text::enum_name(d.instruction, kInstructionNames);
+  if (is_scalar(d.instruction)) {
+    if (d.instruction_k != 1) {
+      return bad(absl::StrFormat(
+          "GemmDesc.instruction_k is %d but %s folds one product per instruction; set it "
+          "to 1.",
+          d.instruction_k, instr));
+    }
+  } else {
+    const int want_a = mma_k_for(d.a_dtype);
+    if (want_a == 0) {
+      return bad(absl::StrFormat(
+          "GemmDesc.a_dtype is %s but %s takes f16, bf16, tf32, f8e4m3 or f8e5m2 inputs.",
+          dtype_name(d.a_dtype), instr));
+    }
+    const bool both_fp8 = dtype_is_fp8(d.a_dtype) && dtype_is_fp8(d.b_dtype);
+    if (d.b_dtype != d.a_dtype && !both_fp8) {
+      return bad(absl::StrFormat(
+          "GemmDesc.b_dtype is %s but a_dtype is %s; %s takes two inputs of one dtype "
+          "(only the two fp8 formats may be mixed).",
+          dtype_name(d.b_dtype), dtype_name(d.a_dtype), instr));
+    }
+    if (d.instruction_k != want_a) {
+      return bad(absl::StrFormat(
+          "GemmDesc.instruction_k is %d but %s with %s inputs folds %d products per "
+          "instruction.",
+          d.instruction_k, instr, dtype_name(d.a_dtype), want_a));
+    }
+  }
+  if (!desc_text::enum_in_range(d.k_loop_step.short_turn, kShortTurnNames)) {
+    return bad(absl::StrFormat(
+        "GemmDesc.k_loop_step.short_turn holds %d, which is no ShortTurn.",
+        static_cast<int>(d.k_loop_step.short_turn)));
+  }
+  if (d.k_loop_step.step < 0 || d.k_loop_step.step % d.instruction_k != 0) {
+    return bad(absl::StrFormat(
+        "GemmDesc.k_loop_step.step is %d but must be 0 (one instruction per turn) or a "
+        "positive multiple of instruction_k (%d).",
+        d.k_loop_step.step, d.instruction_k));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validate_cuts(const GemmDesc& d) {
+  const std::string_view fam = desc_text::enum_name(d.family, kFamilyNames);
+  for (size_t i = 0; i < d.k_cuts.size(); ++i) {
+    const KCut& c = d.k_cuts[i];
+    if (c.span <= 0) {
+      return bad(absl::StrFormat("GemmDesc.k_cuts[%d].span is %d but must be positive.",
+                                 i, c.span));
+    }
+    if (!desc_text::enum_in_range(c.fold, kFoldNames)) {
+      return bad(absl::StrFormat("GemmDesc.k_cuts[%d].fold holds %d, which is no Fold.", i,
+                                 static_cast<int>(c.fold)));
+    }
+    if (i > 0 && c.span > d.k_cuts[i - 1].span) {
+      return bad(absl::StrFormat(
+          "GemmDesc.k_cuts[%d].span is %d but the enclosing level k_cuts[%d] has span %d; "
+          "an inner part cannot be longer than the part it cuts.",
+          i, c.span, i - 1, d.k_cuts[i - 1].span));
+    }
+  }
+  switch (d.family) {
+    case GemmFamily::kPlain:
+      if (!d.k_cuts.empty()) {
+        return bad(absl::StrFormat(
+            "GemmDesc.k_cuts has %d levels but family plain walks the whole K axis "
+            "uncut; use split_k or chained_chunks.",
+            d.k_cuts.size()));
+      }
+      break;
+    case GemmFamily::kSplitK:
+      if (d.k_cuts.empty()) {
+        return bad("GemmDesc.k_cuts is empty but family split_k needs at least one cut "
+                   "(the split, outermost).");
+      }
+      if (d.k_cuts[0].fold != Fold::kChain) {
+        return bad(absl::StrFormat(
+            "GemmDesc.k_cuts[0].fold is %s but the split of family split_k is merged by a "
+            "second kernel in part order; it must be chain.",
+            desc_text::enum_name(d.k_cuts[0].fold, kFoldNames)));
+      }
+      break;
+    case GemmFamily::kChainedChunks:
+      if (!is_scalar(d.instruction)) {
+        return bad(absl::StrFormat(
+            "GemmDesc.instruction is %s but family chained_chunks is the scalar path; use "
+            "scalar_fma or scalar_mul_add.",
+            desc_text::enum_name(d.instruction, kInstructionNames)));
+      }
+      if (d.k_cuts.empty()) {
+        return bad("GemmDesc.k_cuts is empty but family chained_chunks needs at least "
+                   "one cut (the chunk each thread takes).");
+      }
+      break;
+    case GemmFamily::kGemv:
+      if (!is_scalar(d.instruction)) {
+        return bad(absl::StrFormat(
+            "GemmDesc.instruction is %s but each lane of family gemv folds its elements "
+            "with a scalar instruction; use scalar_fma or scalar_mul_add.",
+            desc_text::enum_name(d.instruction, kInstructionNames)));
+      }
+      break;
+  }
+  if (d.family != GemmFamily::kSplitK) {
+    if (d.partial_dtype != DType::kF32) {
+      return bad(absl::StrFormat(
+          "GemmDesc.partial_dtype is %s but only family split_k writes partials; family "
+          "%s must leave it f32.",
+          dtype_name(d.partial_dtype), fam));
+    }
+    if (d.merge_dtype != DType::kF32) {
+      return bad(absl::StrFormat(
+          "GemmDesc.merge_dtype is %s but only family split_k runs a merge; family %s "
+          "must leave it f32.",
+          dtype_name(d.merge_dtype), fam));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status validate_lanes(const GemmDesc& d) {
+  if (!desc_text::enum_in_range(d.lane_layout, kLaneLayoutNames)) {
+    return bad(absl::StrFormat("GemmDesc.lane_layout holds %d, which is no LaneLayout.",
+                               static_cast<int>(d.lane_layout)));
+  }
+  if (!is_pow2(d.lanes) || d.lanes > 64) {
+    return bad(absl::StrFormat(
+        "GemmDesc.lanes is %d but must be a power of two in [1, 64].", d.lanes));
+  }
+  if (d.lane_tile < 1) {
+    return bad(absl::StrFormat("GemmDesc.lane_tile is %d but must be at least 1.",
+                               d.lane_tile));
+  }
+  if (d.family != GemmFamily::kGemv) {
+    if (!d.lane_fold.empty()) {
+      return bad(absl::StrFormat(
+          "GemmDesc.lane_fold has %d rounds but only family gemv folds across lanes; "
+          "leave it empty.",
+          d.lane_fold.size()));
+    }
+    return absl::OkStatus();
+  }
+  int seen = 0;
+  for (size_t i = 0; i < d.lane_fold.size(); ++i) {
+    const int off = d.lane_fold[i];
+    if (!is_pow2(off) || off >= d.lanes) {
+      return bad(absl::StrFormat(
+          "GemmDesc.lane_fold[%d] is %d but every offset must be a power of two below "
+          "lanes (%d).",
+          i, off, d.lanes));
+    }
+    if (seen & off) {
+      return bad(absl::StrFormat(
+          "GemmDesc.lane_fold[%d] is %d, which an earlier round already used.", i, off));
+    }
+    seen |= off;
+  }
+  if (seen != d.lanes - 1) {
+    return bad(absl::StrFormat(
+        "GemmDesc.lane_fold is [%s] but must use every power of two below lanes (%d) "
+        "exactly once, or lanes would stay unfolded.",
+        absl::StrJoin(d.lane_fold, ","), d.lanes));
+  }
+  return absl::OkStatus();
+}
+
+// Key order of the text form; parse requires exactly these keys, once each.
+constexpr std::string_view kKeys[] = {
+    "family", "a",       "b",     "acc",         "out",   "instr",     "ik",
+    "fast_accum", "k_loop", "cuts", "partial",   "merge", "lane_layout", "lanes",
+    "lane_tile",  "lane_fold", "alpha_beta", "bias", "act"};
+
+}  // namespace
+
+absl::Status validate(const GemmDesc& d) {
+  if (!desc_text::enum_in_range(d.family, kFamilyNames)) {
+    return bad(absl::StrFormat("GemmDesc.family holds %d, which is no GemmFamily.",
+                               static_cast<int>(d.family)));
+  }
+  if (absl::Status s = validate_dtypes(d); !s.ok()) return s;
+  if (absl::Status s = validate_instruction(d); !s.ok()) return s;
+  if (absl::Status s = validate_cuts(d); !s.ok()) return s;
+  if (absl::Status s = validate_lanes(d); !s.ok()) return s;
+  if (!desc_text::enum_in_range(d.activation, kActivationNames)) {
+    return bad(absl::StrFormat("GemmDesc.activation holds %d, which is no Activation.",
+                               static_cast<int>(d.activation)));
+  }
+  return absl::OkStatus();
+}
+
+std::string to_string(const GemmDesc& d) {
+  using desc_text::enum_name;
+  using desc_text::safe_dtype_name;
+  std::string cuts;
+  for (size_t i = 0; i < d.k_cuts.size(); ++i) {
+    absl::StrAppend(&cuts, i ? "," : "", d.k_cuts[i].span, ":",
+                    enum_name(d.k_cuts[i].fold, kFoldNames));
+  }
+  return absl::StrCat(
+      "gemm{family=", enum_name(d.family, kFamilyNames), " a=", safe_dtype_name(d.a_dtype),
+      " b=", safe_dtype_name(d.b_dtype), " acc=", safe_dtype_name(d.acc_dtype),
+      " out=", safe_dtype_name(d.out_dtype),
+      " instr=", enum_name(d.instruction, kInstructionNames), " ik=", d.instruction_k,
+      " fast_accum=", d.use_fast_accum ? 1 : 0, " k_loop=", d.k_loop_step.step, "/",
+      enum_name(d.k_loop_step.short_turn, kShortTurnNames), " cuts=[", cuts, "]",
+      " partial=", safe_dtype_name(d.partial_dtype),
+      " merge=", safe_dtype_name(d.merge_dtype),
+      " lane_layout=", enum_name(d.lane_layout, kLaneLayoutNames), " lanes=", d.lanes,
+      " lane_tile=", d.lane_tile, " lane_fold=[", absl::StrJoin(d.lane_fold, ","), "]",
+      " alpha_beta=", d.alpha_beta ? 1 : 0, " bias=", d.bias ? 1 : 0,
+      " act=", enum_name(d.activation, kActivationNames), "}");
+}
+
+absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
+  absl::StatusOr<desc_text::Fields> fields =
+      desc_text::split_fields("GemmDesc", "gemm", text, kKeys);
+  if (!fields.ok()) return fields.status();
+  desc_text::FieldReader r("GemmDesc", text, *fields);
+  GemmDesc d;
+  r.enum_field("family", kFamilyNames, &d.family);
+  r.dtype_field("a", &d.a_dtype);
+  r.dtype_field("b", &d.b_dtype);
+  r.dtype_field("acc", &d.acc_dtype);
+  r.dtype_field("out", &d.out_dtype);
+  r.enum_field("instr", kInstructionNames, &d.instruction);
+  r.int_field("ik", &d.instruction_k);
+  r.bool_field("fast_accum", &d.use_fast_accum);
+  r.pair_field("k_loop", '/', [&](std::string_view step, std::string_view turn) {
+    if (!r.parse_int(step, &d.k_loop_step.step, "k_loop", "the step")) return;
+    r.parse_enum(turn, kShortTurnNames, &d.k_loop_step.short_turn, "k_loop",
+                 "the short turn");
+  });
+  r.list_field("cuts", [&](std::string_view item) {
+    r.split_pair(item, ':', "cuts", [&](std::string_view span, std::string_view fold) {
+      KCut c;
+      if (!r.parse_int(span, &c.span, "cuts", "a span")) return;
+      if (!r.parse_enum(fold, kFoldNames, &c.fold, "cuts", "a fold")) return;
+      d.k_cuts.push_back(c);
+    });
+  });
+  r.dtype_field("partial", &d.partial_dtype);
+  r.dtype_field("merge", &d.merge_dtype);
+  r.enum_field("lane_layout", kLaneLayoutNames, &d.lane_layout);
+  r.int_field("lanes", &d.lanes);
+  r.int_field("lane_tile", &d.lane_tile);
+  r.list_field("lane_fold", [&](std::string_view item) {
+    int v = 0;
+    if (r.parse_int(item, &v, "lane_fold", "an offset")) d.lane_fold.push_back(v);
+  });
+  r.bool_field("alpha_beta", &d.alpha_beta);
+  r.bool_field("bias", &d.bias);
+  r.enum_field("act", kActivationNames, &d.activation);
+  if (!r.status().ok()) return r.status();
+  if (absl::Status s = validate(d); !s.ok()) return s;
+  return d;
+}
+
+uint64_t hash(const GemmDesc& d) { return desc_text::fnv1a64(to_string(d)); }
+
+std::ostream& operator<<(std::ostream& os, const GemmDesc& d) { return os << to_string(d); }
+
+}  // namespace fixbits::dsl

@@ -1,0 +1,342 @@
+// Tests of GemmDesc validate / to_string / parse_gemm_desc / hash.
+// Contract checked: every rule of validate fires with a message naming its field;
+// the text form is the documented literal and round-trips; parse rejects garbage
+// (truncations, random bytes, huge numbers, duplicates) with a Status, never a
+// crash; the hash is pinned to literal values.
+#include "dsl/GemmDesc.h"
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace fixbits::dsl {
+namespace {
+
+GemmDesc plain_f16() { return GemmDesc{}; }
+
+GemmDesc split_bf16() {
+  GemmDesc d;
+  d.family = GemmFamily::kSplitK;
+  d.a_dtype = d.b_dtype = DType::kBF16;
+  d.out_dtype = DType::kBF16;
+  d.use_fast_accum = false;
+  d.k_loop_step = {64, ShortTurn::kFirst};
+  d.k_cuts = {{192, Fold::kChain}, {64, Fold::kTreeDown}};
+  d.partial_dtype = DType::kBF16;
+  d.merge_dtype = DType::kF32;
+  return d;
+}
+
+GemmDesc chunks_f32() {
+  GemmDesc d;
+  d.family = GemmFamily::kChainedChunks;
+  d.a_dtype = d.b_dtype = d.out_dtype = DType::kF32;
+  d.instruction = Instruction::kScalarFma;
+  d.instruction_k = 1;
+  d.k_loop_step = {0, ShortTurn::kLast};
+  d.k_cuts = {{128, Fold::kTreeUp}, {32, Fold::kChain}};
+  return d;
+}
+
+GemmDesc gemv_f16() {
+  GemmDesc d;
+  d.family = GemmFamily::kGemv;
+  d.instruction = Instruction::kScalarMulAdd;
+  d.instruction_k = 1;
+  d.k_loop_step = {0, ShortTurn::kLast};
+  d.lane_layout = LaneLayout::kStrided;
+  d.lanes = 16;
+  d.lane_tile = 4;
+  d.lane_fold = {8, 4, 2, 1};
+  d.alpha_beta = true;
+  d.bias = true;
+  d.activation = Activation::kRelu;
+  return d;
+}
+
+GemmDesc wgmma_fp8() {
+  GemmDesc d;
+  d.a_dtype = DType::kF8E4M3;
+  d.b_dtype = DType::kF8E5M2;
+  d.instruction = Instruction::kWgmma;
+  d.instruction_k = 32;
+  d.k_loop_step = {128, ShortTurn::kLast};
+  return d;
+}
+
+std::vector<GemmDesc> valid_descs() {
+  return {plain_f16(), split_bf16(), chunks_f32(), gemv_f16(), wgmma_fp8()};
+}
+
+TEST(GemmDescTest, ValidDescriptorsValidate) {
+  for (const GemmDesc& d : valid_descs()) EXPECT_TRUE(validate(d).ok()) << validate(d);
+  GemmDesc tf32 = plain_f16();
+  tf32.a_dtype = tf32.b_dtype = DType::kTF32;
+  tf32.instruction_k = 8;
+  tf32.out_dtype = DType::kF32;
+  EXPECT_TRUE(validate(tf32).ok()) << validate(tf32);
+  GemmDesc lanes1 = gemv_f16();
+  lanes1.lanes = 1;
+  lanes1.lane_fold = {};
+  EXPECT_TRUE(validate(lanes1).ok()) << validate(lanes1);
+}
+
+struct BadCase {
+  const char* what;
+  std::function<void(GemmDesc&)> mutate;
+  const char* must_contain;
+};
+
+TEST(GemmDescTest, EveryRuleNamesItsField) {
+  const std::vector<BadCase> cases = {
+      {"acc f16", [](GemmDesc& d) { d.acc_dtype = DType::kF16; }, "GemmDesc.acc_dtype"},
+      {"out tf32", [](GemmDesc& d) { d.out_dtype = DType::kTF32; }, "GemmDesc.out_dtype"},
+      {"ik 8 for f16",
+       [](GemmDesc& d) { d.instruction_k = 8; },
+       "GemmDesc.instruction_k is 8 but mma_sync with f16 inputs folds 16 products per "
+       "instruction"},
+      {"ik 16 for fp8",
+       [](GemmDesc& d) {
+         d.a_dtype = d.b_dtype = DType::kF8E4M3;
+       },
+       "folds 32 products"},
+      {"ik for tf32",
+       [](GemmDesc& d) { d.a_dtype = d.b_dtype = DType::kTF32; },
+       "folds 8 products"},
+      {"mma f32 inputs",
+       [](GemmDesc& d) { d.a_dtype = d.b_dtype = DType::kF32; },
+       "GemmDesc.a_dtype is f32"},
+      {"mixed f16/bf16",
+       [](GemmDesc& d) { d.b_dtype = DType::kBF16; },
+       "GemmDesc.b_dtype is bf16"},
+      {"scalar ik 16",
+       [](GemmDesc& d) { d.instruction = Instruction::kScalarFma; },
+       "GemmDesc.instruction_k is 16 but scalar_fma"},
+      {"step not multiple",
+       [](GemmDesc& d) { d.k_loop_step.step = 24; },
+       "GemmDesc.k_loop_step.step is 24"},
+      {"step negative",
+       [](GemmDesc& d) { d.k_loop_step.step = -16; },
+       "GemmDesc.k_loop_step.step is -16"},
+      {"plain with cuts",
+       [](GemmDesc& d) { d.k_cuts = {{64, Fold::kChain}}; },
+       "GemmDesc.k_cuts has 1 levels but family plain"},
+      {"split no cuts",
+       [](GemmDesc& d) { d.family = GemmFamily::kSplitK; },
+       "GemmDesc.k_cuts is empty but family split_k"},
+      {"split tree outermost",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kSplitK;
+         d.k_cuts = {{64, Fold::kTreeUp}};
+       },
+       "GemmDesc.k_cuts[0].fold is tree_up"},
+      {"span zero",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kSplitK;
+         d.k_cuts = {{0, Fold::kChain}};
+       },
+       "GemmDesc.k_cuts[0].span is 0"},
+      {"inner span longer",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kSplitK;
+         d.k_cuts = {{64, Fold::kChain}, {128, Fold::kChain}};
+       },
+       "GemmDesc.k_cuts[1].span is 128"},
+      {"chunks on mma",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kChainedChunks;
+         d.k_cuts = {{64, Fold::kChain}};
+       },
+       "GemmDesc.instruction is mma_sync but family chained_chunks"},
+      {"gemv on mma",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kGemv;
+         d.lane_fold = {1, 2, 4, 8, 16};
+       },
+       "GemmDesc.instruction is mma_sync but each lane of family gemv"},
+      {"partial f8",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kSplitK;
+         d.k_cuts = {{64, Fold::kChain}};
+         d.partial_dtype = DType::kF8E4M3;
+       },
+       "GemmDesc.partial_dtype is f8e4m3"},
+      {"merge on plain",
+       [](GemmDesc& d) { d.merge_dtype = DType::kF16; },
+       "GemmDesc.merge_dtype is f16 but only family split_k"},
+      {"lanes 48", [](GemmDesc& d) { d.lanes = 48; }, "GemmDesc.lanes is 48"},
+      {"lanes 128", [](GemmDesc& d) { d.lanes = 128; }, "GemmDesc.lanes is 128"},
+      {"lane_tile 0", [](GemmDesc& d) { d.lane_tile = 0; }, "GemmDesc.lane_tile is 0"},
+      {"fold on plain",
+       [](GemmDesc& d) { d.lane_fold = {1}; },
+       "GemmDesc.lane_fold has 1 rounds"},
+      {"bad enum", [](GemmDesc& d) { d.family = static_cast<GemmFamily>(9); },
+       "GemmDesc.family holds 9"},
+      {"bad dtype", [](GemmDesc& d) { d.a_dtype = static_cast<DType>(77); },
+       "GemmDesc.a_dtype holds 77"},
+      {"bad fold enum",
+       [](GemmDesc& d) {
+         d.family = GemmFamily::kSplitK;
+         d.k_cuts = {{64, Fold::kChain}, {32, static_cast<Fold>(5)}};
+       },
+       "GemmDesc.k_cuts[1].fold holds 5"},
+      {"bad activation", [](GemmDesc& d) { d.activation = static_cast<Activation>(3); },
+       "GemmDesc.activation holds 3"},
+  };
+  for (const BadCase& c : cases) {
+    GemmDesc d = plain_f16();
+    c.mutate(d);
+    absl::Status s = validate(d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_NE(s.message().find(c.must_contain), std::string::npos)
+        << c.what << ": " << s.message();
+    // Printing an invalid descriptor never fails, and parsing it back is rejected.
+    EXPECT_FALSE(parse_gemm_desc(to_string(d)).ok()) << c.what;
+  }
+}
+
+TEST(GemmDescTest, LaneFoldRules) {
+  struct FoldCase {
+    std::vector<int> fold;
+    const char* must_contain;
+  };
+  const std::vector<FoldCase> cases = {
+      {{8, 4, 2}, "exactly once"},
+      {{8, 4, 2, 1, 1}, "lane_fold[4] is 1, which an earlier round already used"},
+      {{8, 4, 2, 3}, "lane_fold[3] is 3"},
+      {{16, 4, 2, 1}, "lane_fold[0] is 16"},
+      {{8, 4, 2, 0}, "lane_fold[3] is 0"},
+      {{8, 4, -2, 1}, "lane_fold[2] is -2"},
+  };
+  for (const FoldCase& c : cases) {
+    GemmDesc d = gemv_f16();
+    d.lane_fold = c.fold;
+    absl::Status s = validate(d);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(c.must_contain), std::string::npos) << s.message();
+  }
+  GemmDesc up = gemv_f16();
+  up.lane_fold = {1, 2, 4, 8};
+  EXPECT_TRUE(validate(up).ok());
+  up.lane_fold = {2, 8, 1, 4};  // any order of the four offsets is a valid fold
+  EXPECT_TRUE(validate(up).ok());
+}
+
+TEST(GemmDescTest, CanonicalTextIsTheDocumentedLiteral) {
+  EXPECT_EQ(to_string(plain_f16()),
+            "gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 "
+            "fast_accum=1 k_loop=0/last cuts=[] partial=f32 merge=f32 "
+            "lane_layout=contiguous lanes=32 lane_tile=8 lane_fold=[] alpha_beta=0 bias=0 "
+            "act=none}");
+  EXPECT_EQ(to_string(split_bf16()),
+            "gemm{family=split_k a=bf16 b=bf16 acc=f32 out=bf16 instr=mma_sync ik=16 "
+            "fast_accum=0 k_loop=64/first cuts=[192:chain,64:tree_down] partial=bf16 "
+            "merge=f32 lane_layout=contiguous lanes=32 lane_tile=8 lane_fold=[] "
+            "alpha_beta=0 bias=0 act=none}");
+  EXPECT_EQ(to_string(gemv_f16()),
+            "gemm{family=gemv a=f16 b=f16 acc=f32 out=f16 instr=scalar_mul_add ik=1 "
+            "fast_accum=1 k_loop=0/last cuts=[] partial=f32 merge=f32 lane_layout=strided "
+            "lanes=16 lane_tile=4 lane_fold=[8,4,2,1] alpha_beta=1 bias=1 act=relu}");
+  GemmDesc garbage = plain_f16();
+  garbage.instruction = static_cast<Instruction>(200);
+  garbage.out_dtype = static_cast<DType>(99);
+  EXPECT_NE(to_string(garbage).find("instr=?200"), std::string::npos);
+  EXPECT_NE(to_string(garbage).find("out=?99"), std::string::npos);
+}
+
+TEST(GemmDescTest, RoundTrips) {
+  for (const GemmDesc& d : valid_descs()) {
+    absl::StatusOr<GemmDesc> back = parse_gemm_desc(to_string(d));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, d);
+    EXPECT_EQ(hash(*back), hash(d));
+  }
+  // Field order and extra whitespace are free; the value is what counts.
+  absl::StatusOr<GemmDesc> shuffled = parse_gemm_desc(
+      "  gemm{act=none  bias=0 alpha_beta=0 lane_fold=[] lane_tile=8 lanes=32\t"
+      "lane_layout=contiguous merge=f32 partial=f32 cuts=[] k_loop=0/last fast_accum=1 "
+      "ik=16 instr=mma_sync out=f16 acc=f32 b=f16 a=f16 family=plain}\n");
+  ASSERT_TRUE(shuffled.ok()) << shuffled.status();
+  EXPECT_EQ(*shuffled, plain_f16());
+}
+
+void expect_rejected(const std::string& text, const char* must_contain) {
+  absl::StatusOr<GemmDesc> d = parse_gemm_desc(text);
+  ASSERT_FALSE(d.ok()) << text;
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find(must_contain), std::string::npos)
+      << d.status().message();
+}
+
+TEST(GemmDescTest, ParseNamesTheBadField) {
+  const std::string good = to_string(split_bf16());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  expect_rejected(with("ik=16", "ik=99999999999999999999999"), "field \"ik\" at byte");
+  expect_rejected(with("ik=16", "ik=-"), "field \"ik\"");
+  expect_rejected(with("ik=16", "ik=16 ik=16"), "names the field \"ik\" twice");
+  expect_rejected(with("ik=16 ", ""), "lacks the field \"ik\"");
+  expect_rejected(with("ik=16", "ikk=16"), "unknown field \"ikk\"");
+  expect_rejected(with("ik=16", "ik16"), "is not key=value");
+  expect_rejected(with("family=split_k", "family=split"), "field \"family\" at byte 12");
+  expect_rejected(with("a=bf16", "a=bf17"), "field \"a\"");
+  expect_rejected(with("fast_accum=0", "fast_accum=2"), "field \"fast_accum\"");
+  expect_rejected(with("k_loop=64/first", "k_loop=64"), "field \"k_loop\"");
+  expect_rejected(with("k_loop=64/first", "k_loop=64/middle"), "the short turn");
+  expect_rejected(with("cuts=[192:chain,64:tree_down]", "cuts=[192:chain,]"),
+                  "empty list item");
+  expect_rejected(with("cuts=[192:chain,64:tree_down]", "cuts=[192:chain,64]"),
+                  "lacks the separator ':'");
+  expect_rejected(with("cuts=[192:chain,64:tree_down]", "cuts=192:chain"),
+                  "bracketed list");
+  expect_rejected(with("cuts=[192:chain,64:tree_down]", "cuts=[9223372036854775808:chain]"),
+                  "a span");
+  expect_rejected(with("lane_fold=[]", "lane_fold=[1,x]"), "an offset");
+  expect_rejected(with("gemm{", "gemn{"), "must start with \"gemm{\"");
+  // Parses but describes no valid tree: validate's message comes back.
+  expect_rejected(with("ik=16", "ik=8"), "GemmDesc.instruction_k is 8");
+}
+
+TEST(GemmDescTest, ParseSurvivesGarbage) {
+  const std::string good = to_string(gemv_f16());
+  // Every proper prefix is rejected.
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(parse_gemm_desc(good.substr(0, n)).ok()) << n;
+  }
+  // Random bytes, random single-byte corruptions: never a crash; a corruption that
+  // still parses must print back to itself (so it named a valid descriptor).
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(rng() % 200, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    EXPECT_FALSE(parse_gemm_desc(junk).ok());
+    std::string t = good;
+    t[rng() % t.size()] = static_cast<char>(rng() % 2 ? rng() : "0123456789,[]:= "[rng() % 16]);
+    absl::StatusOr<GemmDesc> d = parse_gemm_desc(t);
+    if (d.ok()) {
+      EXPECT_TRUE(validate(*d).ok());
+      EXPECT_EQ(parse_gemm_desc(to_string(*d)).value(), *d);
+    }
+  }
+}
+
+// FNV-1a 64 of the canonical text; the literals were checked independently
+// (python: h=0xcbf29ce484222325; for c in s: h=((h^c)*0x100000001b3)%2**64).
+TEST(GemmDescTest, HashIsPinned) {
+  EXPECT_EQ(hash(plain_f16()), 0xdefcaff0fd7965beull);
+  EXPECT_EQ(hash(split_bf16()), 0x4c5c2bfb2d5a7e81ull);
+  EXPECT_EQ(hash(gemv_f16()), 0x9f91d1e255075957ull);
+  EXPECT_NE(hash(plain_f16()), hash(wgmma_fp8()));
+}
+
+}  // namespace
+}  // namespace fixbits::dsl
