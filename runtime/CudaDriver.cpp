@@ -1,0 +1,322 @@
+// CudaDriver: see CudaDriver.h. The function table FIXBITS_CUDA_FUNCTIONS (CudaApi.h)
+// expands into one pointer per driver function, resolved by name with dlsym:
+//   X(CUresult, cuMemAlloc_v2, (CUdeviceptr*, size_t))
+//   -> CUresult (*cuMemAlloc_v2)(CUdeviceptr*, size_t);  = dlsym(h, "cuMemAlloc_v2")
+// Every call goes through FIXBITS_CU, which turns a non-zero CUresult into
+// driver_error() with the call's name, cuGetErrorName and cuGetErrorString.
+#include "runtime/CudaDriver.h"
+
+#include <dlfcn.h>
+
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/CudaApi.h"
+#include "runtime/DriverError.h"
+
+namespace fixbits::runtime {
+namespace {
+
+using namespace cuda_api;  // NOLINT: the table's types
+
+struct CudaLibrary {
+#define FIXBITS_DECLARE(ret, name, params) ret(*name) params = nullptr;
+  FIXBITS_CUDA_FUNCTIONS(FIXBITS_DECLARE)
+  FIXBITS_CUDA_OPTIONAL_FUNCTIONS(FIXBITS_DECLARE)
+#undef FIXBITS_DECLARE
+
+  absl::Status error(std::string_view call, CUresult r, std::string_view detail = {}) const {
+    const char* name = nullptr;
+    const char* desc = nullptr;
+    if (cuGetErrorName == nullptr || cuGetErrorName(r, &name) != CUDA_SUCCESS) name = nullptr;
+    if (cuGetErrorString == nullptr || cuGetErrorString(r, &desc) != CUDA_SUCCESS) desc = nullptr;
+    return driver_error(DriverApi::kCuda, call, r, name, desc, detail);
+  }
+};
+
+#define FIXBITS_CU(fn, ...)                                           \
+  do {                                                                \
+    const CUresult fixbits_cu_result = lib_->fn(__VA_ARGS__);         \
+    if (fixbits_cu_result != CUDA_SUCCESS) return lib_->error(#fn, fixbits_cu_result); \
+  } while (0)
+
+// Opens `library`, resolves the table and runs cuInit(0). One CudaLibrary per library
+// name for the process (never dlclose'd: the driver must outlive every handle).
+absl::StatusOr<std::shared_ptr<const CudaLibrary>> load_cuda_library(const std::string& library) {
+  static absl::Mutex mu;
+  static auto* loaded =
+      new std::vector<std::pair<std::string, std::shared_ptr<const CudaLibrary>>>();
+  absl::MutexLock lock(&mu);
+  for (const auto& [name, lib] : *loaded) {
+    if (name == library) return lib;
+  }
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return absl::UnavailableError(absl::StrFormat("no CUDA driver found (%s): %s", library,
+                                                  why ? why : "dlopen gave no reason"));
+  }
+  auto lib = std::make_shared<CudaLibrary>();
+#define FIXBITS_RESOLVE(ret, name, params)                                                  \
+  lib->name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));                        \
+  if (lib->name == nullptr) {                                                               \
+    return absl::UnavailableError(absl::StrFormat(                                          \
+        "The CUDA driver %s lacks the function %s; it is older than fixbits supports.",     \
+        library, #name));                                                                   \
+  }
+  FIXBITS_CUDA_FUNCTIONS(FIXBITS_RESOLVE)
+#undef FIXBITS_RESOLVE
+#define FIXBITS_RESOLVE_OPTIONAL(ret, name, params) \
+  lib->name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));
+  FIXBITS_CUDA_OPTIONAL_FUNCTIONS(FIXBITS_RESOLVE_OPTIONAL)
+#undef FIXBITS_RESOLVE_OPTIONAL
+  const CUresult r = lib->cuInit(0);
+  if (r != CUDA_SUCCESS) return lib->error("cuInit", r);
+  loaded->emplace_back(library, lib);
+  return std::shared_ptr<const CudaLibrary>(lib);
+}
+
+class CudaDriver final : public Driver {
+ public:
+  CudaDriver(std::shared_ptr<const CudaLibrary> lib, CUdevice dev, CUcontext ctx, DeviceInfo info)
+      : lib_(std::move(lib)), dev_(dev), ctx_(ctx), info_(std::move(info)) {}
+
+  ~CudaDriver() override { (void)lib_->cuDevicePrimaryCtxRelease_v2(dev_); }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  absl::StatusOr<void*> module_load(std::string_view image) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    std::string text(image);  // the driver reads PTX up to a NUL
+    std::vector<char> error_log(16 * 1024, '\0');
+    // The size option's value travels in the pointer slot, as the driver API specifies.
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size() - 1)};
+    CUmodule module = nullptr;
+    const CUresult r = lib_->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values);
+    if (r != CUDA_SUCCESS) {
+      std::string log(error_log.data());
+      while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+      return lib_->error("cuModuleLoadDataEx", r,
+                         log.empty() ? std::string("The JIT error log is empty.")
+                                     : absl::StrFormat("JIT error log: %s", log));
+    }
+    return static_cast<void*>(module);
+  }
+
+  absl::Status module_unload(void* module) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuModuleUnload, static_cast<CUmodule>(module));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<void*> module_function(void* module, const std::string& name) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    CUfunction fn = nullptr;
+    FIXBITS_CU(cuModuleGetFunction, &fn, static_cast<CUmodule>(module), name.c_str());
+    return static_cast<void*>(fn);
+  }
+
+  absl::StatusOr<uint64_t> mem_alloc(size_t bytes) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    CUdeviceptr p = 0;
+    FIXBITS_CU(cuMemAlloc_v2, &p, bytes);
+    return uint64_t{p};
+  }
+
+  absl::Status mem_free(uint64_t ptr) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuMemFree_v2, CUdeviceptr{ptr});
+    return absl::OkStatus();
+  }
+
+  absl::Status copy_to_device(uint64_t dst, const void* src, size_t bytes, void* stream) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    if (stream == nullptr) {
+      FIXBITS_CU(cuMemcpyHtoD_v2, CUdeviceptr{dst}, src, bytes);
+    } else {
+      FIXBITS_CU(cuMemcpyHtoDAsync_v2, CUdeviceptr{dst}, src, bytes, static_cast<CUstream>(stream));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status copy_to_host(void* dst, uint64_t src, size_t bytes, void* stream) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    if (stream == nullptr) {
+      FIXBITS_CU(cuMemcpyDtoH_v2, dst, CUdeviceptr{src}, bytes);
+    } else {
+      FIXBITS_CU(cuMemcpyDtoHAsync_v2, dst, CUdeviceptr{src}, bytes, static_cast<CUstream>(stream));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status memset8(uint64_t dst, uint8_t value, size_t bytes) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuMemsetD8_v2, CUdeviceptr{dst}, value, bytes);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<void*> stream_create() override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    CUstream s = nullptr;
+    FIXBITS_CU(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);
+    return static_cast<void*>(s);
+  }
+
+  absl::Status stream_destroy(void* stream) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuStreamDestroy_v2, static_cast<CUstream>(stream));
+    return absl::OkStatus();
+  }
+
+  absl::Status stream_synchronize(void* stream) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuStreamSynchronize, static_cast<CUstream>(stream));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<void*> event_create() override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    CUevent e = nullptr;
+    FIXBITS_CU(cuEventCreate, &e, CU_EVENT_DEFAULT);
+    return static_cast<void*>(e);
+  }
+
+  absl::Status event_destroy(void* event) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuEventDestroy_v2, static_cast<CUevent>(event));
+    return absl::OkStatus();
+  }
+
+  absl::Status event_record(void* event, void* stream) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuEventRecord, static_cast<CUevent>(event), static_cast<CUstream>(stream));
+    return absl::OkStatus();
+  }
+
+  absl::Status event_synchronize(void* event) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuEventSynchronize, static_cast<CUevent>(event));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<float> event_elapsed_ms(void* start, void* stop) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    float ms = 0;
+    FIXBITS_CU(cuEventElapsedTime, &ms, static_cast<CUevent>(start), static_cast<CUevent>(stop));
+    return ms;
+  }
+
+  absl::StatusOr<std::vector<size_t>> param_sizes(void* function) override {
+    if (lib_->cuFuncGetParamInfo == nullptr) {
+      return absl::UnimplementedError(
+          "This CUDA driver has no cuFuncGetParamInfo (it needs CUDA 12.4 or newer).");
+    }
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    std::vector<size_t> sizes;
+    // The driver answers CUDA_ERROR_INVALID_VALUE one past the last parameter.
+    for (size_t i = 0; i < 4096; ++i) {
+      size_t offset = 0, size = 0;
+      const CUresult r =
+          lib_->cuFuncGetParamInfo(static_cast<CUfunction>(function), i, &offset, &size);
+      if (r == 1) return sizes;
+      if (r != CUDA_SUCCESS) return lib_->error("cuFuncGetParamInfo", r);
+      sizes.push_back(size);
+    }
+    return absl::InternalError("cuFuncGetParamInfo reported more than 4096 kernel parameters.");
+  }
+
+  absl::Status set_max_dynamic_shared(void* function, uint32_t bytes) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuFuncSetAttribute, static_cast<CUfunction>(function),
+               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
+    return absl::OkStatus();
+  }
+
+  absl::Status launch(void* function, const uint32_t grid[3], const uint32_t block[3],
+                      uint32_t dynamic_shared_bytes, void* stream, void** args) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuLaunchKernel, static_cast<CUfunction>(function), grid[0], grid[1], grid[2],
+               block[0], block[1], block[2], dynamic_shared_bytes,
+               static_cast<CUstream>(stream), args, nullptr);
+    return absl::OkStatus();
+  }
+
+  absl::Status synchronize() override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    FIXBITS_CU(cuCtxSynchronize);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::shared_ptr<const CudaLibrary> lib_;
+  CUdevice dev_;
+  CUcontext ctx_;
+  DeviceInfo info_;
+};
+
+// Queries everything DeviceInfo holds for `dev`.
+absl::StatusOr<DeviceInfo> query_device(const std::shared_ptr<const CudaLibrary>& lib_,
+                                        int ordinal, CUdevice dev) {
+  DeviceInfo info;
+  info.platform = Platform::kCuda;
+  info.ordinal = ordinal;
+  char name[256] = {};
+  FIXBITS_CU(cuDeviceGetName, name, static_cast<int>(sizeof(name) - 1), dev);
+  info.name = name;
+  struct Attr {
+    CUdevice_attribute attr;
+    int* out;
+  };
+  const Attr attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info.multiprocessor_count},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info.cc_major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info.cc_minor},
+      {CU_DEVICE_ATTRIBUTE_WARP_SIZE, &info.warp_size},
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &info.max_threads_per_block},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, &info.max_shared_bytes_per_block},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       &info.max_shared_bytes_per_block_optin},
+  };
+  for (const Attr& a : attrs) FIXBITS_CU(cuDeviceGetAttribute, a.out, a.attr, dev);
+  size_t total = 0;
+  FIXBITS_CU(cuDeviceTotalMem_v2, &total, dev);
+  info.total_memory_bytes = total;
+  FIXBITS_CU(cuDriverGetVersion, &info.driver_version);
+  info.arch = absl::StrFormat("sm_%d%d", info.cc_major, info.cc_minor);
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<int> cuda_device_count(const std::string& library) {
+  absl::StatusOr<std::shared_ptr<const CudaLibrary>> lib_or = load_cuda_library(library);
+  if (!lib_or.ok()) return lib_or.status();
+  const std::shared_ptr<const CudaLibrary>& lib_ = *lib_or;
+  int count = 0;
+  FIXBITS_CU(cuDeviceGetCount, &count);
+  return count;
+}
+
+absl::StatusOr<std::shared_ptr<Driver>> open_cuda_driver(int ordinal, const std::string& library) {
+  absl::StatusOr<std::shared_ptr<const CudaLibrary>> lib_or = load_cuda_library(library);
+  if (!lib_or.ok()) return lib_or.status();
+  const std::shared_ptr<const CudaLibrary>& lib_ = *lib_or;
+  int count = 0;
+  FIXBITS_CU(cuDeviceGetCount, &count);
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::NotFoundError(absl::StrFormat(
+        "CUDA device %d does not exist: the driver reports %d device(s).", ordinal, count));
+  }
+  CUdevice dev = 0;
+  FIXBITS_CU(cuDeviceGet, &dev, ordinal);
+  absl::StatusOr<DeviceInfo> info = query_device(lib_, ordinal, dev);
+  if (!info.ok()) return info.status();
+  CUcontext ctx = nullptr;
+  FIXBITS_CU(cuDevicePrimaryCtxRetain, &ctx, dev);
+  return std::shared_ptr<Driver>(std::make_shared<CudaDriver>(lib_, dev, ctx, *std::move(info)));
+}
+
+}  // namespace fixbits::runtime

@@ -1,0 +1,22 @@
+// EnvFlags: reading the FIXBITS_* switches the runtime honours.
+//
+// Contract: a switch is "off" when its variable is set to off, 0, false or no (any
+// case); unset or any other value leaves the feature on. Read at each call, so tests
+// can set and unset variables.
+//   FIXBITS_CACHE=off    the kernel cache (memory and disk) is bypassed
+//   FIXBITS_VERIFY=off   the verify hook is skipped; entries are marked unverified
+//   FIXBITS_CACHE_DIR    where disk entries live (default: $XDG_CACHE_HOME/fixbits,
+//                        else $HOME/.cache/fixbits)
+#pragma once
+
+#include <string>
+
+namespace fixbits::runtime {
+
+bool env_switch_off(const char* name);
+
+// The cache directory from FIXBITS_CACHE_DIR / XDG_CACHE_HOME / HOME; empty when none
+// of them is set (the disk cache is then unused).
+std::string default_cache_dir();
+
+}  // namespace fixbits::runtime

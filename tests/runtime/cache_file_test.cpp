@@ -1,0 +1,126 @@
+// Tests for the cache file format (runtime/CacheFile.h) and FNV-1a (runtime/Fnv1a.h):
+// the exact bytes round-trip, and every single-byte flip, every truncation, and any
+// trailing byte is rejected.
+#include "runtime/CacheFile.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "runtime/Fnv1a.h"
+#include "tests/runtime/TempDir.h"
+
+namespace fixbits::runtime {
+namespace {
+
+CacheKey key() { return CacheKey{"prog-1234", "sm_90a", "fixbits 0.1.0 / LLVM 22.1", "-O3"}; }
+
+CacheEntry entry() {
+  CacheEntry e;
+  e.text = std::string(".version 8.0\n.target sm_90\n\0binary\xff tail", 40);
+  e.entry_name = "add_one";
+  e.metadata = std::string("\x00\x01\x02\x03grid", 8);
+  e.signature = "";
+  e.verified = false;
+  return e;
+}
+
+TEST(Fnv1a, PublishedVectors) {
+  EXPECT_EQ(fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ull);
+}
+
+TEST(CacheFile, RoundTripsExactBytes) {
+  const std::string bytes = encode_cache_file(key(), entry());
+  absl::StatusOr<CacheEntry> back = decode_cache_file(bytes, key());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, entry());
+  EXPECT_EQ(back->text.size(), 40u);
+}
+
+TEST(CacheFile, RoundTripsVerifiedSignature) {
+  CacheEntry e = entry();
+  e.signature = "tree:9f3a";
+  e.verified = true;
+  absl::StatusOr<CacheEntry> back = decode_cache_file(encode_cache_file(key(), e), key());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, e);
+}
+
+TEST(CacheFile, EveryFlippedByteIsRejected) {
+  const std::string good = encode_cache_file(key(), entry());
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (unsigned char mask : {0x01, 0x80, 0xff}) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(static_cast<unsigned char>(bad[i]) ^ mask);
+      EXPECT_FALSE(decode_cache_file(bad, key()).ok()) << "byte " << i << " mask " << int(mask);
+    }
+  }
+}
+
+TEST(CacheFile, EveryTruncationIsRejected) {
+  const std::string good = encode_cache_file(key(), entry());
+  for (size_t n = 0; n < good.size(); ++n) {
+    absl::StatusOr<CacheEntry> r = decode_cache_file(good.substr(0, n), key());
+    ASSERT_FALSE(r.ok()) << "length " << n;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << "length " << n;
+  }
+}
+
+TEST(CacheFile, TrailingByteIsRejected) {
+  EXPECT_FALSE(decode_cache_file(encode_cache_file(key(), entry()) + "x", key()).ok());
+}
+
+TEST(CacheFile, OtherKeyIsRejected) {
+  CacheKey other = key();
+  other.flags = "-O2";
+  absl::StatusOr<CacheEntry> r = decode_cache_file(encode_cache_file(key(), entry()), other);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("different key"), absl::string_view::npos);
+}
+
+TEST(CacheFile, SignatureWithoutVerifiedFlagIsRejected) {
+  CacheEntry e = entry();
+  e.signature = "tree:1";  // verified stays false: inconsistent
+  EXPECT_FALSE(decode_cache_file(encode_cache_file(key(), e), key()).ok());
+}
+
+TEST(CacheKey, SerializationIsUnambiguous) {
+  // Moving a character between adjacent fields must change the serialization.
+  CacheKey a{"ab", "c", "v", ""};
+  CacheKey b{"a", "bc", "v", ""};
+  EXPECT_NE(a.serialize(), b.serialize());
+  EXPECT_NE(a.file_stem(), b.file_stem());
+  EXPECT_EQ(CacheKey({"2", "x", "y", "z"}).serialize(), "1:21:x1:y1:z");
+}
+
+TEST(CacheKey, DefaultCompilerVersionNamesBothVersions) {
+  CacheKey k{"p", "sm_90a"};
+  EXPECT_EQ(k.compiler_version, "fixbits " FIXBITS_VERSION " / LLVM " FIXBITS_LLVM_VERSION);
+}
+
+TEST(AtomicWrite, WritesAndReplaces) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/f.fxk";
+  ASSERT_TRUE(write_file_atomically(path, "first").ok());
+  ASSERT_TRUE(write_file_atomically(path, std::string("sec\0nd", 6)).ok());
+  absl::StatusOr<std::string> got = read_whole_file(path);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, std::string("sec\0nd", 6));
+  // No temp file is left behind.
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 1);
+}
+
+TEST(AtomicWrite, MissingDirectoryIsAnError) {
+  testing::TempDir dir;
+  absl::Status s = write_file_atomically(dir.path() + "/no/such/dir/f", "x");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Cannot create the cache temp file"), absl::string_view::npos);
+  EXPECT_TRUE(absl::IsNotFound(read_whole_file(dir.path() + "/absent").status()));
+}
+
+}  // namespace
+}  // namespace fixbits::runtime

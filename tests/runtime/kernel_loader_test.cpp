@@ -1,0 +1,250 @@
+// Tests for KernelLoader (runtime/KernelLoader.h) and the Device wrappers
+// (runtime/Device.h) on a FakeDriver: every text is verified before the driver sees
+// it, rejections load nothing, stale signatures are refused, and launches are
+// validated and passed through with their arguments.
+#include "runtime/KernelLoader.h"
+
+#include <stdlib.h>
+
+#include "gtest/gtest.h"
+#include "tests/runtime/FakeDriver.h"
+#include "tests/runtime/TempDir.h"
+
+namespace fixbits::runtime {
+namespace {
+
+using testing::FakeDriver;
+
+constexpr const char* kText = ".visible .entry add_one(.param .u64 p) { ret; }";
+
+// Signs a text with a prefix and its length; rejects texts containing "bad".
+class PrefixHook final : public VerifyHook {
+ public:
+  explicit PrefixHook(std::string prefix) : prefix_(std::move(prefix)) {}
+  std::string_view name() const override { return "prefix"; }
+  absl::StatusOr<std::string> signature(std::string_view text, std::string_view) const override {
+    ++calls;
+    if (text.find("bad") != std::string_view::npos) {
+      return absl::InvalidArgumentError("the warp fold counts down.");
+    }
+    return prefix_ + std::to_string(text.size());
+  }
+  mutable int calls = 0;
+
+ private:
+  std::string prefix_;
+};
+
+class KernelLoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("FIXBITS_VERIFY"); }
+  void TearDown() override { set_verify_hook(nullptr); }
+
+  absl::StatusOr<CacheEntry> build(const std::string& text = kText) {
+    ++builds;
+    return CacheEntry{text, "add_one", "meta", "", false};
+  }
+
+  std::shared_ptr<FakeDriver> driver = std::make_shared<FakeDriver>();
+  Device device{driver};
+  CacheKey key{"prog", "sm_90a"};
+  int builds = 0;
+};
+
+TEST_F(KernelLoaderTest, BuiltTextIsVerifiedAndTheOutcomeStored) {
+  auto hook = std::make_shared<PrefixHook>("sig:");
+  set_verify_hook(hook);
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->source, CacheSource::kBuilt);
+  EXPECT_TRUE(k->entry->verified);
+  EXPECT_EQ(k->entry->signature, "sig:" + std::to_string(std::string(kText).size()));
+  EXPECT_EQ(k->verify.signature, k->entry->signature);
+  EXPECT_EQ(k->kernel.name(), "add_one");
+  ASSERT_EQ(driver->loaded_images.size(), 1u);
+  EXPECT_EQ(driver->loaded_images[0], kText);
+  EXPECT_EQ(hook->calls, 1);
+}
+
+TEST_F(KernelLoaderTest, CachedTextIsVerifiedAgainOnEveryLoad) {
+  auto hook = std::make_shared<PrefixHook>("sig:");
+  set_verify_hook(hook);
+  KernelCache cache({true, ""});
+  ASSERT_TRUE(load_kernel(device, cache, key, [&] { return build(); }).ok());
+  absl::StatusOr<LoadedKernel> again = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->source, CacheSource::kMemory);
+  EXPECT_TRUE(again->verify.verified);
+  EXPECT_EQ(hook->calls, 2);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(driver->loaded_images.size(), 2u);
+}
+
+TEST_F(KernelLoaderTest, RejectedTextIsNeitherLoadedNorCached) {
+  set_verify_hook(std::make_shared<PrefixHook>("sig:"));
+  KernelCache cache({true, ""});
+  const std::string bad = ".entry add_one bad";
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(bad); });
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().message(),
+            "The verify hook 'prefix' rejected the sm_90a kernel: the warp fold counts down.");
+  EXPECT_TRUE(driver->loaded_images.empty());
+  ASSERT_FALSE(load_kernel(device, cache, key, [&] { return build(bad); }).ok());
+  EXPECT_EQ(builds, 2);
+}
+
+TEST_F(KernelLoaderTest, DiskEntryWhoseSignatureNoLongerMatchesIsRefused) {
+  testing::TempDir dir;
+  set_verify_hook(std::make_shared<PrefixHook>("old:"));
+  {
+    KernelCache writer({true, dir.path()});
+    ASSERT_TRUE(load_kernel(device, writer, key, [&] { return build(); }).ok());
+  }
+  set_verify_hook(std::make_shared<PrefixHook>("new:"));
+  KernelCache reader({true, dir.path()});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, reader, key, [&] { return build(); });
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(k.status().message().find("carries signature old:"), absl::string_view::npos)
+      << k.status();
+  EXPECT_EQ(driver->loaded_images.size(), 1u);  // only the first, verified load
+}
+
+TEST_F(KernelLoaderTest, UnverifiedDiskEntryGetsAFreshVerdict) {
+  testing::TempDir dir;
+  {
+    KernelCache writer({true, dir.path()});
+    absl::StatusOr<LoadedKernel> k = load_kernel(device, writer, key, [&] { return build(); });
+    ASSERT_TRUE(k.ok());
+    EXPECT_FALSE(k->entry->verified);
+    EXPECT_EQ(k->entry->signature, "");
+  }
+  set_verify_hook(std::make_shared<PrefixHook>("sig:"));
+  KernelCache reader({true, dir.path()});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, reader, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->source, CacheSource::kDisk);
+  EXPECT_FALSE(k->entry->verified);
+  EXPECT_TRUE(k->verify.verified);
+  EXPECT_EQ(k->verify.hook_name, "prefix");
+}
+
+TEST_F(KernelLoaderTest, MissingEntryNameIsNotFound) {
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&]() -> absl::StatusOr<CacheEntry> {
+    return CacheEntry{kText, "other_kernel", "", "", false};
+  });
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(k.status().message().find("no usable kernel entry 'other_kernel'"),
+            absl::string_view::npos);
+}
+
+TEST_F(KernelLoaderTest, LaunchIsValidatedAndPassesArguments) {
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok());
+  absl::StatusOr<Buffer> buf = device.alloc(64);
+  ASSERT_TRUE(buf.ok());
+  driver->expected_args = 2;
+  const KernelArg args[] = {KernelArg::pointer(*buf), KernelArg::scalar<uint32_t>(0xdeadbeef)};
+  ASSERT_TRUE(k->kernel.launch({{3, 2, 1}, {128, 1, 1}, 1024}, args).ok());
+  ASSERT_EQ(driver->launches.size(), 1u);
+  const FakeDriver::Launch& l = driver->launches[0];
+  EXPECT_EQ(l.kernel, "add_one");
+  EXPECT_EQ(l.grid[0], 3u);
+  EXPECT_EQ(l.grid[1], 2u);
+  EXPECT_EQ(l.block[0], 128u);
+  EXPECT_EQ(l.shared, 1024u);
+  EXPECT_EQ(l.first_words[0], buf->address());
+  EXPECT_EQ(l.first_words[1] & 0xffffffffu, 0xdeadbeefu);
+  EXPECT_EQ(driver->raised_shared, 0u);
+
+  // Above 48 KiB the limit is raised first; above the opt-in limit it is refused.
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 100 * 1024}, args).ok());
+  EXPECT_EQ(driver->raised_shared, 100u * 1024);
+  absl::Status too_much = k->kernel.launch({{1}, {32}, 228 * 1024}, args);
+  EXPECT_EQ(too_much.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(too_much.message(),
+            "Kernel 'add_one': 233472 bytes of dynamic shared memory exceed the device's limit "
+            "of 232448 bytes per block.");
+  absl::Status zero = k->kernel.launch({{0, 1, 1}, {32}, 0}, args);
+  EXPECT_EQ(zero.message(),
+            "The launch grid (0, 1, 1) has a zero dimension; every dimension must be at least 1.");
+  absl::Status big = k->kernel.launch({{1}, {32, 33, 1}, 0}, args);
+  EXPECT_EQ(big.message(),
+            "Kernel 'add_one': the block (32, 33, 1) has 1056 threads, more than the device's "
+            "limit of 1024 threads per block.");
+  EXPECT_EQ(driver->launches.size(), 2u);
+}
+
+TEST_F(KernelLoaderTest, ArgumentsAreCheckedAgainstKnownParameters) {
+  driver->declared_params_known = true;
+  driver->declared_params = {8, 4};
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok());
+  ASSERT_TRUE(k->kernel.params_known());
+  EXPECT_EQ(k->kernel.param_sizes(), (std::vector<size_t>{8, 4}));
+  const KernelArg ok_args[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<uint32_t>(1)};
+  EXPECT_TRUE(k->kernel.launch({{1}, {32}, 0}, ok_args).ok());
+  const KernelArg too_few[] = {KernelArg::device_pointer(0x1000)};
+  EXPECT_EQ(k->kernel.launch({{1}, {32}, 0}, too_few).message(),
+            "Kernel 'add_one' takes 2 parameters but 1 arguments were given.");
+  const KernelArg wrong_size[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<double>(1.0)};
+  EXPECT_EQ(k->kernel.launch({{1}, {32}, 0}, wrong_size).message(),
+            "Kernel 'add_one': argument 1 is 8 bytes but the parameter is 4 bytes.");
+  EXPECT_EQ(driver->launches.size(), 1u);
+}
+
+TEST_F(KernelLoaderTest, UnknownParametersLeaveArgumentsUnchecked) {
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok());
+  EXPECT_FALSE(k->kernel.params_known());
+  const KernelArg one[] = {KernelArg::scalar<uint32_t>(7)};
+  EXPECT_TRUE(k->kernel.launch({{1}, {32}, 0}, one).ok());
+}
+
+TEST_F(KernelLoaderTest, WrappersReleaseTheirHandles) {
+  {
+    KernelCache cache({true, ""});
+    absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+    ASSERT_TRUE(k.ok());
+    Kernel kernel = k->kernel;
+    k->module.reset();
+    EXPECT_EQ(driver->live_modules(), 1u);  // the LoadedKernel's kernel keeps it
+    absl::StatusOr<Buffer> a = device.alloc(16);
+    absl::StatusOr<Buffer> b = device.alloc(16);
+    ASSERT_TRUE(a.ok() && b.ok());
+    *a = *std::move(b);  // frees a's memory, takes b's
+    EXPECT_EQ(driver->live_allocations(), 1u);
+    absl::StatusOr<Stream> s = device.create_stream();
+    absl::StatusOr<Event> e = device.create_event();
+    ASSERT_TRUE(s.ok() && e.ok());
+  }
+  EXPECT_EQ(driver->live_modules(), 0u);
+  EXPECT_EQ(driver->live_allocations(), 0u);
+  EXPECT_EQ(driver->destroyed_streams, 1);
+  EXPECT_EQ(driver->destroyed_events, 1);
+}
+
+TEST_F(KernelLoaderTest, BufferCopiesAreBoundsChecked) {
+  absl::StatusOr<Buffer> buf = device.alloc(8);
+  ASSERT_TRUE(buf.ok());
+  const uint8_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  uint8_t out[16] = {};
+  ASSERT_TRUE(buf->copy_from_host(in, 8).ok());
+  ASSERT_TRUE(buf->copy_to_host(out, 8).ok());
+  EXPECT_EQ(std::memcmp(in, out, 8), 0);
+  absl::Status s = buf->copy_to_host(out, 16);
+  EXPECT_EQ(s.message(), "Buffer::copy_to_host of 16 bytes exceeds the buffer's size of 8 bytes.");
+  EXPECT_EQ(device.alloc(0).status().code(), absl::StatusCode::kInvalidArgument);
+  Buffer empty;
+  EXPECT_EQ(empty.copy_from_host(in, 1).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(device.load_module("").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fixbits::runtime

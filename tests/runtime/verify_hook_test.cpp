@@ -1,0 +1,103 @@
+// Tests for the verify-before-load hook (runtime/VerifyHook.h): the default hook marks
+// texts unverified with no signature, a registered hook's signature or rejection is
+// passed through, and FIXBITS_VERIFY=off skips it.
+#include "runtime/VerifyHook.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+
+#include "gtest/gtest.h"
+
+namespace fixbits::runtime {
+namespace {
+
+// Signs a text with its length and rejects texts containing "bad".
+class LengthHook final : public VerifyHook {
+ public:
+  std::string_view name() const override { return "length"; }
+  absl::StatusOr<std::string> signature(std::string_view text,
+                                        std::string_view target) const override {
+    ++calls;
+    if (text.find("bad") != std::string_view::npos) {
+      return absl::InvalidArgumentError("the reduction tree differs from the descriptor.");
+    }
+    return "len:" + std::to_string(text.size()) + "@" + std::string(target);
+  }
+  mutable std::atomic<int> calls{0};
+};
+
+class EmptySignatureHook final : public VerifyHook {
+ public:
+  std::string_view name() const override { return "broken"; }
+  absl::StatusOr<std::string> signature(std::string_view, std::string_view) const override {
+    return std::string();
+  }
+};
+
+class VerifyHookTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("FIXBITS_VERIFY"); }
+  void TearDown() override {
+    set_verify_hook(nullptr);
+    unsetenv("FIXBITS_VERIFY");
+  }
+};
+
+TEST_F(VerifyHookTest, DefaultHookMarksUnverifiedWithoutSignature) {
+  EXPECT_EQ(verify_hook()->name(), "unverified");
+  EXPECT_FALSE(verify_hook()->checks());
+  absl::StatusOr<VerifyOutcome> v = verify_before_load("ptx text", "sm_90a");
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->verified);
+  EXPECT_EQ(v->signature, "");
+  EXPECT_EQ(v->hook_name, "unverified");
+}
+
+TEST_F(VerifyHookTest, RegisteredHookSignsAndRejects) {
+  auto hook = std::make_shared<LengthHook>();
+  set_verify_hook(hook);
+  absl::StatusOr<VerifyOutcome> v = verify_before_load("abcd", "sm_90a");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->verified);
+  EXPECT_EQ(v->signature, "len:4@sm_90a");
+  EXPECT_EQ(v->hook_name, "length");
+
+  absl::StatusOr<VerifyOutcome> bad = verify_before_load("a bad text", "sm_90a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "The verify hook 'length' rejected the sm_90a kernel: the reduction tree differs "
+            "from the descriptor.");
+  EXPECT_EQ(hook->calls, 2);
+}
+
+TEST_F(VerifyHookTest, CheckingHookMustNotReturnAnEmptySignature) {
+  set_verify_hook(std::make_shared<EmptySignatureHook>());
+  absl::StatusOr<VerifyOutcome> v = verify_before_load("x", "gfx942");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(v.status().message().find("'broken' returned an empty signature"),
+            absl::string_view::npos);
+}
+
+TEST_F(VerifyHookTest, VerifyOffSkipsTheHook) {
+  auto hook = std::make_shared<LengthHook>();
+  set_verify_hook(hook);
+  setenv("FIXBITS_VERIFY", "off", 1);
+  absl::StatusOr<VerifyOutcome> v = verify_before_load("a bad text", "sm_90a");
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->verified);
+  EXPECT_EQ(v->signature, "");
+  EXPECT_EQ(v->hook_name, "off");
+  EXPECT_EQ(hook->calls, 0);
+}
+
+TEST_F(VerifyHookTest, ResettingRestoresTheUnverifiedHook) {
+  set_verify_hook(std::make_shared<LengthHook>());
+  set_verify_hook(nullptr);
+  EXPECT_EQ(verify_hook()->name(), "unverified");
+}
+
+}  // namespace
+}  // namespace fixbits::runtime
