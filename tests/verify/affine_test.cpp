@@ -1,0 +1,86 @@
+// affine_test.cpp — the exact shift/mask/or rules of §6.1, and that inexact cases refuse.
+#include "verify/Affine.h"
+
+#include "gtest/gtest.h"
+
+namespace fixbits::verify {
+namespace {
+
+Affine tid(int bits) { return bits_of("tid.x", bits); }
+
+TEST(Affine, TextIsCanonical) {
+  Affine a = add(Affine::symbol("b", 2), Affine::symbol("a", 3));
+  a.c0 = 5;
+  EXPECT_EQ(a.text(), "3*a + 2*b + 5");
+  EXPECT_EQ(Affine().text(), "0");
+  EXPECT_EQ(sub(a, a).text(), "0");  // zero coefficients vanish
+}
+
+TEST(Affine, ShiftRightByTrailingZeros) {
+  Affine a = add(Affine::symbol("ctaid.x", 16), scale(Affine::symbol("param0"), 8));
+  a.c0 = 24;
+  auto r = shr(a, 3);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->text(), "2*ctaid.x + param0 + 3");
+  EXPECT_FALSE(shr(a, 4).has_value());  // 8*param0 >> 4 is not exact
+}
+
+TEST(Affine, ShiftRightRenumbersThreadBits) {
+  auto r = shr(tid(7), 5);  // warp index of a 128-thread block
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->text(), "tid.x.b5 + 2*tid.x.b6");
+  // Bits under a multiple of 2^7: 128*ctaid + tid >> 5 = 4*ctaid + warp.
+  auto s = shr(add(scale(Affine::symbol("ctaid.x"), 128), tid(7)), 5);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->text(), "4*ctaid.x + tid.x.b5 + 2*tid.x.b6");
+  // Bits overlapping a coarser term could carry: refused.
+  EXPECT_FALSE(shr(add(scale(Affine::symbol("ctaid.x"), 16), tid(7)), 5).has_value());
+}
+
+TEST(Affine, MaskSelectsBitsAndKeepsCoveredTerms) {
+  auto lane = and_mask(tid(8), 31, 32);
+  ASSERT_TRUE(lane.has_value());
+  EXPECT_EQ(*lane, tid(5));
+  // A mask covering every bit the value can set is the identity.
+  Affine a = add(scale(Affine::symbol("ctaid.x"), 64), tid(6));
+  auto id = and_mask(a, 0xffffffffu, 32);
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(*id, a);
+  // A mask cutting through an unbounded term is not exact.
+  EXPECT_FALSE(and_mask(a, 0xff, 32).has_value());
+  EXPECT_FALSE(and_mask(Affine::symbol("param0"), 0xf0, 32).has_value());
+  // 0x3ff on the packed AMD work-item id keeps x.
+  Affine packed = add(tid(6), scale(bits_of("tid.y", 10), 1024));
+  auto x = and_mask(packed, 0x3ff, 32);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(*x, tid(6));
+}
+
+TEST(Affine, OrOfDisjointBitsIsAnAddition) {
+  Affine hi = scale(Affine::symbol("ctaid.x"), 64);
+  auto r = or_disjoint(hi, tid(6));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, add(hi, tid(6)));
+  EXPECT_FALSE(or_disjoint(tid(6), tid(6)).has_value());
+  EXPECT_FALSE(or_disjoint(scale(Affine::symbol("ctaid.x"), 32), tid(6)).has_value());
+  EXPECT_FALSE(or_disjoint(Affine::constant(-1), tid(2)).has_value());
+}
+
+TEST(Affine, MultiplyNeedsAConstantSide) {
+  auto r = mul(Affine::symbol("a"), Affine::constant(-3));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->text(), "-3*a");
+  EXPECT_FALSE(mul(Affine::symbol("a"), Affine::symbol("b")).has_value());
+  EXPECT_FALSE(shr(Affine::symbol("a"), 64).has_value());
+  EXPECT_FALSE(shr(Affine::symbol("a"), -1).has_value());
+}
+
+TEST(Affine, KeepPrefixBlanksCoordinates) {
+  Affine a = add(Affine::symbol("param0"), scale(Affine::symbol("ctaid.x"), 512));
+  a = add(a, scale(tid(3), 4));
+  a.c0 = 12;
+  EXPECT_EQ(a.keep_prefix({"param"}).text(), "param0");
+}
+
+}  // namespace
+}  // namespace fixbits::verify

@@ -1,0 +1,205 @@
+// Affine.cpp — the exact shift/mask/or rules of §6.1.
+//   shr(16*ctaid + 4*tid.x.b2 + 2*tid.x.b1, 1) = 8*ctaid + 2*tid.x.b2 + tid.x.b1   (tz rule)
+//   shr(4*tid.x.b2 + 2*tid.x.b1 + tid.x.b0, 1) = 2*tid.x.b2 + tid.x.b1             (renumber)
+//   and(32*ctaid + 2*tid.x.b1 + tid.x.b0, 1)   = tid.x.b0                          (select)
+#include "verify/Affine.h"
+
+#include <bit>
+
+#include "absl/strings/str_cat.h"
+
+namespace fixbits::verify {
+namespace {
+
+bool is_bit_symbol(const std::string& s) {
+  size_t p = s.rfind(".b");
+  if (p == std::string::npos || p + 2 >= s.size()) return false;
+  for (size_t i = p + 2; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+int tz64(int64_t v) { return v == 0 ? 64 : std::countr_zero(static_cast<uint64_t>(v)); }
+
+// Splits a into bit terms B (+ c0) and the rest R; reports whether B's set bits are
+// provably disjoint, their union mask, and tz(R) (64 when R is empty).
+struct Split {
+  bool bits_ok = true;
+  uint64_t bit_mask = 0;  // positions B can set
+  int r_tz = 64;
+  bool r_nonneg = true;
+};
+
+Split split(const Affine& a) {
+  Split s;
+  auto is_bit_term = [](const std::string& sym, int64_t c) {
+    return is_bit_symbol(sym) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c));
+  };
+  for (const auto& [sym, c] : a.terms) {
+    if (!is_bit_term(sym, c)) {
+      s.r_tz = std::min(s.r_tz, tz64(c));
+      if (c < 0) s.r_nonneg = false;
+    }
+  }
+  if (a.c0 < 0) s.bits_ok = false;
+  uint64_t low = s.r_tz >= 64 ? ~uint64_t{0} : ((uint64_t{1} << s.r_tz) - 1);
+  s.bit_mask = static_cast<uint64_t>(a.c0 < 0 ? 0 : a.c0) & low;  // c0's high part joins R
+  for (const auto& [sym, c] : a.terms) {
+    if (!is_bit_term(sym, c)) continue;
+    uint64_t m = static_cast<uint64_t>(c);
+    if (s.bit_mask & m) s.bits_ok = false;
+    s.bit_mask |= m;
+  }
+  // B must sit entirely below R's lowest possible bit, or carries could mix them.
+  if (s.bit_mask & ~low) s.bits_ok = false;
+  return s;
+}
+
+}  // namespace
+
+Affine Affine::symbol(const std::string& s, int64_t coef) {
+  Affine a;
+  if (coef != 0) a.terms[s] = coef;
+  return a;
+}
+
+std::string Affine::text() const {
+  std::string out;
+  for (const auto& [s, c] : terms) {
+    if (!out.empty()) out += " + ";
+    if (c == 1) {
+      absl::StrAppend(&out, s);
+    } else {
+      absl::StrAppend(&out, c, "*", s);
+    }
+  }
+  if (c0 != 0 || out.empty()) {
+    if (!out.empty()) out += " + ";
+    absl::StrAppend(&out, c0);
+  }
+  return out;
+}
+
+Affine Affine::keep_prefix(std::initializer_list<const char*> prefixes) const {
+  Affine out;
+  for (const auto& [s, c] : terms) {
+    for (const char* p : prefixes) {
+      if (s.rfind(p, 0) == 0) {
+        out.terms[s] = c;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+Affine add(const Affine& a, const Affine& b) {
+  Affine out = a;
+  out.c0 = wrap_add(out.c0, b.c0);
+  for (const auto& [s, c] : b.terms) {
+    int64_t& t = out.terms[s];
+    t = wrap_add(t, c);
+    if (t == 0) out.terms.erase(s);
+  }
+  return out;
+}
+
+Affine scale(const Affine& a, int64_t k) {
+  Affine out;
+  if (k == 0) return out;
+  out.c0 = wrap_mul(a.c0, k);
+  for (const auto& [s, c] : a.terms) {
+    const int64_t v = wrap_mul(c, k);
+    if (v != 0) out.terms[s] = v;
+  }
+  return out;
+}
+
+Affine sub(const Affine& a, const Affine& b) { return add(a, scale(b, -1)); }
+
+std::optional<Affine> mul(const Affine& a, const Affine& b) {
+  if (b.is_const()) return scale(a, b.c0);
+  if (a.is_const()) return scale(b, a.c0);
+  return std::nullopt;
+}
+
+std::optional<Affine> shr(const Affine& a, int k) {
+  if (k < 0 || k > 63) return std::nullopt;
+  if (k == 0) return a;
+  // tz rule: every term a multiple of 2^k.
+  bool all = tz64(a.c0) >= k;
+  for (const auto& [s, c] : a.terms) all = all && tz64(c) >= k;
+  if (all && a.c0 >= 0) {
+    Affine out;
+    out.c0 = a.c0 >> k;
+    for (const auto& [s, c] : a.terms) out.terms[s] = c / (int64_t{1} << k);
+    return out;
+  }
+  // Renumbering rule: bit terms below R, R a multiple of 2^k.
+  Split sp = split(a);
+  if (!sp.bits_ok || sp.r_tz < k || !sp.r_nonneg) return std::nullopt;
+  Affine out;
+  out.c0 = a.c0 >> k;
+  for (const auto& [s, c] : a.terms) {
+    if (is_bit_symbol(s) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c)) &&
+        (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz))) {
+      if (tz64(c) >= k) out.terms[s] = c >> k;
+    } else {
+      out.terms[s] = c / (int64_t{1} << k);
+    }
+  }
+  return out;
+}
+
+std::optional<Affine> and_mask(const Affine& a, uint64_t mask, int width) {
+  uint64_t all = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+  mask &= all;
+  Split sp = split(a);
+  if (!sp.bits_ok || !sp.r_nonneg) return std::nullopt;
+  // R part: kept whole when the mask covers every bit from tz(R) up, dropped when none.
+  bool keep_r = true;
+  if (sp.r_tz < 64) {
+    uint64_t high = all & ~((uint64_t{1} << sp.r_tz) - 1);
+    if ((mask & high) == high) {
+      keep_r = true;
+    } else if ((mask & high) == 0) {
+      keep_r = false;
+    } else {
+      return std::nullopt;
+    }
+  }
+  Affine out;
+  out.c0 = static_cast<int64_t>(static_cast<uint64_t>(a.c0) & mask);
+  for (const auto& [s, c] : a.terms) {
+    bool bit = is_bit_symbol(s) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c)) &&
+               (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz));
+    if (bit) {
+      if (static_cast<uint64_t>(c) & mask) out.terms[s] = c;
+    } else if (keep_r) {
+      out.terms[s] = c;
+    }
+  }
+  return out;
+}
+
+std::optional<Affine> or_disjoint(const Affine& a, const Affine& b) {
+  auto possible = [](const Affine& x) -> std::optional<uint64_t> {
+    Split sp = split(x);
+    if (!sp.bits_ok || !sp.r_nonneg) return std::nullopt;
+    uint64_t m = sp.bit_mask;
+    if (sp.r_tz < 64) m |= ~((uint64_t{1} << sp.r_tz) - 1);
+    return m;
+  };
+  auto ma = possible(a), mb = possible(b);
+  if (!ma || !mb || (*ma & *mb) != 0) return std::nullopt;
+  return add(a, b);
+}
+
+Affine bits_of(const std::string& name, int bits) {
+  Affine a;
+  for (int i = 0; i < bits && i < 62; ++i) a.terms[absl::StrCat(name, ".b", i)] = int64_t{1} << i;
+  return a;
+}
+
+}  // namespace fixbits::verify

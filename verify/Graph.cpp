@@ -1,0 +1,405 @@
+// Graph.cpp — node construction, canonical hashing and the balanced-tree collapse.
+//
+// Before: add(add(ld[p+8t], ld[p+8t+4]), shfl.bfly(add(...), 1)) over tid bits.
+// After:  one hash H("balanced", add.rn.f32, blank(ld.global.f32 [p]), height 2, stride 1).
+#include "verify/Graph.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace fixbits::verify {
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+uint64_t hash_str(absl::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return mix(h, s.size());
+}
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kConst: return "const";
+    case Kind::kInt: return "int";
+    case Kind::kOpaque: return "opaque";
+    case Kind::kLoad: return "load";
+    case Kind::kArith: return "arith";
+    case Kind::kShfl: return "shfl";
+    case Kind::kXchg: return "warp-exchange";
+    case Kind::kRelocate: return "smem-exchange";
+    case Kind::kFold: return "fold";
+    case Kind::kGuard: return "guard";
+    case Kind::kMma: return "mma";
+    case Kind::kRoot: return "root";
+  }
+  return "?";
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+bool commutative(const std::string& op) {
+  return starts_with(op, "add.") || starts_with(op, "mul.") || starts_with(op, "max.") ||
+         starts_with(op, "min.") || starts_with(op, "v_add_f") || starts_with(op, "v_mul_f") ||
+         starts_with(op, "v_max_f") || starts_with(op, "v_min_f") || starts_with(op, "v_pk_add_f");
+}
+
+int64_t elem_bytes_of(const std::string& space_type) {
+  size_t p = space_type.find_last_of("fbsu");
+  if (p == std::string::npos || p + 1 >= space_type.size()) return 0;
+  int64_t bits = std::strtoll(space_type.c_str() + p + 1, nullptr, 10);
+  return bits >= 8 ? bits / 8 : 0;
+}
+
+// Logical stride (in bytes) of swapping lanes at offset k, read from a leaf address.
+std::optional<int64_t> lane_stride(const std::optional<Affine>& rep, int64_t k) {
+  if (!rep || k <= 0 || !std::has_single_bit(static_cast<uint64_t>(k))) return std::nullopt;
+  int b = std::countr_zero(static_cast<uint64_t>(k));
+  for (const char* base : {"tid.x", "laneid"}) {
+    auto it = rep->terms.find(absl::StrCat(base, ".b", b));
+    if (it != rep->terms.end()) return wrap_abs(it->second);
+    it = rep->terms.find(base);
+    if (it != rep->terms.end()) return wrap_mul(wrap_abs(it->second), k);
+  }
+  return std::nullopt;
+}
+
+Balance leaf_of(const Node& n, const Graph& g) {
+  Balance b;
+  b.valid = true;
+  b.is_leaf = true;
+  b.leaf = n.blank;
+  b.height = 0;
+  if (n.kind == Kind::kLoad && !n.kids.empty() && g.at(n.kids[0]).kind == Kind::kInt) {
+    b.rep = g.at(n.kids[0]).aff;
+    b.origin = b.rep->c0;
+    b.elem_bytes = elem_bytes_of(n.op);
+  } else if (n.kind != Kind::kRelocate && n.kind != Kind::kLoad) {
+    for (NodeId k : n.kids) {
+      const Balance& kb = g.at(k).bal;
+      if (kb.rep) {
+        b.rep = kb.rep;
+        b.origin = kb.origin;
+        b.elem_bytes = kb.elem_bytes;
+        break;
+      }
+    }
+  }
+  return b;
+}
+
+// The summary a child contributes to a combine of `op`.
+Balance side(const Node& n, const std::string& op) {
+  if (n.bal.is_leaf) return n.bal;
+  if (n.bal.op == op) return n.bal;  // valid or broken tree of this same combine
+  Balance b = n.bal;                 // a tree of another op is a leaf of this one
+  b.valid = true;
+  b.is_leaf = true;
+  b.leaf = n.hash;
+  b.height = 0;
+  b.nearest.reset();
+  b.op.clear();
+  return b;
+}
+
+Balance broken(const std::string& op) {
+  Balance b;
+  b.valid = false;
+  b.is_leaf = false;
+  b.op = op;
+  return b;
+}
+
+// One balanced level over children a, b whose partner stride (bytes) is `stride`.
+Balance level(const std::string& op, const Balance& a, const Balance& b,
+              std::optional<int64_t> stride, std::optional<Affine> rep) {
+  if (!a.valid || !b.valid || a.height != b.height || a.leaf != b.leaf) return broken(op);
+  int64_t eb = a.elem_bytes > 0 ? a.elem_bytes : b.elem_bytes;
+  std::optional<int64_t> logical;
+  if (stride && eb > 0 && *stride % eb == 0) logical = *stride / eb;
+  Balance out;
+  out.valid = true;
+  out.is_leaf = false;
+  out.op = op;
+  out.leaf = a.leaf;
+  out.height = a.height + 1;
+  out.elem_bytes = eb;
+  out.rep = std::move(rep);
+  if (a.origin && b.origin) out.origin = std::min(*a.origin, *b.origin);
+  if (a.height == 0) {
+    if (!logical || *logical == 0) return broken(op);  // the nearest stride must be known
+    out.nearest = logical;
+  } else {
+    if (!a.nearest || a.nearest != b.nearest) return broken(op);
+    out.nearest = a.nearest;
+    if (logical && *logical != wrap_mul(*a.nearest, int64_t{1} << std::min(a.height, 62))) {
+      return broken(op);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string hex64(uint64_t h) { return absl::StrFormat("%016x", h); }
+
+bool is_combine(const std::string& op) {
+  return commutative(op) && !starts_with(op, "mul.") && !starts_with(op, "v_mul_f");
+}
+
+NodeId Graph::finish(Node n) {
+  // Facts from children.
+  for (NodeId k : n.kids) {
+    n.data = n.data || at(k).data;
+    n.has_hole = n.has_hole || at(k).has_hole;
+  }
+  if (n.kind == Kind::kLoad) n.data = true;
+  if (n.kind == Kind::kInt) {
+    for (const auto& [s, c] : n.aff.terms) n.has_hole = n.has_hole || s[0] == '~';
+  }
+  // Structural and blanked hashes; commutative children already sorted by the maker.
+  uint64_t h = mix(hash_str(kind_name(n.kind)), hash_str(n.op));
+  h = mix(h, static_cast<uint64_t>(n.imm));
+  uint64_t bl = h, cb = h;
+  if (n.kind == Kind::kInt) {
+    h = mix(h, hash_str(n.aff.text()));
+    bl = mix(bl, hash_str(n.aff.keep_prefix({"param", "shared", "~"}).text()));
+    Affine c = n.aff.keep_prefix({"param", "shared", "~", "global", "sym:", "kernarg"});
+    c.c0 = n.aff.c0;
+    cb = mix(cb, hash_str(c.text()));
+  }
+  {
+    // Each flavour hashes commuting children in its own sorted order.
+    std::vector<uint64_t> hs, bs, cs;
+    for (NodeId k : n.kids) {
+      hs.push_back(at(k).hash);
+      bs.push_back(at(k).blank);
+      cs.push_back(at(k).coord_blank);
+    }
+    const size_t c = std::min<size_t>(static_cast<size_t>(n.commuting), n.kids.size());
+    std::sort(hs.begin(), hs.begin() + c);
+    std::sort(bs.begin(), bs.begin() + c);
+    std::sort(cs.begin(), cs.begin() + c);
+    for (size_t i = 0; i < n.kids.size(); ++i) {
+      h = mix(h, hs[i]);
+      bl = mix(bl, bs[i]);
+      cb = mix(cb, cs[i]);
+    }
+  }
+  if (n.kind == Kind::kRoot && n.kids.size() == 2) {
+    // Which buffer and which constant offset, not which thread: layouts may move stores.
+    h = mix(mix(mix(hash_str("root"), hash_str(n.op)), at(n.kids[0]).hash), at(n.kids[1]).coord_blank);
+  }
+  if (n.kind == Kind::kFold && !n.kids.empty()) {
+    h = mix(mix(hash_str("fold"), hash_str(n.op)), at(n.kids[0]).coord_blank);
+    if (n.kids.size() > 1) h = mix(h, at(n.kids[1]).coord_blank);
+    cb = h;
+  }
+  n.hash = h;
+  n.blank = bl;
+  n.coord_blank = cb;
+  // Balance summary.
+  if (n.kind == Kind::kArith && n.kids.size() == 2 && is_combine(n.op)) {
+    Balance a = side(at(n.kids[0]), n.op), b = side(at(n.kids[1]), n.op);
+    std::optional<int64_t> stride;
+    std::optional<Affine> rep = a.rep;
+    if (a.rep && b.rep) {
+      Affine d = sub(*b.rep, *a.rep);
+      if (d.is_const()) {
+        stride = wrap_abs(d.c0);
+        if (d.c0 < 0) rep = b.rep;
+      }
+    }
+    n.bal = level(n.op, a, b, stride, rep);
+  } else if (n.kind == Kind::kXchg) {
+    Balance x = side(at(n.kids[0]), n.op);
+    n.bal = level(n.op, x, x, lane_stride(x.rep, n.imm), x.rep);
+  } else if (n.kind == Kind::kRelocate) {
+    n.bal = at(n.kids[0]).bal;
+    n.bal.rep.reset();
+  } else {
+    n.bal = leaf_of(n, *this);
+  }
+  if (n.bal.valid && !n.bal.is_leaf) {
+    uint64_t c = mix(hash_str("balanced"), hash_str(n.bal.op));
+    c = mix(c, n.bal.leaf);
+    c = mix(c, static_cast<uint64_t>(n.bal.height));
+    c = mix(c, static_cast<uint64_t>(n.bal.nearest.value_or(-1)));
+    c = mix(c, n.bal.origin ? static_cast<uint64_t>(*n.bal.origin) : 0x5bd1e995ULL);
+    n.hash = c;
+    n.blank = c;
+    n.coord_blank = c;
+  }
+  nodes_.push_back(std::move(n));
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+NodeId Graph::constant(const std::string& text) {
+  Node n;
+  n.kind = Kind::kConst;
+  n.op = text;
+  return finish(std::move(n));
+}
+
+NodeId Graph::integer(const Affine& a) {
+  Node n;
+  n.kind = Kind::kInt;
+  n.aff = a;
+  return finish(std::move(n));
+}
+
+NodeId Graph::opaque(const std::string& op, std::vector<NodeId> kids, int line) {
+  Node n;
+  n.kind = Kind::kOpaque;
+  n.op = op;
+  n.kids = std::move(kids);
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::load(const std::string& space_type, NodeId addr, int line) {
+  Node n;
+  n.kind = Kind::kLoad;
+  n.op = space_type;
+  n.kids = {addr};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
+  // combine(x, shfl(x, k)) in either order is one within-warp exchange.
+  if (kids.size() == 2 && is_combine(op)) {
+    for (int s = 0; s < 2; ++s) {
+      const Node& sh = at(kids[1 - s]);
+      if (sh.kind == Kind::kShfl && sh.kids[0] == kids[s] &&
+          (sh.op == "bfly" || sh.op == "row_shr" || sh.op == "row_bfly")) {
+        Node n;
+        n.kind = Kind::kXchg;
+        n.op = op;
+        n.imm = sh.imm;
+        n.kids = {kids[s]};
+        n.line = line;
+        return finish(std::move(n));
+      }
+    }
+  }
+  auto by_hash = [&](NodeId x, NodeId y) {
+    const Node &a = at(x), &b = at(y);
+    return std::tie(a.blank, a.coord_blank, a.hash) < std::tie(b.blank, b.coord_blank, b.hash);
+  };
+  int commuting = 0;
+  if (commutative(op) && kids.size() == 2) {
+    commuting = 2;
+  } else if ((starts_with(op, "fma.") || starts_with(op, "v_fma_f") || starts_with(op, "v_fmac_f")) &&
+             kids.size() == 3) {
+    commuting = 2;
+  }
+  std::sort(kids.begin(), kids.begin() + commuting, by_hash);
+  Node n;
+  n.commuting = commuting;
+  n.kind = Kind::kArith;
+  n.op = op;
+  n.kids = std::move(kids);
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::shfl(const std::string& mode, int64_t offset, NodeId x, int line) {
+  Node n;
+  n.kind = Kind::kShfl;
+  n.op = mode;
+  n.imm = offset;
+  n.kids = {x};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::relocate(NodeId value, int line) {
+  Node n;
+  n.kind = Kind::kRelocate;
+  n.kids = {value};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line) {
+  Node n;
+  n.kind = Kind::kFold;
+  n.op = key;
+  n.kids = {body};
+  const bool nested = seed >= 0 && at(seed).has_hole;
+  if (nested) n.kids.push_back(seed);
+  n.line = line;
+  NodeId id = finish(std::move(n));
+  nodes_[static_cast<size_t>(id)].has_hole = nested;  // the fold closes its own holes
+  return id;
+}
+
+NodeId Graph::guard(NodeId pred, NodeId value, NodeId other, int line) {
+  Node n;
+  n.kind = Kind::kGuard;
+  n.kids = {pred, value, other};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line) {
+  Node n;
+  n.kind = Kind::kMma;
+  n.op = op;
+  n.imm = index;
+  n.kids = std::move(kids);
+  n.line = line;
+  return finish(std::move(n));
+}
+
+NodeId Graph::root(const std::string& op, NodeId value, NodeId address, int line) {
+  Node n;
+  n.kind = Kind::kRoot;
+  n.op = op;
+  n.kids = {value, address};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+std::string Graph::describe(NodeId id, int depth) const {
+  const Node& n = at(id);
+  std::string s = kind_name(n.kind);
+  if (n.bal.valid && !n.bal.is_leaf) {
+    absl::StrAppend(&s, " balanced ", n.bal.op, " height ", n.bal.height,
+                    " leaf-nearest stride ", n.bal.nearest.value_or(-1), " origin ",
+                    n.bal.origin ? absl::StrCat(*n.bal.origin) : std::string("?"));
+  } else {
+    if (!n.op.empty()) absl::StrAppend(&s, " ", n.op);
+    if (n.kind == Kind::kShfl || n.kind == Kind::kXchg || n.kind == Kind::kMma) {
+      absl::StrAppend(&s, " #", n.imm);
+    }
+    if (n.kind == Kind::kInt) absl::StrAppend(&s, " [", n.aff.text(), "]");
+  }
+  if (n.line > 0) absl::StrAppend(&s, " (line ", n.line, ")");
+  if (depth > 0 && !n.kids.empty() && !(n.bal.valid && !n.bal.is_leaf)) {
+    s += "(";
+    for (size_t i = 0; i < n.kids.size() && i < 6; ++i) {
+      if (i) s += ", ";
+      s += describe(n.kids[i], depth - 1);
+    }
+    if (n.kids.size() > 6) absl::StrAppend(&s, ", ... ", n.kids.size() - 6, " more");
+    s += ")";
+  }
+  return s;
+}
+
+}  // namespace fixbits::verify

@@ -1,0 +1,106 @@
+// Graph.h — the dependence-tree nodes the walk builds (§3.1, §6.1) and their canonical hash.
+// Contract: nodes are immutable and appended to one arena; a node's children are older
+// nodes, so every per-node fact is computed once, at creation, bottom-up:
+//  - `hash`: the canonical hash. Commutative children are sorted; a balanced tree of one
+//    combine collapses to (combine+rounding, blanked leaf, height, leaf-nearest stride)
+//    (+ the constant offset where the reduced range starts)
+//    when every level pairs equal heights and each level whose logical stride can be read
+//    from the leaf addresses doubles the one below (§6.1 "balance is the guard").
+//  - `blank`: the hash with every address reduced to its buffer (params, shared bases).
+//  - `coord_blank`: the hash with only thread/block coordinates removed from addresses; a
+//    fold hashes its body this way, so which thread walks which row does not split it.
+//  - `data`: whether the value depends on a load (data predicates are kept, others dropped).
+// Anything not modeled is an Opaque node hashed on its own text: unsure means split.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "verify/Affine.h"
+
+namespace fixbits::verify {
+
+using NodeId = int32_t;
+
+enum class Kind : uint8_t {
+  kConst,     // a literal; op = its text
+  kInt,       // an affine integer value; aff
+  kOpaque,    // unmodeled: op = instruction/expression text, kids = its register inputs
+  kLoad,      // a data node: op = "<space>.<type>", kids[0] = address (kInt or kOpaque)
+  kArith,     // a floating-point operation: op = opcode with rounding and type
+  kShfl,      // lane exchange: op = mode ("bfly", "row_shr", ...), imm = offset, kids[0]
+  kXchg,      // within-warp exchange: combine op(x, shfl(x, imm)); kids[0] = x
+  kRelocate,  // a value read back from shared memory after a barrier; kids[0] = value
+  kFold,      // loop accumulation: kids[0] = one iteration's body over its hole, op = key,
+              // kids[1] = the seed when it belongs to an enclosing loop
+  kGuard,     // value guarded by a data predicate: kids = {pred, value, else}
+  kMma,       // one accumulator element of a matrix instruction: op, imm = element index,
+              // kids = {A..., B..., C_imm}
+  kRoot,      // a global store or reduction: op = store opcode, kids = {value, address};
+              // the address enters the hash without its thread/block coordinates
+};
+
+struct Balance {
+  bool valid = false;        // this node is a balanced tree of `op` (or a leaf, height 0)
+  bool is_leaf = true;
+  std::string op;            // the combine
+  uint64_t leaf = 0;         // blanked leaf hash
+  int height = 0;
+  std::optional<int64_t> nearest;   // logical stride of the level nearest the leaves
+  std::optional<Affine> rep;        // representative leaf address (bytes), if known
+  std::optional<int64_t> origin;    // constant part of the lowest leaf address: where the
+                                    // reduced range starts, kept through relocations
+  int64_t elem_bytes = 0;
+};
+
+struct Node {
+  Kind kind = Kind::kOpaque;
+  std::string op;
+  int64_t imm = 0;
+  std::vector<NodeId> kids;
+  int commuting = 0;          // the first `commuting` kids commute (hashed order-free)
+  Affine aff;                 // kInt only
+  uint64_t hash = 0;
+  uint64_t blank = 0;
+  uint64_t coord_blank = 0;   // hash with only thread/block coordinate terms removed
+  bool data = false;
+  bool has_hole = false;      // depends on a loop hole (kInt symbol "~hole...")
+  Balance bal;
+  int line = 0;               // source line that made it, for explanations
+};
+
+class Graph {
+ public:
+  NodeId constant(const std::string& text);
+  NodeId integer(const Affine& a);
+  NodeId opaque(const std::string& op, std::vector<NodeId> kids, int line = 0);
+  NodeId load(const std::string& space_type, NodeId addr, int line = 0);
+  // A floating-point op; sorts children of commutative ops (add/mul/max/min, fma's
+  // product pair) and recognises combine(x, shfl(x, k)) as an exchange node.
+  NodeId arith(const std::string& op, std::vector<NodeId> kids, int line = 0);
+  NodeId shfl(const std::string& mode, int64_t offset, NodeId x, int line = 0);
+  NodeId relocate(NodeId value, int line = 0);
+  // `seed` (optional, -1 for none) is kept only when it is itself an outer loop's hole,
+  // so a nest of folds stays a nest instead of losing the outer accumulation.
+  NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0);
+  NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
+  NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
+  NodeId root(const std::string& op, NodeId value, NodeId address, int line = 0);
+
+  const Node& at(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  size_t size() const { return nodes_.size(); }
+  // Readable one-line description of a node and its children's hashes.
+  std::string describe(NodeId id, int depth = 2) const;
+
+ private:
+  NodeId finish(Node n);
+  std::vector<Node> nodes_;
+};
+
+// True for the opcodes whose two operands commute and that reductions combine with.
+bool is_combine(const std::string& op);
+std::string hex64(uint64_t h);
+
+}  // namespace fixbits::verify

@@ -1,0 +1,103 @@
+// Walk.h — the symbolic-thread walk shared by the PTX and AMDGCN readers (§6.1, §6.2).
+// Contract: `Walker::run` visits one function's statements once, in program order, and
+// calls the ISA's `step` for each instruction, which reads operand registers through
+// `get` and writes destinations through `set`. The walker itself owns what both ISAs
+// share: loops (a back edge to an earlier label; carried registers become holes at the
+// header and a fold over one iteration's body at the back edge, keyed by the loop's
+// increments, the key dropped for an exact MMA chain), forward branches on data
+// predicates (destinations written under them become guard nodes), shared-memory
+// store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
+// roots at global stores. Walking is linear in the statements; loops are not iterated.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "verify/Asm.h"
+#include "verify/Graph.h"
+
+namespace fixbits::verify {
+
+struct Root {
+  NodeId node;   // kRoot node
+  int line = 0;
+};
+
+class Walker {
+ public:
+  Walker(Graph& g, const Function& f) : g_(g), f_(f) {}
+  virtual ~Walker() = default;
+
+  void run();
+  const std::vector<Root>& roots() const { return roots_; }
+  // True when a work bound cut the walk short (hostile or enormous input); the caller
+  // must not trust the roots and falls back to hashing the text.
+  bool incomplete() const { return incomplete_; }
+  Graph& graph() { return g_; }
+
+ protected:
+  // ISA hooks.
+  virtual void step(const Instr& ins) = 0;
+  // Registers an instruction writes and reads (for loop-carried detection).
+  virtual void defs_uses(const Instr& ins, std::vector<std::string>* defs,
+                         std::vector<std::string>* uses) const = 0;
+  // Branch target label of a branch instruction, or nullopt; `uncond` when always taken.
+  virtual std::optional<std::string> branch_target(const Instr& ins, bool* uncond) const = 0;
+  // Predicate node guarding a conditional branch (nullopt when it is not a register test).
+  virtual std::optional<NodeId> branch_predicate(const Instr& ins) = 0;
+
+  // Register file.
+  NodeId get(const std::string& reg);
+  void set(const std::string& reg, NodeId v);
+  bool has(const std::string& reg) const { return regs_.contains(reg); }
+
+  // Shared-memory traffic and barriers.
+  void smem_store(NodeId addr, NodeId value);
+  NodeId smem_load(NodeId addr, const std::string& type, int line);
+  void barrier() { ++epoch_; }
+  // Thread-private memory (.local / scratch): an exact address match returns the value.
+  void local_store(NodeId addr, NodeId value);
+  NodeId local_load(NodeId addr, const std::string& type, int line);
+
+  void add_root(const std::string& op, NodeId value, NodeId address, int line);
+  // The data predicate guarding the instruction now being stepped, if any.
+  std::optional<NodeId> current_guard() const;
+  void set_instr_guard(std::optional<NodeId> p) { instr_guard_ = p; }
+
+  Graph& g_;
+  const Function& f_;
+  int line_ = 0;
+
+ private:
+  struct Store {
+    NodeId addr;
+    NodeId value;
+    int epoch;
+  };
+  struct Loop {
+    size_t header = 0, back = 0;
+    int depth = 0;
+    std::vector<std::string> carried;
+  };
+  absl::flat_hash_map<std::string, NodeId> seeds_;  // "<header>:<reg>" -> value at loop entry
+  void open_loop(const Loop& l);
+  void close_loop(const Loop& l);
+
+  absl::flat_hash_map<std::string, NodeId> regs_;
+  std::vector<Store> smem_, local_;
+  int epoch_ = 0;
+  std::vector<Root> roots_;
+  std::vector<std::pair<std::string, NodeId>> data_regions_;  // (end label, predicate)
+  std::optional<NodeId> instr_guard_;
+  bool incomplete_ = false;
+};
+
+// Work bounds of one walk.
+inline constexpr size_t kMaxLoops = 4096;
+inline constexpr size_t kMaxLoopScan = 16u << 20;   // statements scanned for carried registers
+inline constexpr size_t kMaxMemoryHistory = 4096;   // shared/local stores searched per load
+inline constexpr size_t kMaxNodes = 2u << 20;  // a few hundred MiB at most
+
+}  // namespace fixbits::verify
