@@ -4,7 +4,8 @@
 // Invariant: every conversion here is a pure function of its input bits and the
 // named rounding/saturation rule, matching what the GPU's cvt instructions do:
 //   - to_bits(f32 -> narrower): round-to-nearest-even; NaN stays NaN (canonical
-//     quiet NaN of the target); overflow follows `Saturation` (see below).
+//     quiet NaN of the target: the positive pattern the GPU's cvt writes, f16/bf16
+//     0x7fff, e4m3/e5m2 0x7f, tf32 0x7fffe000); overflow follows `Saturation`.
 //   - to_float(narrower -> f32): exact (every narrower value is a binary32 value).
 // Example: to_bits(DType::kF16, 65520.0f) == 0x7c00 (+inf, RNE overflow);
 //          to_bits(DType::kF8E4M3, 500.0f, Saturation::kSatFinite) == 0x7e (448).

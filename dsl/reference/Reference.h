@@ -6,6 +6,20 @@
 // memcmp. Inputs are given as raw bit patterns of their dtype (uint32_t each, low
 // bits used) so fp8/fp16/bf16 need no host type. Outputs likewise.
 // Bad input (wrong sizes, invalid descriptor) returns InvalidArgument naming it.
+//
+// Points the descriptor headers leave open, fixed here (GPU kernels must match):
+//   gemm: an empty K range (or a level with no parts) is +0.0; a short group is
+//     padded with +0.0 * +0.0 products; matrix instructions see `in` = a_dtype;
+//     split-K merge is r = M(P(p_0)), r = M(r (+)f32 P(p_j)) with P/M rounding to
+//     partial_dtype/merge_dtype (RNE, overflow to inf); kRelu is max(e, +0.0) with
+//     -0.0 and NaN giving +0.0; c/alpha/beta are read only when alpha_beta, bias
+//     only when bias; tf32 inputs ignore their low 13 bits; any other input
+//     pattern wider than its dtype is an error.
+//   reduce: an empty line gives the identity (-0.0 / -inf / +inf); max/min order
+//     -0.0 below +0.0 and propagate NaN; kRmsNorm divides by f32(n) and takes w with
+//     one value per line element (cols for kRow, rows for kColumn), in_dtype bits.
+//   Both: an f32 output NaN is written as 0x7fffffff (PTX's canonical NaN); narrower
+//     outputs use FloatFormat's NaN, the pattern cvt writes (f16/bf16 0x7fff, ...).
 #pragma once
 
 #include <cstdint>
@@ -39,10 +53,26 @@ struct ReduceProblem {
   float eps = 1e-6f;           // kRmsNorm
 };
 
+// Free order (desc.order == kFree), the physical order an unconstrained compiler
+// builds for `free_layout` = (E elems_per_thread, L lanes, W warps):
+//   1. The block walks the line in chunks of E*L*W elements. Thread (w, l) holds
+//      chunk elements [(w*L + l)*E, +E) of every chunk and folds all of them
+//      sequentially, chunk by chunk, in index order, into one accumulator that
+//      starts at the identity (elements past the line's end are skipped).
+//   2. Each warp folds its lanes with a butterfly counting DOWN: for d = L/2, ..., 1
+//      every lane sets v[l] = v[l] (+) v[l ^ d]; the warp's result is v[0].
+//   3. Warp results are folded sequentially: r = r_0; r = r (+) r_w, w = 1..W-1.
+// Example, E=2 L=2 W=1, x[0..8): thread 0 folds x0,x1,x4,x5; thread 1 x2,x3,x6,x7;
+// the warp adds the two. The pinned order would give ((x0+x1)+(x2+x3))+((x4+x5)+(x6+x7)).
+//
 // kSum/kMax/kMin: one value per reduced line (rows for kRow, cols for kColumn),
 // out_dtype bits. kRmsNorm/kSoftmax: same shape as x. `free_layout` is used only
 // when desc.order == kFree.
 absl::StatusOr<std::vector<uint32_t>> reduce(const ReduceDesc& desc, const ReduceProblem& p,
                                              const FreeLayout& free_layout = {});
+
+// OK, or InvalidArgument naming the bad FreeLayout field: elems_per_thread in
+// [1, 4096], lanes a power of two in [1, 64], warps in [1, 32].
+absl::Status validate_free_layout(const FreeLayout& f);
 
 }  // namespace fixbits::dsl::reference
