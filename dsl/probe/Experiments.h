@@ -1,0 +1,87 @@
+// Experiments: the numerical instrument of black-box reconstruction (reference §4).
+// Two extreme values of opposite sign, +L and -L, and one tiny value r are placed
+// on an otherwise empty K axis of a 1 x 1 GEMM; whether r reaches the output tells
+// whether r met one L in some rounding before the two L cancelled.
+//
+// Contract:
+//   * probe_values(a, b) gives L and r as exact products a*b of representable
+//     inputs, chosen so that r is lost in ANY rounding it shares with one L (an
+//     f32 add: r < ulp_f32(L)/2; a matrix instruction: r is at or below its
+//     alignment quantum) and r survives alone (representable in f16/bf16/f32
+//     partials and outputs). The constants (documented, never tuned per kernel):
+//       f16, bf16, tf32, f32 inputs: L = 2^10 (a = 2^10, b = 1),
+//                                    r = 2^-15 (a = 2^-8, b = 2^-7);  the paper's pair
+//       f8e4m3, f8e5m2 inputs:       L = 2^8  (a = 2^8,  b = 1),
+//                                    r = 2^-18 (a = 2^-9, b = 2^-9)
+//     (fp8: 2^8 is the largest power of two E4M3 holds; 2^-18 < ulp_f32(2^8)/2 =
+//     2^-16 and under the fp8 instruction's 13-bit alignment quantum 2^-5).
+//   * classify() reads an output as kZero (±0), kR (exactly r in out_dtype) or
+//     kOther. out_dtype must be f32, f16 or bf16 (fp8 outputs cannot hold r).
+//   * Every experiment is one black-box call; a black-box error or an output of the
+//     wrong size comes back as a Status naming the experiment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/FloatFormat.h"
+#include "dsl/GemmDesc.h"
+#include "dsl/reference/Reference.h"
+
+namespace fixbits::dsl::probe {
+
+// The library under test: computes out = A x B for a problem (no epilogue: the
+// probe always passes alpha = 1, beta = 0, no c, no bias) and returns out_dtype bits.
+using GemmBlackBox =
+    std::function<absl::StatusOr<std::vector<uint32_t>>(const reference::GemmProblem&)>;
+
+struct ProbeValues {
+  float L = 0, r = 0;                   // the products
+  uint32_t L_a = 0, L_b = 0, r_a = 0, r_b = 0;  // their factors, as input bits
+  uint32_t one_b = 0;                   // 1.0 in b's dtype (b of every other index)
+};
+ProbeValues probe_values(DType a, DType b);
+
+enum class Outcome : uint8_t { kZero, kR, kOther };
+Outcome classify(DType out, float r, uint32_t out_bits);
+const char* outcome_name(Outcome o);
+
+// One placement on a K axis: value per index, 0 = empty, 'r', '+' (+L), '-' (-L).
+struct Placement {
+  int64_t k = 0;
+  std::vector<std::pair<int64_t, char>> marks;
+};
+
+// The 1 x 1 x K problem of a placement (a: 1 x K, b: K x 1, both row-major).
+reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
+
+class Instrument {
+ public:
+  Instrument(GemmBlackBox box, DType a, DType b, DType out)
+      : box_(std::move(box)), a_(a), b_(b), out_(out), v_(probe_values(a, b)) {}
+
+  const ProbeValues& values() const { return v_; }
+  DType out_dtype() const { return out_; }
+  int64_t calls() const { return calls_; }
+
+  // Runs one placement; `what` names the experiment in errors.
+  absl::StatusOr<Outcome> run(const Placement& p, const std::string& what);
+  // Raw call (random draws): the black box's bits for `problem`.
+  absl::StatusOr<std::vector<uint32_t>> call(const reference::GemmProblem& problem,
+                                             const std::string& what);
+
+  // The pair walk: r at 0, +L at m, -L at m + 1 for m = 1 .. K-2. Result index m
+  // (index 0 unused, kR).
+  absl::StatusOr<std::vector<Outcome>> pair_walk(int64_t k);
+
+ private:
+  GemmBlackBox box_;
+  DType a_, b_, out_;
+  ProbeValues v_;
+  int64_t calls_ = 0;
+};
+
+}  // namespace fixbits::dsl::probe

@@ -1,0 +1,704 @@
+// Probe: the search behind recover_gemm_desc (contract in Probe.h).
+//
+// Steps, each a function below:
+//   1. pair walk (r at 0, +L/-L at m, m+1) -> one Outcome per m;
+//   2. candidate_nests: the outermost level takes the smallest span whose predicted
+//      walk matches (a pair straddling a boundary of r's part loses r; a pair inside
+//      a later part cancels there and leaves r); inside r's part every matching
+//      span (up to 6) is kept, since a fold can hide a boundary from r at 0;
+//   3. leaves (instruction, fast_accum, k_loop_step) x partial/merge dtypes, or
+//      GEMV lane maps (lanes, layout, tile from the walk's first surviving m) with
+//      their fold from pairwise lane experiments;
+//   4. Judge: each candidate runs reference::gemm on the experiments the black box
+//      ran (random draws, the pair walk, the trailing walk, a pair walk from the
+//      last outer part, an r
+//      walk per candidate span, and for GEMV the strided experiment of its lane
+//      map); the first that matches all of them is returned.
+// Example (split_k f16, K = 576, span 192, fast accum): the walk is 0 at m = 15,
+//   31, ..., 175 (instruction boundaries inside r's part), 191 and 383 (the split),
+//   r elsewhere; step 2 finds span 192 (chain), then inside [0,192) span 16 (chain)
+//   and others as alternatives to "no inner level"; step 4 keeps [192:chain] with
+//   fast accumulation, the first candidate the draws do not reject.
+#include "dsl/probe/Probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "dsl/reference/MmaModel.h"
+
+namespace fixbits::dsl::probe {
+namespace {
+
+// A butterfly over `v` padded with -0.0 to a power of two, offsets counting up or
+// down; the value that reaches part 0.
+float butterfly(std::vector<float> v, bool up) {
+  size_t size = 1;
+  while (size < v.size()) size *= 2;
+  v.resize(size, -0.0f);
+  std::vector<size_t> offsets;
+  for (size_t d = 1; d < size; d *= 2) offsets.push_back(d);
+  if (!up) std::reverse(offsets.begin(), offsets.end());
+  std::vector<float> next(size);
+  for (size_t d : offsets) {
+    for (size_t l = 0; l < size; ++l) next[l] = v[l] + v[l ^ d];
+    v.swap(next);
+  }
+  return v[0];
+}
+
+float fold_parts(const std::vector<float>& parts, Fold f) {
+  switch (f) {
+    case Fold::kChain: {
+      float r = parts[0];
+      for (size_t j = 1; j < parts.size(); ++j) r = r + parts[j];
+      return r;
+    }
+    case Fold::kTreeUp:
+      return butterfly(parts, true);
+    case Fold::kTreeDown:
+      return butterfly(parts, false);
+  }
+  return parts[0];
+}
+
+// What the pair walk returns at m for a level of span s and fold f over [0, range),
+// when the pair does not lie inside part 0.
+Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeValues& v,
+                      DType out) {
+  const int64_t n = (range + s - 1) / s;
+  std::vector<float> parts(static_cast<size_t>(n), 0.0f);
+  parts[0] = v.r;
+  const int64_t j = m / s, j2 = (m + 1) / s;
+  if (j != j2) {
+    parts[static_cast<size_t>(j)] = v.L;  // j == 0: r met +L inside part 0 and was lost
+    parts[static_cast<size_t>(j2)] = -v.L;
+  }
+  const float x = fold_parts(parts, f);
+  return classify(out, v.r, to_bits(out, x));
+}
+
+const char* family_name(GemmFamily f) {
+  switch (f) {
+    case GemmFamily::kPlain: return "plain";
+    case GemmFamily::kSplitK: return "split_k";
+    case GemmFamily::kChainedChunks: return "chained_chunks";
+    case GemmFamily::kGemv: return "gemv";
+  }
+  return "?";
+}
+
+int mma_k_for(DType t) {
+  switch (t) {
+    case DType::kF16:
+    case DType::kBF16:
+      return 16;
+    case DType::kF8E4M3:
+    case DType::kF8E5M2:
+      return 32;
+    case DType::kTF32:
+      return 8;
+    case DType::kF32:
+      return 0;
+  }
+  return 0;
+}
+
+struct Leaf {
+  Instruction instruction;
+  int instruction_k;
+  bool fast_accum;
+  KLoopStep step;
+};
+
+// Leaves in canonical order; equivalent settings are listed once (step == ik is
+// step 0; with fast accumulation and the short turn last the step cannot matter,
+// since every group then starts at a multiple of instruction_k).
+std::vector<Leaf> candidate_leaves(const ProbeOptions& o, int64_t range) {
+  std::vector<Leaf> leaves;
+  leaves.push_back({Instruction::kScalarFma, 1, true, {0, ShortTurn::kLast}});
+  leaves.push_back({Instruction::kScalarMulAdd, 1, true, {0, ShortTurn::kLast}});
+  if (o.family == GemmFamily::kChainedChunks) return leaves;
+  const int ik = mma_k_for(o.a_dtype);
+  if (ik == 0) return leaves;
+  const int64_t max_step = (range + ik - 1) / ik * ik;
+  for (bool fast : {true, false}) {
+    for (int64_t step = 0; step <= max_step; step += ik) {
+      if (step == ik) continue;
+      for (ShortTurn st : {ShortTurn::kLast, ShortTurn::kFirst}) {
+        if (fast && st == ShortTurn::kLast && step != 0) continue;
+        leaves.push_back({o.matrix_instruction, ik, fast, {step, st}});
+      }
+    }
+  }
+  return leaves;
+}
+
+// Random 4 x 4 x K problems (16 independent output elements each). Even draws: moderate values of both signs. Odd draws:
+// tiny values plus pairs of large cancelling products, so that where each rounding
+// falls shows in the low bits of a small result (visible even at f16/bf16 output).
+constexpr int64_t kDrawRows = 4;
+// At most this many nests are judged (fewest levels first), bounding the search.
+constexpr size_t kMaxNests = 64;
+
+std::vector<reference::GemmProblem> random_draws(const ProbeOptions& o) {
+  std::mt19937_64 rng(o.seed);
+  auto value = [&](DType t, int e_lo, int e_hi) {
+    const int e = e_lo + static_cast<int>(rng() % static_cast<uint64_t>(e_hi - e_lo + 1));
+    const float mant = 1.0f + static_cast<float>(rng() % (1u << 23)) / (1u << 23);
+    const float x = std::ldexp(mant, e) * ((rng() & 1) ? -1.0f : 1.0f);
+    return to_bits(t, x, Saturation::kSatFinite);
+  };
+  std::vector<reference::GemmProblem> draws;
+  for (int d = 0; d < o.random_draws; ++d) {
+    // rows x rows outputs per draw (a: rows x K, b: K x rows, both row-major).
+    // Draw 0 is a single output, a cheap first filter for the many candidates.
+    const int64_t rows = d == 0 ? 1 : kDrawRows;
+    reference::GemmProblem p;
+    p.m = p.n = rows;
+    p.k = o.k;
+    p.a.resize(static_cast<size_t>(rows * o.k));
+    p.b.resize(static_cast<size_t>(rows * o.k));
+    const bool cancel = d % 2 == 1;
+    for (int64_t i = 0; i < rows * o.k; ++i) {
+      p.a[i] = cancel ? value(o.a_dtype, -8, -4) : value(o.a_dtype, -3, 3);
+      p.b[i] = cancel ? value(o.b_dtype, -4, -1) : value(o.b_dtype, -3, 3);
+    }
+    if (cancel) {
+      // Pairs of large products that cancel exactly: a[row, i] = +big, a[row, j] =
+      // -big with b[i, col] = b[j, col] = 16 for every col.
+      const int64_t pairs = std::max<int64_t>(1, o.k / 32);
+      for (int64_t row = 0; row < rows; ++row) {
+        for (int64_t q = 0; q < pairs; ++q) {
+          const int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(o.k));
+          const int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(o.k));
+          if (i == j) continue;
+          const float big = std::ldexp(1.0f + static_cast<float>(rng() % 8) / 8.0f, 8);
+          p.a[row * o.k + i] = to_bits(o.a_dtype, big);
+          p.a[row * o.k + j] = to_bits(o.a_dtype, -big);
+          for (int64_t col = 0; col < rows; ++col) {
+            p.b[i * rows + col] = p.b[j * rows + col] = to_bits(o.b_dtype, 16.0f);
+          }
+        }
+      }
+    }
+    draws.push_back(std::move(p));
+  }
+  return draws;
+}
+
+absl::Status check_options(const ProbeOptions& o) {
+  for (auto [name, t] : {std::pair<const char*, DType>{"a_dtype", o.a_dtype},
+                         {"b_dtype", o.b_dtype},
+                         {"out_dtype", o.out_dtype}}) {
+    if (static_cast<int>(t) > static_cast<int>(DType::kTF32)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ProbeOptions.%s holds %d, which is no DType.", name, static_cast<int>(t)));
+    }
+  }
+  if (static_cast<int>(o.family) > static_cast<int>(GemmFamily::kGemv)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.family holds %d, which is no GemmFamily.", static_cast<int>(o.family)));
+  }
+  if (o.k < 3) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.k is %d but the pair walk needs K >= 3 (r plus a pair).", o.k));
+  }
+  if (o.k > (int64_t{1} << 20)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.k is %d; the probe walks every m, so K is limited to 2^20.", o.k));
+  }
+  if (o.out_dtype != DType::kF32 && o.out_dtype != DType::kF16 &&
+      o.out_dtype != DType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.out_dtype is %s but the probe needs f32, f16 or bf16 so that r "
+        "is visible in the output.",
+        dtype_name(o.out_dtype)));
+  }
+  if (o.matrix_instruction != Instruction::kMmaSync && o.matrix_instruction != Instruction::kWgmma) {
+    return absl::InvalidArgumentError(
+        "ProbeOptions.matrix_instruction must be mma_sync or wgmma.");
+  }
+  if (o.max_levels < 1 || o.max_levels > 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.max_levels is %d but must be in [1, 4].", o.max_levels));
+  }
+  if (o.random_draws < 1 || o.random_draws > 1000) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.random_draws is %d but must be in [1, 1000].", o.random_draws));
+  }
+  return absl::OkStatus();
+}
+
+// The candidates' judge: the black box's bits on the draws and its walk, and the
+// reference's for a candidate.
+class Judge {
+ public:
+  Judge(const ProbeOptions& o, Instrument& inst, std::vector<Outcome> walk)
+      : o_(o), inst_(inst), walk_(std::move(walk)), model_(reference::make_sm90_mma_model()) {}
+
+  absl::Status init() {
+    draws_ = random_draws(o_);
+    for (size_t d = 0; d < draws_.size(); ++d) {
+      absl::StatusOr<std::vector<uint32_t>> out =
+          inst_.call(draws_[d], absl::StrFormat("random draw %d", d));
+      if (!out.ok()) return out.status();
+      box_out_.push_back(std::move(*out));
+    }
+    // The trailing walk: the pair at (m, m+1) and r right after it, at m+2. r
+    // survives only where the pair cancelled in a rounding of its own before r
+    // arrived, so it marks where instruction groups end even for fp8, whose
+    // instruction drops r whenever it holds an L (so the pair walk sees nothing
+    // after r's own instruction there).
+    trailing_.assign(static_cast<size_t>(o_.k), Outcome::kR);
+    for (int64_t m = 0; m + 2 < o_.k; ++m) {
+      absl::StatusOr<Outcome> out =
+          inst_.run(trailing_step(m), absl::StrFormat("trailing walk m=%d", m));
+      if (!out.ok()) return out.status();
+      trailing_[m] = *out;
+    }
+    return absl::OkStatus();
+  }
+
+  // True when `d` reproduces the black box; otherwise `why` names the experiment.
+  // Experiments: the random draws, the pair walk from r at 0, and for a cut nest
+  // the walk from r at the start of the outermost level's last part (where a short
+  // part shows its short turn), run on the black box once per start.
+  absl::StatusOr<bool> accepts(const GemmDesc& d, std::string* why) {
+    ++tried_;
+    if (!validate(d).ok()) {
+      *why = "validate";
+      return false;
+    }
+    for (size_t i = 0; i < draws_.size(); ++i) {
+      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(d, draws_[i], model_.get());
+      if (!ref.ok() || *ref != box_out_[i]) {
+        *why = absl::StrFormat("random draw %d", i);
+        return false;
+      }
+    }
+    if (!walk_matches(d, 0, walk_, why)) return false;
+    for (int64_t m = 0; m + 2 < o_.k; ++m) {
+      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
+          d, make_problem(trailing_step(m), o_.a_dtype, o_.b_dtype), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, inst_.values().r, (*ref)[0]) != trailing_[m]) {
+        *why = absl::StrFormat("the trailing walk m=%d", m);
+        return false;
+      }
+    }
+    // Every candidate faces the same walks: one tail walk per outermost span and
+    // one r walk per span of any candidate nest (set_spans), so a candidate that
+    // lacks a level is still asked what that level's walk shows.
+    for (int64_t span : outer_spans_) {
+      const int64_t q = (o_.k - 1) / span * span;
+      if (q <= 0 || o_.k - q < 3) continue;
+      absl::StatusOr<const std::vector<Outcome>*> tail = box_walk_from(q);
+      if (!tail.ok()) return tail.status();
+      if (!walk_matches(d, q, **tail, why)) return false;
+    }
+    for (int64_t span : all_spans_) {
+      if (span + 1 >= o_.k) continue;
+      absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(span);
+      if (!rw.ok()) return rw.status();
+      if (!r_walk_matches(d, span, **rw, why)) return false;
+    }
+    return true;
+  }
+
+  int64_t tried() const { return tried_; }
+
+  // A candidate's own r walk with -L pinned at p (+L at 0), against the black box.
+  absl::StatusOr<bool> matches_r_walk(const GemmDesc& d, int64_t p, std::string* why) {
+    absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(p);
+    if (!rw.ok()) return rw.status();
+    return r_walk_matches(d, p, **rw, why);
+  }
+
+  // The spans of every candidate nest, outermost levels separately.
+  void set_spans(const std::vector<std::vector<KCut>>& nests) {
+    for (const std::vector<KCut>& nest : nests) {
+      for (size_t i = 0; i < nest.size(); ++i) {
+        std::vector<int64_t>& into = i == 0 ? outer_spans_ : inner_only_;
+        if (std::find(into.begin(), into.end(), nest[i].span) == into.end()) {
+          into.push_back(nest[i].span);
+        }
+      }
+    }
+    all_spans_ = outer_spans_;
+    for (int64_t s : inner_only_) {
+      if (std::find(all_spans_.begin(), all_spans_.end(), s) == all_spans_.end()) {
+        all_spans_.push_back(s);
+      }
+    }
+  }
+
+ private:
+  Placement trailing_step(int64_t m) const {
+    return Placement{o_.k, {{m, '+'}, {m + 1, '-'}, {m + 2, 'r'}}};
+  }
+
+  // The placement of walk step m with r at q: r at q, +L at m, -L at m + 1.
+  Placement walk_step(int64_t q, int64_t m) const {
+    return Placement{o_.k, {{q, 'r'}, {m, '+'}, {m + 1, '-'}}};
+  }
+
+  absl::StatusOr<const std::vector<Outcome>*> box_walk_from(int64_t q) {
+    for (const auto& [start, walk] : tails_) {
+      if (start == q) return &walk;
+    }
+    std::vector<Outcome> walk(static_cast<size_t>(o_.k), Outcome::kR);
+    for (int64_t m = q + 1; m + 1 < o_.k; ++m) {
+      absl::StatusOr<Outcome> out =
+          inst_.run(walk_step(q, m), absl::StrFormat("pair walk from r at %d, m=%d", q, m));
+      if (!out.ok()) return out.status();
+      walk[m] = *out;
+    }
+    tails_.emplace_back(q, std::move(walk));
+    return &tails_.back().second;
+  }
+
+  // The r walk with the pair pinned: +L at 0, -L at p, r at m. It reads the fold
+  // of a level: r survives iff it joins after +L and -L have met (e.g. a
+  // tree_down over parts q0 q1 q2 meets q0 with q2 before q1).
+  Placement r_step(int64_t p, int64_t m) const {
+    return Placement{o_.k, {{0, '+'}, {p, '-'}, {m, 'r'}}};
+  }
+
+  absl::StatusOr<const std::vector<Outcome>*> box_r_walk(int64_t p) {
+    for (const auto& [pin, walk] : r_walks_) {
+      if (pin == p) return &walk;
+    }
+    std::vector<Outcome> walk(static_cast<size_t>(o_.k), Outcome::kZero);
+    for (int64_t m = 1; m < o_.k; ++m) {
+      if (m == p) continue;
+      absl::StatusOr<Outcome> out =
+          inst_.run(r_step(p, m), absl::StrFormat("r walk with -L at %d, r at %d", p, m));
+      if (!out.ok()) return out.status();
+      walk[m] = *out;
+    }
+    r_walks_.emplace_back(p, std::move(walk));
+    return &r_walks_.back().second;
+  }
+
+  bool r_walk_matches(const GemmDesc& d, int64_t p, const std::vector<Outcome>& walk,
+                      std::string* why) {
+    const ProbeValues& v = inst_.values();
+    for (int64_t m = 1; m < o_.k; ++m) {
+      if (m == p) continue;
+      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
+          d, make_problem(r_step(p, m), o_.a_dtype, o_.b_dtype), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, v.r, (*ref)[0]) != walk[m]) {
+        *why = absl::StrFormat("the r walk with -L at %d, r at %d", p, m);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool walk_matches(const GemmDesc& d, int64_t q, const std::vector<Outcome>& walk,
+                    std::string* why) {
+    const ProbeValues& v = inst_.values();
+    for (int64_t m = q + 1; m + 1 < o_.k; ++m) {
+      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
+          d, make_problem(walk_step(q, m), o_.a_dtype, o_.b_dtype), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, v.r, (*ref)[0]) != walk[m]) {
+        *why = absl::StrFormat("the pair walk from r at %d, m=%d", q, m);
+        return false;
+      }
+    }
+    return true;
+  }
+
+
+  const ProbeOptions& o_;
+  Instrument& inst_;
+  std::vector<Outcome> walk_;
+  std::vector<Outcome> trailing_;  // black box's trailing walk, by m
+  std::unique_ptr<reference::MmaModel> model_;
+  std::vector<reference::GemmProblem> draws_;
+  std::vector<std::vector<uint32_t>> box_out_;
+  int64_t tried_ = 0;
+  // Black-box walks by start; a deque keeps handed-out pointers valid.
+  std::deque<std::pair<int64_t, std::vector<Outcome>>> tails_;
+  std::deque<std::pair<int64_t, std::vector<Outcome>>> r_walks_;
+  std::vector<int64_t> outer_spans_, inner_only_, all_spans_;
+};
+
+GemmDesc base_desc(const ProbeOptions& o) {
+  GemmDesc d;
+  d.family = o.family;
+  d.a_dtype = o.a_dtype;
+  d.b_dtype = o.b_dtype;
+  d.acc_dtype = DType::kF32;
+  d.out_dtype = o.out_dtype;
+  return d;
+}
+
+void apply_leaf(const Leaf& l, GemmDesc* d) {
+  d->instruction = l.instruction;
+  d->instruction_k = l.instruction_k;
+  d->use_fast_accum = l.fast_accum;
+  d->k_loop_step = l.step;
+}
+
+absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& inst,
+                                             const std::vector<Outcome>& walk, Judge& judge) {
+  const std::vector<std::vector<KCut>> nests =
+      candidate_nests(walk, o.k, o.family, o.max_levels, inst.values(), o.out_dtype);
+  judge.set_spans(nests);
+  std::vector<DType> part_types = {DType::kF32};
+  if (o.family == GemmFamily::kSplitK) part_types = {DType::kF32, DType::kF16, DType::kBF16};
+  std::string why = "no candidate";
+  for (const std::vector<KCut>& nest : nests) {
+    const int64_t range = nest.empty() ? o.k : std::min(o.k, nest.back().span);
+    for (const Leaf& leaf : candidate_leaves(o, range)) {
+      for (DType partial : part_types) {
+        for (DType merge : part_types) {
+          GemmDesc d = base_desc(o);
+          d.k_cuts = nest;
+          apply_leaf(leaf, &d);
+          d.partial_dtype = partial;
+          d.merge_dtype = merge;
+          absl::StatusOr<bool> ok = judge.accepts(d, &why);
+          if (!ok.ok()) return ok.status();
+          if (*ok) return d;
+        }
+      }
+    }
+  }
+  std::string nest_text;
+  for (const std::vector<KCut>& nest : nests) {
+    GemmDesc shown;
+    shown.k_cuts = nest;
+    std::string cuts = to_string(shown);
+    const size_t at = cuts.find("cuts=");
+    nest_text += " " + cuts.substr(at, cuts.find(']', at) - at + 1);
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "no %s descriptor reproduces the black box at K=%d: %d candidates over the nests "
+      "the pair walk allows (%s) were tried; the last was rejected by %s.",
+      family_name(o.family), o.k,
+      judge.tried(), nest_text.empty() ? " none" : nest_text, why));
+}
+
+absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
+                                     const std::vector<Outcome>& walk, Judge& judge) {
+  // The first m where r survives: lane 0's leading run (strided: one tile;
+  // contiguous: the lane's whole run) ends at m.
+  int64_t w = o.k;
+  for (int64_t m = 1; m + 1 < o.k; ++m) {
+    if (walk[m] != Outcome::kZero) {
+      w = m;
+      break;
+    }
+  }
+  std::vector<int64_t> tiles = {w};
+  if (w != 1) tiles.push_back(1);
+  std::string why = "no candidate";
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int>>> fold_cache;
+  for (int lanes = 1; lanes <= 64; lanes *= 2) {
+    for (LaneLayout layout : {LaneLayout::kContiguous, LaneLayout::kStrided}) {
+      if (lanes == 1 && layout == LaneLayout::kStrided) continue;
+      for (int64_t tile : tiles) {
+        if (tile > (int64_t{1} << 30)) continue;
+        std::vector<int64_t> first(static_cast<size_t>(lanes), -1);
+        const int64_t ntiles = (o.k + tile - 1) / tile;
+        const int64_t run = (ntiles + lanes - 1) / lanes * tile;
+        for (int l = 0; l < lanes; ++l) {
+          const int64_t at = layout == LaneLayout::kContiguous ? l * run : l * tile;
+          if (at < o.k) first[l] = at;
+        }
+        std::vector<int> fold;
+        bool cached = false;
+        for (const auto& [key, value] : fold_cache) {
+          if (key == first) {
+            fold = value;
+            cached = true;
+          }
+        }
+        if (!cached) {
+          absl::StatusOr<std::vector<int>> f = recover_lane_fold(inst, o.k, lanes, first);
+          if (!f.ok()) {
+            if (f.status().code() == absl::StatusCode::kFailedPrecondition) {
+              why = std::string(f.status().message());
+              continue;  // this lane map makes the fold inconsistent: not the kernel's
+            }
+            return f.status();
+          }
+          fold = *f;
+          fold_cache.emplace_back(first, fold);
+        }
+        // The strided experiment (reference §4 ii): +L at lane 0's first element,
+        // -L at its last, r at every other index. Lane 0's chain cancels the pair
+        // by itself, so r is lost exactly at lane 0's own elements (it meets +L
+        // first): the walk reads lane 0's membership, periodic when strided. A
+        // wrong lane map puts -L outside lane 0 and the pattern changes.
+        int64_t last0 = 0;
+        if (layout == LaneLayout::kContiguous) {
+          last0 = std::min(run, o.k) - 1;
+        } else {
+          const int64_t last_tile = (ntiles - 1) / lanes * lanes;
+          last0 = std::min(o.k, (last_tile + 1) * tile) - 1;
+        }
+        for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+          GemmDesc d = base_desc(o);
+          d.instruction = instr;
+          d.instruction_k = 1;
+          d.k_loop_step = {0, ShortTurn::kLast};
+          d.lanes = lanes;
+          d.lane_layout = layout;
+          d.lane_tile = static_cast<int>(tile);
+          d.lane_fold = fold;
+          absl::StatusOr<bool> ok = judge.accepts(d, &why);
+          if (!ok.ok()) return ok.status();
+          if (*ok) return d;
+        }
+      }
+    }
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "no gemv descriptor reproduces the black box at K=%d: %d candidates (lanes 1..64, "
+      "both layouts, lane_tile in {%d, 1}) were tried; the last was rejected by %s.",
+      o.k, judge.tried(), w, why));
+}
+
+}  // namespace
+
+std::vector<LevelMatch> match_levels(const std::vector<Outcome>& walk, int64_t range,
+                                     bool chain_only, const ProbeValues& v, DType out,
+                                     size_t max_matches) {
+  std::vector<LevelMatch> matches;
+  for (int64_t s = 2; s < range && matches.size() < max_matches; ++s) {
+    if (walk[static_cast<size_t>(s - 1)] != Outcome::kZero) continue;
+    LevelMatch here;
+    here.span = s;
+    for (Fold f : {Fold::kChain, Fold::kTreeUp, Fold::kTreeDown}) {
+      if (chain_only && f != Fold::kChain) continue;
+      bool ok = true;
+      for (int64_t m = s - 1; ok && m + 2 <= range; ++m) {
+        ok = predict_level(s, f, range, m, v, out) == walk[static_cast<size_t>(m)];
+      }
+      if (ok) here.folds.push_back(f);
+    }
+    if (!here.folds.empty()) matches.push_back(std::move(here));
+  }
+  return matches;
+}
+
+LevelMatch match_level(const std::vector<Outcome>& walk, int64_t range, bool chain_only,
+                       const ProbeValues& v, DType out) {
+  std::vector<LevelMatch> m = match_levels(walk, range, chain_only, v, out, 1);
+  return m.empty() ? LevelMatch{} : m[0];
+}
+
+std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk, int64_t k,
+                                               GemmFamily family, int max_levels,
+                                               const ProbeValues& v, DType out) {
+  // gen(range, depth): nests for the leading part [0, range) at level `depth`.
+  std::function<std::vector<std::vector<KCut>>(int64_t, int)> gen = [&](int64_t range,
+                                                                         int depth) {
+    std::vector<std::vector<KCut>> nests;
+    const bool required = depth == 0 && family != GemmFamily::kPlain;
+    if (family == GemmFamily::kPlain || family == GemmFamily::kGemv) {
+      nests.push_back({});
+      return nests;
+    }
+    if (!required) nests.push_back({});
+    if (depth >= max_levels) return nests;
+    const bool chain_only = depth == 0 && family == GemmFamily::kSplitK;
+    // The outermost level takes the smallest matching span (a smaller false match
+    // would predict boundaries in later parts that the walk does not show); inside
+    // a part, a fold can hide a boundary from r at 0, so every match is kept.
+    const std::vector<LevelMatch> matches =
+        match_levels(walk, std::min(range, k), chain_only, v, out, depth == 0 ? 1 : 6);
+    for (const LevelMatch& m : matches) {
+      for (Fold f : m.folds) {
+        for (std::vector<KCut>& inner : gen(m.span, depth + 1)) {
+          std::vector<KCut> nest = {KCut{m.span, f}};
+          nest.insert(nest.end(), inner.begin(), inner.end());
+          nests.push_back(std::move(nest));
+        }
+      }
+    }
+    // No cut shows inside this range: an outermost cut at least K long.
+    if (required) nests.push_back({KCut{k, Fold::kChain}});
+    return nests;
+  };
+  std::vector<std::vector<KCut>> nests = gen(k, 0);
+  std::stable_sort(nests.begin(), nests.end(),
+                   [](const auto& x, const auto& y) { return x.size() < y.size(); });
+  if (nests.size() > kMaxNests) nests.resize(kMaxNests);
+  return nests;
+}
+
+absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, int lanes,
+                                                   const std::vector<int64_t>& first_index) {
+  std::vector<int> seen, unseen;
+  for (int d = 1; d < lanes; d *= 2) {
+    (first_index[0] >= 0 && first_index[d] >= 0 ? seen : unseen).push_back(d);
+  }
+  // before[i][j]: offset seen[i] is folded in an earlier round than seen[j].
+  const size_t n = seen.size();
+  std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const int d = seen[i], e = seen[j];
+      Placement p{k, {{first_index[0], '+'}, {first_index[d], '-'}, {first_index[e], 'r'}}};
+      absl::StatusOr<Outcome> o =
+          inst.run(p, absl::StrFormat("lane fold d=%d e=%d of %d lanes", d, e, lanes));
+      if (!o.ok()) return o.status();
+      if (*o == Outcome::kOther) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "lane fold experiment d=%d e=%d of %d lanes returned neither 0 nor r", d, e,
+            lanes));
+      }
+      // r lost: e's round came first (r met +L before -L did).
+      before[j][i] = *o == Outcome::kZero;
+      before[i][j] = !before[j][i];
+    }
+  }
+  // Rank by how many offsets come before: a consistent order has ranks 0..n-1.
+  std::vector<size_t> rank(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = 0; j < n; ++j) rank[i] += before[j][i] ? 1 : 0;
+  }
+  std::vector<int> fold(n, 0);
+  std::vector<bool> used(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (rank[i] >= n || used[rank[i]]) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "lane fold experiments over %d lanes are not a consistent order (offset %d)",
+          lanes, seen[i]));
+    }
+    used[rank[i]] = true;
+    fold[rank[i]] = seen[i];
+  }
+  fold.insert(fold.end(), unseen.begin(), unseen.end());
+  return fold;
+}
+
+absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts) {
+  if (absl::Status s = check_options(opts); !s.ok()) return s;
+  if (!box) return absl::InvalidArgumentError("recover_gemm_desc was given an empty black box.");
+  Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
+  absl::StatusOr<std::vector<Outcome>> walk = inst.pair_walk(opts.k);
+  if (!walk.ok()) return walk.status();
+  Judge judge(opts, inst, *walk);
+  if (absl::Status s = judge.init(); !s.ok()) return s;
+  switch (opts.family) {
+    case GemmFamily::kGemv:
+      return search_gemv(opts, inst, *walk, judge);
+    case GemmFamily::kPlain:
+    case GemmFamily::kSplitK:
+    case GemmFamily::kChainedChunks:
+      return search_cut_families(opts, inst, *walk, judge);
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ProbeOptions.family holds %d, which is no GemmFamily.", static_cast<int>(opts.family)));
+}
+
+}  // namespace fixbits::dsl::probe

@@ -1,0 +1,90 @@
+// Probe: recovers the GemmDesc a black-box GEMM follows at one K (reference §4,
+// "recovering one point"): runtime profiling names the family (options.family);
+// the ±L / r experiments of Experiments.h read the groupings off the K axis; what
+// is left is separated by running each remaining candidate's own reference
+// (reference::gemm) against the black box on fresh random draws until one survives.
+//
+// Contract:
+//   recover_gemm_desc(box, opts) returns a valid GemmDesc D such that
+//   reference::gemm(D) equals the black box, bit for bit, on every experiment the
+//   probe ran:
+//     * opts.random_draws random problems (the first 1 x 1 x K, the rest 4 x 4 x K);
+//     * the pair walk: r at 0, +L/-L at m, m+1 (boundaries r's accumulator crosses);
+//     * the trailing walk: +L/-L at m, m+1, r at m+2 (instruction ends, even fp8);
+//     * cut families: the pair walk from r at the start of the last outermost part
+//       (where a short part's short turn shows), and an r walk per candidate span
+//       p: +L at 0, -L at p, r at m (reads a level's fold);
+//     * GEMV: the pairwise lane-fold experiments and the strided experiment of the
+//       candidate's lane map (+L/-L at lane 0's first/last element, r walks).
+//   Among candidates that agree on all of them, the first in this order is
+//   returned: fewer cut levels, scalar_fma before scalar_mul_add before the matrix
+//   instruction, fast accumulation before two roundings, shorter steps first (0 =
+//   instruction_k), short turn last before first, partial/merge f32 before f16
+//   before bf16, fewer lanes first. So a field no experiment can see comes back at
+//   that canonical value (e.g. fma vs mul+add for f16 inputs, whose products are
+//   exact in f32; the step of a fast-accumulating loop whose short turn is last;
+//   mma_sync vs wgmma, which opts names).
+//   Failure: InvalidArgument for unusable options; NotFound naming the experiment
+//   that rejected the last candidate when no descriptor in the family reproduces the
+//   black box; the black box's own errors pass through, naming the experiment.
+// Search space: split spans >= 2 seen at this K (a span >= K is reported as K), up
+//   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts; the
+//   epilogue fields at their defaults (the probe asks for the bare product).
+// Cost: about K black-box calls per walk (a few walks), each 1 x 1 x K.
+// Example:
+//   probe::ProbeOptions o{.a_dtype = DType::kF16, .b_dtype = DType::kF16,
+//                         .out_dtype = DType::kF16, .family = GemmFamily::kSplitK, .k = 576};
+//   absl::StatusOr<GemmDesc> d = probe::recover_gemm_desc(cublas_box, o);
+//   // -> split_k cuts=[192:chain] ... (the reference's K = 576 example)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/GemmDesc.h"
+#include "dsl/probe/Experiments.h"
+
+namespace fixbits::dsl::probe {
+
+struct ProbeOptions {
+  DType a_dtype = DType::kF16;
+  DType b_dtype = DType::kF16;
+  DType out_dtype = DType::kF16;           // f32, f16 or bf16
+  GemmFamily family = GemmFamily::kPlain;  // from runtime profiling
+  // The matrix instruction the kernel issues, if it issues one (from its name);
+  // under the sm_90 model mma_sync and wgmma give the same bits.
+  Instruction matrix_instruction = Instruction::kMmaSync;
+  int64_t k = 0;           // the K of the shape probed, >= 2
+  int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
+  int random_draws = 6;    // fresh draws every surviving candidate must match
+  uint64_t seed = 0x5eed;  // of the random draws
+};
+
+// One level of a nest as the pair walk sees it, over the leading part [0, range).
+struct LevelMatch {
+  int64_t span = 0;
+  std::vector<Fold> folds;  // every fold whose prediction matches the walk
+};
+
+// The smallest span s in [2, range) (with the folds) whose predicted walk over
+// m in [s-1, range-2] equals `walk` there; span 0 when none does. `chain_only`
+// restricts to kChain (the split of kSplitK).
+LevelMatch match_level(const std::vector<Outcome>& walk, int64_t range, bool chain_only,
+                       const ProbeValues& v, DType out);
+
+// Every nest (outermost first) the pair walk allows, fewest levels first.
+std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk, int64_t k,
+                                               GemmFamily family, int max_levels,
+                                               const ProbeValues& v, DType out);
+
+// The GEMV lane fold of `lanes` lanes whose first elements sit at `first_index[l]`
+// (-1: lane holds nothing), from one experiment per pair of offsets: +L in lane 0,
+// -L in lane d, r in lane e; r is lost iff the round of e precedes the round of d.
+// Offsets whose lane holds nothing are unobservable and go last, counting up.
+absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, int lanes,
+                                                   const std::vector<int64_t>& first_index);
+
+absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts);
+
+}  // namespace fixbits::dsl::probe
