@@ -1,0 +1,117 @@
+// Emit: LLVM TargetMachine plumbing. The NVPTX and AMDGPU targets are
+// initialised once (thread-safe); everything else is per call.
+// Example: make_target_machine(nvptx) -> "nvptx64-nvidia-cuda", sm_90a, +ptx86;
+//          emit_assembly(m, tm) -> ".version 8.6\n.target sm_90a ...".
+#include "codegen/Emit.h"
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/TargetInfo.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+void LLVMInitializeAMDGPUTargetInfo();
+void LLVMInitializeAMDGPUTarget();
+void LLVMInitializeAMDGPUTargetMC();
+void LLVMInitializeAMDGPUAsmPrinter();
+}
+
+namespace fixbits::codegen {
+
+namespace {
+void init_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+  });
+}
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> make_target_machine(const TargetInfo& t) {
+  init_targets();
+  llvm::Triple triple(t.triple());
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target) {
+    return absl::InternalError(absl::StrCat("LLVM has no target for ", t.triple(), ": ", err));
+  }
+  llvm::TargetOptions opts;
+  opts.AllowFPOpFusion = llvm::FPOpFusion::Strict;  // never contract a*b+c into fma
+  opts.NoInfsFPMath = false;
+  opts.NoNaNsFPMath = false;
+  opts.NoSignedZerosFPMath = false;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, t.cpu(), t.features(), opts, std::nullopt, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) return absl::InternalError(absl::StrCat("LLVM could not create a machine for ", t.cpu()));
+  return tm;
+}
+
+void configure_module(llvm::Module& m, llvm::TargetMachine& tm) {
+  m.setTargetTriple(tm.getTargetTriple());
+  m.setDataLayout(tm.createDataLayout());
+}
+
+absl::Status verify_module(const llvm::Module& m) {
+  std::string msg;
+  llvm::raw_string_ostream os(msg);
+  if (llvm::verifyModule(m, &os)) {
+    return absl::InternalError(absl::StrCat("codegen produced invalid LLVM IR (a fixbits bug): ", msg));
+  }
+  return absl::OkStatus();
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+absl::StatusOr<std::string> emit_assembly(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    return absl::InternalError("LLVM cannot emit assembly for this target.");
+  }
+  pm.run(m);
+  return std::string(buf.str());
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+}  // namespace fixbits::codegen

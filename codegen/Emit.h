@@ -1,0 +1,31 @@
+// Emit: the LLVM back half of the pipeline — target machine creation, module
+// verification, the -O3 optimisation pipeline, and assembly (PTX / AMDGCN) output.
+//
+// Contract: the TargetMachine has AllowFPOpFusion = Strict and no unsafe-math
+// options, so no pass may contract or reassociate float ops; verify_module returns
+// an Internal Status with LLVM's message instead of asserting.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace fixbits::codegen {
+
+class TargetInfo;
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> make_target_machine(const TargetInfo& t);
+// Sets the module's triple and data layout from the target machine.
+void configure_module(llvm::Module& m, llvm::TargetMachine& tm);
+absl::Status verify_module(const llvm::Module& m);
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
+absl::StatusOr<std::string> emit_assembly(llvm::Module& m, llvm::TargetMachine& tm);
+std::string module_text(const llvm::Module& m);
+
+}  // namespace fixbits::codegen

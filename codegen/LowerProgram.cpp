@@ -1,0 +1,519 @@
+// LowerProgram: a validated tile Program -> one LLVM kernel function.
+// Before:   %5 = arange 512 : i32<512>          (4 warps, R = 4)
+//           %6 = load %0[%5] : f32<512>
+// After (per thread, tid = thread index):
+//           i_r = tid*4 + r            for r in 0..3
+//           v_r = load float, ptr addrspace(1) (x + i_r)
+// Tiles get the blocked layout of codegen/Layout.h; scalars are uniform and
+// computed redundantly by every thread; a scalar store is done by thread 0.
+// Masked loads/stores guard each element with a branch (no out-of-bounds access).
+#include <bit>
+
+#include "absl/strings/str_format.h"
+#include "codegen/LowerMma.h"
+#include "codegen/LowerReduce.h"
+#include "codegen/Lowering.h"
+#include "dsl/reference/ExpF32.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace fixbits::codegen {
+namespace {
+
+namespace ref = dsl::reference;
+
+absl::Status unsupported(const tile::Op& op, int n, const std::string& what) {
+  return absl::UnimplementedError(absl::StrFormat("%s #%d: %s", tile::op_name(op), n, what));
+}
+
+llvm::Type* llvm_type(llvm::LLVMContext& c, tile::Elem e, unsigned global_as) {
+  switch (e) {
+    case tile::Elem::kI1: return llvm::Type::getInt1Ty(c);
+    case tile::Elem::kI32: return llvm::Type::getInt32Ty(c);
+    case tile::Elem::kI64: return llvm::Type::getInt64Ty(c);
+    case tile::Elem::kF16: return llvm::Type::getHalfTy(c);
+    case tile::Elem::kBF16: return llvm::Type::getBFloatTy(c);
+    case tile::Elem::kF32: return llvm::Type::getFloatTy(c);
+    case tile::Elem::kPtr: return llvm::PointerType::get(c, global_as);
+  }
+  return nullptr;
+}
+
+llvm::Value* f32_const(llvm::IRBuilder<>& b, uint32_t bits) {
+  return llvm::ConstantFP::get(b.getFloatTy(), std::bit_cast<float>(bits));
+}
+
+// fixbits_exp, the op sequence of dsl/reference/ExpF32.h (fma only where it says fma).
+llvm::Value* emit_fixbits_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* f = b.getFloatTy();
+  llvm::Value* is_nan = b.CreateFCmpUNO(x, x);
+  llvm::Value* over = b.CreateFCmpOGT(x, llvm::ConstantFP::get(f, ref::kExpOverflow));
+  llvm::Value* under = b.CreateFCmpOLT(x, llvm::ConstantFP::get(f, ref::kExpUnderflow));
+  llvm::Value* special = b.CreateOr(is_nan, b.CreateOr(over, under));
+  llvm::Value* xc = b.CreateSelect(special, llvm::ConstantFP::get(f, 0.0), x);  // keeps step 6 in range
+  llvm::Value* t = b.CreateFMul(xc, f32_const(b, ref::kExpLog2eBits));          // 1
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, t);             // 2: cvt.rni
+  llvm::Value* neg_n = b.CreateFNeg(n);
+  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f},
+                                     {neg_n, f32_const(b, ref::kExpLn2HiBits), xc});  // 3
+  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {neg_n, f32_const(b, ref::kExpLn2LoBits), r});  // 4
+  llvm::Value* p = f32_const(b, ref::kExpCoeffBits[7]);                          // 5
+  for (int k = 6; k >= 0; --k) {
+    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {p, r, f32_const(b, ref::kExpCoeffBits[k])});
+  }
+  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());                           // 6
+  llvm::Value* n1 = b.CreateSDiv(ni, b.getInt32(2));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), f);
+  };
+  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));            // 7
+  y = b.CreateSelect(under, llvm::ConstantFP::get(f, 0.0), y);
+  y = b.CreateSelect(over, llvm::ConstantFP::getInfinity(f), y);
+  return b.CreateSelect(is_nan, b.CreateFAdd(x, x), y, "exp");
+}
+
+class Lowerer {
+ public:
+  explicit Lowerer(LoweringContext& ctx) : ctx_(ctx), b_(ctx.b) {}
+
+  absl::Status lower_ops(const std::vector<tile::Op>& ops) {
+    for (const tile::Op& op : ops) {
+      int n = number_++;
+      absl::Status s = lower(op, n);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  llvm::LLVMContext& llvm_ctx() { return b_.getContext(); }
+  const tile::Type& type_of(int id) const { return ctx_.program.values[id]; }
+  llvm::Type* ty(tile::Elem e) { return llvm_type(llvm_ctx(), e, ctx_.target.global_address_space()); }
+
+  absl::Status layout_for(const tile::Op& op, int n, const tile::Type& t, Lowered* out) {
+    out->scalar = t.rank() == 0;
+    if (out->scalar) return absl::OkStatus();
+    absl::Status s = blocked_layout(t.shape, ctx_.target.warp_size(), ctx_.program.num_warps, &out->layout);
+    if (!s.ok()) return unsupported(op, n, std::string(s.message()));
+    return absl::OkStatus();
+  }
+
+  // Integer division truncating toward zero with no undefined case: x / 0 gives 0
+  // and MIN / -1 wraps to MIN (both are undefined for LLVM's sdiv).
+  llvm::Value* safe_sdiv(llvm::Value* x, llvm::Value* y) {
+    llvm::Value* zero = llvm::ConstantInt::get(y->getType(), 0);
+    llvm::Value* one = llvm::ConstantInt::get(y->getType(), 1);
+    llvm::Value* minus_one = llvm::ConstantInt::getSigned(y->getType(), -1);
+    llvm::Value* is_zero = b_.CreateICmpEQ(y, zero);
+    llvm::Value* is_m1 = b_.CreateICmpEQ(y, minus_one);
+    llvm::Value* q = b_.CreateSDiv(x, b_.CreateSelect(b_.CreateOr(is_zero, is_m1), one, y));
+    q = b_.CreateSelect(is_m1, b_.CreateSub(zero, x), q);
+    return b_.CreateSelect(is_zero, zero, q);
+  }
+
+  // Operand `i` of `op` at register r (scalars broadcast).
+  llvm::Value* at(const tile::Op& op, size_t i, size_t r) {
+    const Lowered& v = ctx_.values[op.args[i]];
+    return v.scalar ? v.regs[0] : v.regs[r];
+  }
+
+  absl::Status set_result(const tile::Op& op, Lowered v) {
+    ctx_.values[op.results[0]] = std::move(v);
+    return absl::OkStatus();
+  }
+
+  // Builds `if (cond) { body } ` and returns after it; body gets the builder there.
+  template <class Body>
+  void guarded(llvm::Value* cond, Body body) {
+    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(llvm_ctx(), "guard.then", ctx_.kernel);
+    llvm::BasicBlock* join_bb = llvm::BasicBlock::Create(llvm_ctx(), "guard.join", ctx_.kernel);
+    b_.CreateCondBr(cond, then_bb, join_bb);
+    b_.SetInsertPoint(then_bb);
+    body();
+    b_.CreateBr(join_bb);
+    b_.SetInsertPoint(join_bb);
+  }
+
+  llvm::Value* element_ptr(const tile::Op& op, size_t r) {
+    const tile::Type& pt = type_of(op.args[0]);
+    llvm::Type* elem = ty(*tile::elem_of(pt.pointee));
+    return b_.CreateInBoundsGEP(elem, at(op, 0, 0), {at(op, 1, r)});
+  }
+
+  absl::Status lower(const tile::Op& op, int n) {
+    Lowered out;
+    if (!op.results.empty()) {
+      absl::Status s = layout_for(op, n, type_of(op.results[0]), &out);
+      if (!s.ok()) return s;
+    }
+    const size_t count = out.scalar ? 1 : static_cast<size_t>(regs(out.layout));
+    switch (op.kind) {
+      case tile::OpKind::kProgramId:
+        out.regs = {ctx_.target.block_id(b_, static_cast<int>(op.imm))};
+        return set_result(op, out);
+      case tile::OpKind::kConst: {
+        tile::Elem e = op.type.elem;
+        if (tile::is_float(e)) {
+          llvm::APFloat v(std::bit_cast<float>(op.fbits));
+          bool lost = false;
+          if (e != tile::Elem::kF32) {
+            v.convert(e == tile::Elem::kF16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+                      llvm::APFloat::rmNearestTiesToEven, &lost);
+          }
+          out.regs = {llvm::ConstantFP::get(llvm_ctx(), v)};
+        } else {
+          out.regs = {llvm::ConstantInt::get(ty(e), static_cast<uint64_t>(op.imm), true)};
+        }
+        return set_result(op, out);
+      }
+      case tile::OpKind::kArange: {
+        // Element index of register r: coord_of(layout, {r, lane, warp}) = tid*R + r (rank 1).
+        llvm::Value* base = b_.CreateMul(ctx_.tid, b_.getInt32(static_cast<uint32_t>(count)));
+        for (size_t r = 0; r < count; ++r) out.regs.push_back(b_.CreateAdd(base, b_.getInt32(r)));
+        return set_result(op, out);
+      }
+      case tile::OpKind::kSplat:
+        out.regs.assign(count, at(op, 0, 0));
+        return set_result(op, out);
+      case tile::OpKind::kBinary: {
+        bool fl = tile::is_float(type_of(op.args[0]).elem);
+        for (size_t r = 0; r < count; ++r) {
+          llvm::Value *x = at(op, 0, r), *y = at(op, 1, r), *v = nullptr;
+          switch (op.bin) {
+            case tile::BinaryOp::kAdd: v = fl ? b_.CreateFAdd(x, y) : b_.CreateAdd(x, y); break;
+            case tile::BinaryOp::kSub: v = fl ? b_.CreateFSub(x, y) : b_.CreateSub(x, y); break;
+            case tile::BinaryOp::kMul: v = fl ? b_.CreateFMul(x, y) : b_.CreateMul(x, y); break;
+            case tile::BinaryOp::kDiv: v = fl ? b_.CreateFDiv(x, y) : safe_sdiv(x, y); break;
+            case tile::BinaryOp::kMax:
+              v = b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::maximum : llvm::Intrinsic::smax, x, y);
+              break;
+            case tile::BinaryOp::kMin:
+              v = b_.CreateBinaryIntrinsic(fl ? llvm::Intrinsic::minimum : llvm::Intrinsic::smin, x, y);
+              break;
+          }
+          out.regs.push_back(v);
+        }
+        return set_result(op, out);
+      }
+      case tile::OpKind::kUnary:
+        for (size_t r = 0; r < count; ++r) {
+          llvm::Value* x = at(op, 0, r);
+          out.regs.push_back(op.un == tile::UnaryOp::kNeg    ? b_.CreateFNeg(x)
+                             : op.un == tile::UnaryOp::kSqrt ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x)
+                                                             : emit_fixbits_exp(b_, x));
+        }
+        return set_result(op, out);
+      case tile::OpKind::kCompare: {
+        bool fl = tile::is_float(type_of(op.args[0]).elem);
+        static constexpr llvm::CmpInst::Predicate kF[] = {
+            llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE, llvm::CmpInst::FCMP_OGT,
+            llvm::CmpInst::FCMP_OGE, llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE};
+        static constexpr llvm::CmpInst::Predicate kI[] = {
+            llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE, llvm::CmpInst::ICMP_SGT,
+            llvm::CmpInst::ICMP_SGE, llvm::CmpInst::ICMP_EQ, llvm::CmpInst::ICMP_NE};
+        int k = static_cast<int>(op.cmp);
+        for (size_t r = 0; r < count; ++r) {
+          out.regs.push_back(fl ? b_.CreateFCmp(kF[k], at(op, 0, r), at(op, 1, r))
+                                : b_.CreateICmp(kI[k], at(op, 0, r), at(op, 1, r)));
+        }
+        return set_result(op, out);
+      }
+      case tile::OpKind::kSelect:
+        for (size_t r = 0; r < count; ++r) {
+          out.regs.push_back(b_.CreateSelect(at(op, 0, r), at(op, 1, r), at(op, 2, r)));
+        }
+        return set_result(op, out);
+      case tile::OpKind::kCast: {
+        tile::Elem from = type_of(op.args[0]).elem, to = op.type.elem;
+        llvm::Type* dst = ty(to);
+        for (size_t r = 0; r < count; ++r) {
+          llvm::Value* x = at(op, 0, r);
+          llvm::Value* v = x;
+          if (from == to) {
+          } else if (tile::is_float(from) && tile::is_float(to)) {
+            v = b_.CreateFPCast(x, dst);  // fpext exact; fptrunc RNE
+          } else if (tile::is_int(from) && tile::is_int(to)) {
+            v = from == tile::Elem::kI1 ? b_.CreateZExt(x, dst) : b_.CreateSExtOrTrunc(x, dst);
+          } else if (tile::is_int(from)) {
+            v = from == tile::Elem::kI1 ? b_.CreateUIToFP(x, dst) : b_.CreateSIToFP(x, dst);
+          } else {
+            v = b_.CreateFPToSI(x, dst);
+          }
+          out.regs.push_back(v);
+        }
+        return set_result(op, out);
+      }
+      case tile::OpKind::kReshape: {
+        const Lowered& in = ctx_.values[op.args[0]];
+        // Legal without data movement when every register keeps its row-major index.
+        for (int64_t r = 0; r < regs(in.layout); ++r) {
+          for (int t : {0, 1, ctx_.target.warp_size() * ctx_.program.num_warps - 1}) {
+            Slot s{r, t % ctx_.target.warp_size(), t / ctx_.target.warp_size()};
+            auto flat = [](const Layout& l, const std::vector<int64_t>& c) {
+              int64_t f = 0;
+              for (size_t d = 0; d < c.size(); ++d) f = f * l.shape[d] + c[d];
+              return f;
+            };
+            if (flat(in.layout, coord_of(in.layout, s)) != flat(out.layout, coord_of(out.layout, s))) {
+              return unsupported(op, n, absl::StrFormat(
+                  "viewing %s as %s would move data between threads; not supported yet",
+                  to_string(in.layout), to_string(out.layout)));
+            }
+          }
+        }
+        out.regs = in.regs;
+        return set_result(op, out);
+      }
+      case tile::OpKind::kLoad: {
+        llvm::Type* elem = ty(*tile::elem_of(type_of(op.args[0]).pointee));
+        if (!out.scalar && count >= 2) {
+          out.regs = load_vectorized(op, elem, count);
+          return set_result(op, out);
+        }
+        for (size_t r = 0; r < count; ++r) {
+          if (!op.has_mask) {
+            out.regs.push_back(b_.CreateLoad(elem, element_ptr(op, r)));
+            continue;
+          }
+          llvm::BasicBlock* from = b_.GetInsertBlock();
+          llvm::Value* loaded = nullptr;
+          llvm::BasicBlock* load_bb = nullptr;
+          guarded(at(op, 2, r), [&] {
+            loaded = b_.CreateLoad(elem, element_ptr(op, r));
+            load_bb = b_.GetInsertBlock();
+          });
+          llvm::PHINode* phi = b_.CreatePHI(elem, 2);
+          phi->addIncoming(loaded, load_bb);
+          phi->addIncoming(at(op, 3, 0), from);
+          out.regs.push_back(phi);
+        }
+        return set_result(op, out);
+      }
+      case tile::OpKind::kStore: {
+        const Lowered& off = ctx_.values[op.args[1]];
+        if (off.scalar) {
+          // A uniform store: thread 0 writes it once.
+          llvm::Value* first = b_.CreateICmpEQ(ctx_.tid, b_.getInt32(0));
+          if (op.has_mask) first = b_.CreateAnd(first, at(op, 3, 0));
+          guarded(first, [&] { b_.CreateStore(at(op, 2, 0), element_ptr(op, 0)); });
+          return absl::OkStatus();
+        }
+        for (size_t r = 0; r < off.regs.size(); ++r) {
+          if (op.has_mask) {
+            guarded(at(op, 3, r), [&] { b_.CreateStore(at(op, 2, r), element_ptr(op, r)); });
+          } else {
+            b_.CreateStore(at(op, 2, r), element_ptr(op, r));
+          }
+        }
+        return absl::OkStatus();
+      }
+      case tile::OpKind::kReduce: {
+        absl::StatusOr<Lowered> r = lower_reduce(ctx_, op, n);
+        if (!r.ok()) return r.status();
+        return set_result(op, *std::move(r));
+      }
+      case tile::OpKind::kFor:
+        return lower_for(op, n);
+      case tile::OpKind::kDot:
+        return unsupported(op, n, "matrix products are not lowered by this codegen yet");
+      case tile::OpKind::kMmaSync: {
+        absl::StatusOr<Lowered> r = lower_mma_sync(ctx_, op, n);
+        if (!r.ok()) return r.status();
+        return set_result(op, *std::move(r));
+      }
+      case tile::OpKind::kFma:
+        // One fused multiply-add per element (llvm.fma -> fma.rn.f32), as the program asks.
+        for (size_t r = 0; r < count; ++r) {
+          out.regs.push_back(b_.CreateIntrinsic(llvm::Intrinsic::fma, {b_.getFloatTy()},
+                                                {at(op, 0, r), at(op, 1, r), at(op, 2, r)}));
+        }
+        return set_result(op, out);
+      case tile::OpKind::kXorPermute: {
+        // Rank-1 blocked layout: i = tid * R + r. An offset below R swaps registers;
+        // a larger one (a multiple of R) moves to thread tid ^ (d / R), same register.
+        const Lowered& in = ctx_.values[op.args[0]];
+        const int64_t d = op.imm;
+        const int64_t per_thread = static_cast<int64_t>(count);
+        if (in.scalar || (per_thread & (per_thread - 1)) != 0) {
+          return unsupported(op, n, absl::StrFormat(
+              "%d elements per thread is not a power of two; the exchange would mix threads",
+              per_thread));
+        }
+        if (d < per_thread) {
+          for (size_t r = 0; r < count; ++r) out.regs.push_back(in.regs[r ^ static_cast<size_t>(d)]);
+          return set_result(op, out);
+        }
+        const int64_t lane_off = d / per_thread;
+        if (lane_off >= ctx_.target.warp_size()) {
+          return unsupported(op, n, absl::StrFormat(
+              "offset %d crosses warps in %s; only exchanges within a warp are lowered",
+              d, to_string(out.layout)));
+        }
+        for (size_t r = 0; r < count; ++r) {
+          out.regs.push_back(ctx_.target.shuffle_xor(b_, in.regs[r], static_cast<int>(lane_off)));
+        }
+        return set_result(op, out);
+      }
+    }
+    return unsupported(op, n, "unknown op kind");
+  }
+
+  // A thread's `count` elements, loaded with vector instructions when at run time
+  // they are all in bounds, consecutive (off[r] == off[0] + r) and the first is
+  // aligned to the vector width; otherwise element by element under their masks.
+  // Both paths read the same addresses, so the choice never changes a value.
+  std::vector<llvm::Value*> load_vectorized(const tile::Op& op, llvm::Type* elem, size_t count) {
+    const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
+    const unsigned vec_bytes = std::min<unsigned>(16, elem_bytes * count);
+    const unsigned vec_elems = vec_bytes / elem_bytes;
+    llvm::Value* ok = b_.getTrue();
+    llvm::Value* off0 = at(op, 1, 0);
+    for (size_t r = 0; r < count; ++r) {
+      if (op.has_mask) ok = b_.CreateAnd(ok, at(op, 2, r));
+      if (r > 0) {
+        llvm::Value* want = b_.CreateAdd(off0, llvm::ConstantInt::get(off0->getType(), r));
+        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(at(op, 1, r), want));
+      }
+    }
+    // The first address may lie outside the buffer when its mask is off: compute it
+    // without `inbounds` (no poison) and test alignment only under `ok` (select, not
+    // and, so nothing undefined reaches the branch).
+    llvm::Value* first = b_.CreateGEP(elem, at(op, 0, 0), {off0});
+    llvm::Value* addr = b_.CreatePtrToInt(first, b_.getInt64Ty());
+    llvm::Value* aligned =
+        b_.CreateICmpEQ(b_.CreateAnd(addr, b_.getInt64(vec_bytes - 1)), b_.getInt64(0));
+    ok = b_.CreateSelect(ok, aligned, b_.getFalse());
+    llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "load.vec", ctx_.kernel);
+    llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "load.elem", ctx_.kernel);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "load.join", ctx_.kernel);
+    b_.CreateCondBr(ok, fast, slow);
+
+    b_.SetInsertPoint(fast);
+    std::vector<llvm::Value*> fast_vals;
+    auto* vty = llvm::FixedVectorType::get(elem, vec_elems);
+    for (size_t r = 0; r < count; r += vec_elems) {
+      llvm::Value* p = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(r)});
+      llvm::Value* v = b_.CreateAlignedLoad(vty, p, llvm::Align(vec_bytes));
+      for (unsigned k = 0; k < vec_elems; ++k) fast_vals.push_back(b_.CreateExtractElement(v, k));
+    }
+    llvm::BasicBlock* fast_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+
+    b_.SetInsertPoint(slow);
+    std::vector<llvm::Value*> slow_vals;
+    for (size_t r = 0; r < count; ++r) {
+      if (!op.has_mask) {
+        slow_vals.push_back(b_.CreateLoad(elem, element_ptr(op, r)));
+        continue;
+      }
+      llvm::BasicBlock* from = b_.GetInsertBlock();
+      llvm::Value* loaded = nullptr;
+      llvm::BasicBlock* load_bb = nullptr;
+      guarded(at(op, 2, r), [&] {
+        loaded = b_.CreateLoad(elem, element_ptr(op, r));
+        load_bb = b_.GetInsertBlock();
+      });
+      llvm::PHINode* phi = b_.CreatePHI(elem, 2);
+      phi->addIncoming(loaded, load_bb);
+      phi->addIncoming(at(op, 3, 0), from);
+      slow_vals.push_back(phi);
+    }
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+
+    b_.SetInsertPoint(join);
+    std::vector<llvm::Value*> out;
+    for (size_t r = 0; r < count; ++r) {
+      llvm::PHINode* phi = b_.CreatePHI(elem, 2);
+      phi->addIncoming(fast_vals[r], fast_end);
+      phi->addIncoming(slow_vals[r], slow_end);
+      out.push_back(phi);
+    }
+    return out;
+  }
+
+  // for iv = lo; iv < hi; iv += step  (signed compare; carried values as phis)
+  absl::Status lower_for(const tile::Op& op, int n) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* head = llvm::BasicBlock::Create(llvm_ctx(), "loop.head", ctx_.kernel);
+    llvm::BasicBlock* body = llvm::BasicBlock::Create(llvm_ctx(), "loop.body", ctx_.kernel);
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(llvm_ctx(), "loop.exit", ctx_.kernel);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::Type* ivt = ty(type_of(op.args[0]).elem);
+    llvm::PHINode* iv = b_.CreatePHI(ivt, 2, "iv");
+    iv->addIncoming(ctx_.values[op.args[0]].regs[0], pre);
+    ctx_.values[op.body_args[0]] = Lowered{true, {}, {iv}};
+    std::vector<std::vector<llvm::PHINode*>> carried;
+    for (size_t i = 3; i < op.args.size(); ++i) {
+      const Lowered& init = ctx_.values[op.args[i]];
+      Lowered phis = init;
+      std::vector<llvm::PHINode*> ps;
+      for (size_t r = 0; r < init.regs.size(); ++r) {
+        llvm::PHINode* p = b_.CreatePHI(init.regs[r]->getType(), 2);
+        p->addIncoming(init.regs[r], pre);
+        ps.push_back(p);
+        phis.regs[r] = p;
+      }
+      carried.push_back(ps);
+      ctx_.values[op.body_args[i - 2]] = phis;
+      ctx_.values[op.results[i - 3]] = phis;  // the loop's results are the header's values
+    }
+    b_.CreateCondBr(b_.CreateICmpSLT(iv, ctx_.values[op.args[1]].regs[0]), body, exit);
+    b_.SetInsertPoint(body);
+    absl::Status s = lower_ops(op.body);
+    if (!s.ok()) return s;
+    llvm::Value* next = b_.CreateAdd(iv, ctx_.values[op.args[2]].regs[0], "iv.next");
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    iv->addIncoming(next, latch);
+    for (size_t i = 0; i < carried.size(); ++i) {
+      const Lowered& y = ctx_.values[op.yields[i]];
+      for (size_t r = 0; r < carried[i].size(); ++r) {
+        carried[i][r]->addIncoming(y.scalar ? y.regs[0] : y.regs[r], latch);
+      }
+    }
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+    return absl::OkStatus();
+  }
+
+  LoweringContext& ctx_;
+  llvm::IRBuilder<>& b_;
+  int number_ = 0;
+};
+
+}  // namespace
+
+absl::Status lower_program(const tile::Program& program, const TargetInfo& target,
+                           llvm::Module& module) {
+  llvm::LLVMContext& c = module.getContext();
+  std::vector<llvm::Type*> params;
+  for (const tile::Param& p : program.params) {
+    params.push_back(llvm_type(c, p.type.elem, target.global_address_space()));
+  }
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(c), params, false);
+  llvm::Function* f =
+      llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, program.name, module);
+  const int block_threads = target.warp_size() * program.num_warps;
+  target.mark_kernel(f, block_threads);
+  for (size_t i = 0; i < program.params.size(); ++i) {
+    f->getArg(i)->setName(program.params[i].name);  // no noalias: x and y may be one buffer
+  }
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  LoweringContext ctx{program, target, module, b, f, nullptr, nullptr, nullptr, {}, 0};
+  ctx.kernel = f;
+  ctx.values.resize(program.values.size());
+  for (size_t i = 0; i < program.params.size(); ++i) ctx.values[i] = Lowered{true, {}, {f->getArg(i)}};
+  ctx.tid = target.thread_id(b);
+  ctx.lane = b.CreateAnd(ctx.tid, b.getInt32(target.warp_size() - 1), "lane");
+  ctx.warp = b.CreateLShr(ctx.tid, llvm::Log2_32(target.warp_size()), "warp");
+  Lowerer lowerer(ctx);
+  absl::Status s = lowerer.lower_ops(program.body);
+  if (!s.ok()) return s;  // the caller discards the half-built module
+  b.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+}  // namespace fixbits::codegen

@@ -1,0 +1,20 @@
+// LowerReduce: one tile reduce op -> LLVM IR, in three named steps:
+// reduce_within_thread -> reduce_within_warp -> reduce_across_warps, following the
+// ReducePlan of the op (see codegen/ReducePlan.h for the tree each step builds).
+//
+// Assumes: the input tile is lowered with a blocked layout and the op passed
+// tile::validate. Guarantees: the emitted combines are exactly those that
+// simulate_plan performs, in the same association, so the kernel's bits equal
+// the plan's (and, for pinned order, ReduceDesc's tree) for every knob setting.
+// Shared memory: two internal addrspace(3) f32 arrays per reduce that needs it,
+// used alternately, so each execution costs one barrier (write; barrier; read).
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "codegen/Lowering.h"
+
+namespace fixbits::codegen {
+
+absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, int op_number);
+
+}  // namespace fixbits::codegen

@@ -1,0 +1,44 @@
+// Lowering: the state shared by the passes that turn a tile Program into LLVM IR
+// (LowerProgram for every op, LowerReduce for kReduce). Internal to codegen/;
+// included only by LLVM translation units.
+//
+// Invariant: a lowered tile value holds regs(layout) LLVM values per thread, in
+// the layout's register order; a lowered scalar (rank 0) holds one value that is
+// the same in every thread of the block (uniform).
+#pragma once
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/Layout.h"
+#include "codegen/TargetInfo.h"
+#include "dsl/tile/Program.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace fixbits::codegen {
+
+struct Lowered {
+  bool scalar = true;
+  Layout layout;                   // tiles only
+  std::vector<llvm::Value*> regs;  // scalar: 1 value; tile: regs(layout) values
+};
+
+struct LoweringContext {
+  const tile::Program& program;
+  const TargetInfo& target;
+  llvm::Module& module;
+  llvm::IRBuilder<>& b;
+  llvm::Function* kernel = nullptr;
+  llvm::Value* tid = nullptr;   // i32 thread index in the block
+  llvm::Value* lane = nullptr;  // i32 tid % warp_size
+  llvm::Value* warp = nullptr;  // i32 tid / warp_size
+  std::vector<Lowered> values;  // by value id
+  int smem_arrays = 0;          // shared arrays created so far (for names)
+};
+
+// Lowers the whole program into a new kernel function of `ctx.module`.
+absl::Status lower_program(const tile::Program& program, const TargetInfo& target,
+                           llvm::Module& module);
+
+}  // namespace fixbits::codegen

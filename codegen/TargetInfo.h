@@ -1,0 +1,50 @@
+// TargetInfo: what shared lowering asks of a GPU target — thread/block ids, lane
+// exchange, shared memory, barriers, kernel marking, and an optional
+// instruction-level warp reduction. Included only by LLVM translation units.
+//
+// Contract: shuffle_xor(v, off) returns lane (lane ^ off)'s v for every lane of a
+// full warp; barrier() is a block-wide execution and shared-memory barrier.
+// warp_reduce may decline (return false, emitting nothing), in which case the
+// caller builds the same tree from shuffle_xor steps; when it accepts, it must
+// produce exactly the tree of combining partners lane ^ off for off in `offsets`,
+// in that order, with every lane holding the result.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/Compile.h"
+#include "dsl/tile/Program.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace fixbits::codegen {
+
+class TargetInfo {
+ public:
+  virtual ~TargetInfo() = default;
+  virtual Target target() const = 0;
+  virtual std::string triple() const = 0;
+  virtual std::string cpu() const = 0;
+  virtual std::string features() const = 0;
+  virtual int warp_size() const = 0;
+  virtual unsigned global_address_space() const { return 1; }
+  virtual unsigned shared_address_space() const { return 3; }
+  virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;  // i32 within the block
+  virtual llvm::Value* block_id(llvm::IRBuilder<>& b, int axis) const = 0;  // i32
+  virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int offset) const = 0;
+  virtual void barrier(llvm::IRBuilder<>& b) const = 0;
+  virtual void mark_kernel(llvm::Function* f, int block_threads) const = 0;
+  virtual bool warp_reduce(llvm::IRBuilder<>& b, llvm::Value*& v, tile::Combine c,
+                           const std::vector<int>& offsets) const {
+    return false;
+  }
+};
+
+std::unique_ptr<TargetInfo> make_nvptx_target_info();
+std::unique_ptr<TargetInfo> make_amdgpu_target_info();
+
+// The combine as one IEEE binary32 instruction (fadd / llvm.maximum / llvm.minimum).
+llvm::Value* emit_combine(llvm::IRBuilder<>& b, tile::Combine c, llvm::Value* x, llvm::Value* y);
+
+}  // namespace fixbits::codegen

@@ -1,0 +1,50 @@
+// NvptxTargetInfo: TargetInfo for NVIDIA sm_90a through LLVM's NVPTX backend.
+// Lane exchange is shfl.sync.bfly.b32 with the full mask (llvm.nvvm.shfl.sync.bfly.f32,
+// clamp 31); the barrier is bar.sync 0 (llvm.nvvm.barrier.cta.sync.aligned.all);
+// kernels use the PTX_Kernel calling convention. warp_reduce declines: the shared
+// count-up shuffle tree is already the pinned tree on NVIDIA.
+// Example: shuffle_xor(v, 4) -> shfl.sync.bfly.b32 %r, %v, 4, 31, -1;
+#include "codegen/TargetInfo.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Module.h"
+
+namespace fixbits::codegen {
+namespace {
+
+class NvptxTargetInfo final : public TargetInfo {
+ public:
+  Target target() const override { return Target::kNvptxSm90a; }
+  std::string triple() const override { return "nvptx64-nvidia-cuda"; }
+  std::string cpu() const override { return "sm_90a"; }
+  // PTX ISA 8.6: accepted by CUDA 12.7+ drivers, including CUDA 13.
+  std::string features() const override { return "+ptx86"; }
+  int warp_size() const override { return 32; }
+
+  llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}, nullptr, "tid");
+  }
+  llvm::Value* block_id(llvm::IRBuilder<>& b, int axis) const override {
+    llvm::Intrinsic::ID id = axis == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
+                             : axis == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
+                                         : llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
+    return b.CreateIntrinsic(id, {}, {}, nullptr, "ctaid");
+  }
+  llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int offset) const override {
+    llvm::Value* args[] = {b.getInt32(0xffffffffu), v, b.getInt32(offset), b.getInt32(31)};
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, {}, args, nullptr, "bfly");
+  }
+  void barrier(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {b.getInt32(0)});
+  }
+  void mark_kernel(llvm::Function* f, int block_threads) const override {
+    f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    f->addFnAttr("nvvm.maxntid", std::to_string(block_threads));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<TargetInfo> make_nvptx_target_info() { return std::make_unique<NvptxTargetInfo>(); }
+
+}  // namespace fixbits::codegen

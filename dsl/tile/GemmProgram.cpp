@@ -1,0 +1,716 @@
+// GemmProgram: builds the tile programs of a GemmDesc. A plain scalar_fma GEMM with
+// BLOCK_M rows per block and BLOCK_N = 2 reads (one thread per row, columns unrolled):
+//   rows = pid.y*BLOCK_M + arange(BLOCK_M)                       // (BLOCK_M) i64
+//   acc0 = acc1 = +0.0                                            // (BLOCK_M) f32
+//   for k in [0, K):
+//     av   = f32(load(a, rows*a_sm + k*a_sk, rows < M, 0))        // (BLOCK_M)
+//     acc0 = fma(av, f32(b[k*b_sk + n0*b_sn]), acc0)              // b is uniform
+//     acc1 = fma(av, f32(b[k*b_sk + n1*b_sn]), acc1)
+//   out[rows*N + n_j] = round(epilogue(acc_j))                    // masked
+// A cut level wraps the leaf in a loop over its parts, chained from -0.0 (exact:
+// -0.0 + p == p), or for an inner tree fold kept in slots and folded by a
+// butterfly after the loop; the top level of an empty K gives +0.0, as the
+// reference does. Family gemv deals a tile of lanes*G elements (G outputs of one
+// row, `lanes` lanes each) and folds lanes with xor_permute in lane_fold's order.
+// The matrix path (mma_sync) gives each warp a 16x8 output tile held as mma.sync
+// fragments; a turn loop over k_loop_step runs a group loop of one instruction per
+// instruction_k elements (masked loads give the zero padding).
+#include "dsl/tile/GemmProgram.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/str_format.h"
+
+namespace fixbits::dsl {
+namespace {
+
+using tile::Builder;
+using tile::CompareOp;
+using tile::Elem;
+using tile::Type;
+using tile::Value;
+
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+absl::Status unimplemented(const std::string& msg) { return absl::UnimplementedError(msg); }
+
+absl::Status check_io_dtype(const char* field, DType t) {
+  if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
+    return unimplemented(absl::StrFormat(
+        "dsl::gemm: GemmDesc.%s is %s; the generated kernels read and write f32, f16 and bf16 "
+        "only so far.",
+        field, std::string(dtype_name(t))));
+  }
+  return absl::OkStatus();
+}
+
+// A tree fold keeps every part of its level in registers until the level ends.
+constexpr int64_t kMaxTreeParts = 64;
+int64_t max_parts(const GemmDesc& d, size_t i) {
+  return (d.k_cuts[i - 1].span + d.k_cuts[i].span - 1) / d.k_cuts[i].span;
+}
+
+absl::Status check_desc(const GemmDesc& d) {
+  if (absl::Status s = validate(d); !s.ok()) return s;
+  if (d.instruction == Instruction::kWgmma) {
+    return unimplemented(
+        "dsl::gemm: GemmDesc.instruction wgmma is not generated yet; use mma_sync (the same "
+        "sm_90 accumulation model) or a scalar instruction.");
+  }
+  if (d.instruction == Instruction::kMmaSync &&
+      ((d.a_dtype != DType::kF16 && d.a_dtype != DType::kBF16) || d.instruction_k != 16)) {
+    return unimplemented(absl::StrFormat(
+        "dsl::gemm: GemmDesc.a_dtype is %s; mma_sync is generated for f16 and bf16 inputs "
+        "(m16n8k16) only so far.",
+        std::string(dtype_name(d.a_dtype))));
+  }
+  if (absl::Status s = check_io_dtype("a_dtype", d.a_dtype); !s.ok()) return s;
+  if (absl::Status s = check_io_dtype("b_dtype", d.b_dtype); !s.ok()) return s;
+  if (absl::Status s = check_io_dtype("out_dtype", d.out_dtype); !s.ok()) return s;
+  if (absl::Status s = check_io_dtype("partial_dtype", d.partial_dtype); !s.ok()) return s;
+  if (absl::Status s = check_io_dtype("merge_dtype", d.merge_dtype); !s.ok()) return s;
+  if (d.acc_dtype != DType::kF32) {
+    return unimplemented(absl::StrFormat(
+        "dsl::gemm: GemmDesc.acc_dtype is %s; the generated kernels accumulate in f32.",
+        std::string(dtype_name(d.acc_dtype))));
+  }
+  for (size_t i = 0; i < d.k_cuts.size(); ++i) {
+    const bool split = d.family == GemmFamily::kSplitK && i == 0;
+    if (split || d.k_cuts[i].fold == Fold::kChain) continue;
+    const char* fold = d.k_cuts[i].fold == Fold::kTreeUp ? "tree_up" : "tree_down";
+    if (i == 0) {
+      return unimplemented(absl::StrFormat(
+          "dsl::gemm: GemmDesc.k_cuts[0].fold is %s; a tree fold is generated only for an "
+          "inner level (its part count must be bounded by the enclosing span).",
+          fold));
+    }
+    if (max_parts(d, i) > kMaxTreeParts) {
+      return unimplemented(absl::StrFormat(
+          "dsl::gemm: GemmDesc.k_cuts[%d].fold is %s over up to %d parts (span %d inside %d); "
+          "tree folds are generated for at most %d parts.",
+          i, fold, max_parts(d, i), d.k_cuts[i].span, d.k_cuts[i - 1].span, kMaxTreeParts));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Value to_f32(Builder& b, Value v, Elem from) { return from == Elem::kF32 ? v : b.cast(v, Elem::kF32); }
+Value from_f32(Builder& b, Value v, Elem to) { return to == Elem::kF32 ? v : b.cast(v, to); }
+// x rounded to `t` and widened back (the exact value an f32 of it would hold).
+Value round_to(Builder& b, Value x, Elem t) {
+  return t == Elem::kF32 ? x : b.cast(b.cast(x, t), Elem::kF32);
+}
+Value i64(Builder& b, int64_t v) { return b.const_int(Elem::kI64, v); }
+
+// The parameters the product part of every kernel reads.
+struct Operands {
+  Value a, b, m, n, k;             // m, n, k as i64
+  Value a_sm, a_sk, b_sk, b_sn;    // i64 strides
+  Elem a_elem = Elem::kF32, b_elem = Elem::kF32;
+};
+
+// One fold step of the leaf instruction: acc (+)= a * b.
+Value leaf_step(Builder& b, Instruction ins, Value acc, Value av, Value bv) {
+  if (ins == Instruction::kScalarFma) return b.fma(av, bv, acc);
+  return b.add(acc, b.mul(av, bv));  // two roundings: codegen never contracts
+}
+
+// Accumulators of one block: BLOCK_N column tiles (plain) or one lane tile (gemv).
+using Accs = std::vector<Value>;
+using LeafFn = std::function<Accs(Value k0, Value k1)>;
+
+// A tree level (inner levels only, at most kMaxTreeParts parts): the parts are kept
+// in slots (slot j = part j, the rest -0.0, the padding), and after the loop the
+// butterfly over the padded size S = next power of two >= part count is taken;
+// each candidate S is built and the actual one selected (S is known only at run time).
+Accs tree_level(Builder& b, const GemmDesc& d, size_t i, Value k0, Value k1,
+                const Accs& shape_like, const LeafFn& leaf);
+
+// level(i, [k0, k1)) of GemmDesc.h for cut levels i..end: a chain level starts
+// from -0.0 (each part computed from +0.0 by the next level or the leaf).
+Accs level(Builder& b, const GemmDesc& d, size_t i, Value k0, Value k1, const Accs& shape_like,
+           const LeafFn& leaf) {
+  if (i == d.k_cuts.size()) return leaf(k0, k1);
+  if (d.k_cuts[i].fold != Fold::kChain) return tree_level(b, d, i, k0, k1, shape_like, leaf);
+  Value neg_zero = b.const_f32(-0.0f);
+  Accs inits;
+  for (Value v : shape_like) inits.push_back(b.splat(neg_zero, b.type_of(v).shape));
+  std::vector<Value> loop = b.begin_for(k0, k1, i64(b, d.k_cuts[i].span), inits);
+  Value hi = b.min(b.add(loop[0], i64(b, d.k_cuts[i].span)), k1);
+  Accs parts = level(b, d, i + 1, loop[0], hi, shape_like, leaf);
+  Accs yields;
+  for (size_t j = 0; j < parts.size(); ++j) yields.push_back(b.add(loop[1 + j], parts[j]));
+  return b.end_for(yields);
+}
+
+// v[0] of a butterfly over `v` (a power of two of values, padding included): every
+// lane l sets v[l] = v[l] (+) v[l ^ off] for each offset in order; only the adds
+// v[0] depends on are emitted (a tree of v.size() - 1 adds).
+Value butterfly_root(Builder& b, const std::vector<Value>& v, const std::vector<int64_t>& offs) {
+  std::function<Value(int64_t, size_t)> at = [&](int64_t l, size_t round) -> Value {
+    if (round == 0) return v[l];
+    return b.add(at(l, round - 1), at(l ^ offs[round - 1], round - 1));
+  };
+  return at(0, offs.size());
+}
+
+// The top of the tree: an empty K range gives +0.0 (only a cut level can see one
+// as -0.0, the chain's start).
+Accs top(Builder& b, const GemmDesc& d, size_t first, Value k0, Value k1, const Accs& shape_like,
+         const LeafFn& leaf) {
+  Accs r = level(b, d, first, k0, k1, shape_like, leaf);
+  if (first == d.k_cuts.size()) return r;
+  Value nonempty = b.compare(CompareOp::kLt, k0, k1);
+  Value zero = b.const_f32(0.0f);
+  for (Value& v : r) v = b.select(nonempty, v, zero);
+  return r;
+}
+
+Accs tree_level(Builder& b, const GemmDesc& d, size_t i, Value k0, Value k1,
+                const Accs& shape_like, const LeafFn& leaf) {
+  const int64_t span = d.k_cuts[i].span;
+  const int64_t pmax = max_parts(d, i);
+  int64_t smax = 1;
+  while (smax < pmax) smax *= 2;
+  const size_t na = shape_like.size();
+  Value neg_zero = b.const_f32(-0.0f);
+  Accs inits;  // slot q of accumulator a is inits[a * smax + q]
+  for (size_t a = 0; a < na; ++a) {
+    Value pad = b.splat(neg_zero, b.type_of(shape_like[a]).shape);
+    for (int64_t q = 0; q < smax; ++q) inits.push_back(pad);
+  }
+  std::vector<Value> loop = b.begin_for(k0, k1, i64(b, span), inits);
+  Value hi = b.min(b.add(loop[0], i64(b, span)), k1);
+  Accs parts = level(b, d, i + 1, loop[0], hi, shape_like, leaf);
+  Value j = b.div(b.sub(loop[0], k0), i64(b, span));  // this part's index
+  Accs yields;
+  for (size_t a = 0; a < na; ++a) {
+    for (int64_t q = 0; q < smax; ++q) {
+      Value slot = loop[1 + a * smax + q];
+      yields.push_back(q < pmax ? b.select(b.compare(CompareOp::kEq, j, i64(b, q)), parts[a], slot)
+                                : slot);
+    }
+  }
+  Accs slots = b.end_for(yields);
+  Value count = b.div(b.add(b.sub(k1, k0), i64(b, span - 1)), i64(b, span));
+  Accs out;
+  for (size_t a = 0; a < na; ++a) {
+    Value r = slots[a * smax];  // one part: S = 1
+    for (int64_t size = 2; size <= smax; size *= 2) {
+      std::vector<int64_t> offs;
+      for (int64_t o = 1; o < size; o *= 2) offs.push_back(o);
+      if (d.k_cuts[i].fold == Fold::kTreeDown) std::reverse(offs.begin(), offs.end());
+      std::vector<Value> v(slots.begin() + a * smax, slots.begin() + a * smax + size);
+      Value tree = butterfly_root(b, v, offs);
+      r = b.select(b.compare(CompareOp::kGt, count, i64(b, size / 2)), tree, r);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The epilogue of GemmDesc.h on one (rows) tile `e` of column(s) `n_off`:
+// alpha/beta with c at `c_off`, bias at `n_off`, relu.
+struct Epilogue {
+  Value c, bias, alpha, beta;  // params (unused ones are never read)
+  Elem out_elem = Elem::kF32;
+};
+Value apply_epilogue(Builder& b, const GemmDesc& d, const Epilogue& ep, Value e, Value c_off,
+                     Value c_mask, Value bias_off, Value bias_mask) {
+  if (d.alpha_beta) {
+    Value cv = to_f32(b, b.load(ep.c, c_off, c_mask, b.const_float(ep.out_elem, 0.0f)), ep.out_elem);
+    e = b.fma(ep.beta, cv, b.mul(ep.alpha, e));
+  }
+  if (d.bias) e = b.add(e, b.load(ep.bias, bias_off, bias_mask, b.const_f32(0.0f)));
+  if (d.activation == Activation::kRelu) {
+    Value zero = b.const_f32(0.0f);
+    e = b.select(b.compare(CompareOp::kGt, e, zero), e, zero);  // -0.0, NaN -> +0.0
+  }
+  return e;
+}
+
+// Rows and columns of a non-gemv block: rows pid.y*BLOCK_M + arange, columns
+// pid.x*BLOCK_N + j.
+struct BlockFrame {
+  Value rows;                 // (BM) i64
+  Value row_ok;               // (BM) i1
+  Value a_row_off;            // (BM) i64 = rows * a_sm
+  std::vector<Value> col;     // BLOCK_N scalars i64
+  std::vector<Value> col_ok;  // BLOCK_N scalars i1
+  std::vector<Value> mask;    // BLOCK_N (BM) i1: row and column in bounds
+};
+
+BlockFrame block_frame(Builder& b, const GemmConfig& cfg, const Operands& o) {
+  BlockFrame f;
+  const int64_t bm = block_m(cfg);
+  Value row0 = b.mul(b.cast(b.program_id(1), Elem::kI64), i64(b, bm));
+  f.rows = b.add(b.cast(b.arange(bm), Elem::kI64), row0);
+  f.row_ok = b.compare(CompareOp::kLt, f.rows, o.m);
+  f.a_row_off = b.mul(f.rows, o.a_sm);
+  Value col0 = b.mul(b.cast(b.program_id(0), Elem::kI64), i64(b, cfg.block_n));
+  Value zero = i64(b, 0);
+  for (int j = 0; j < cfg.block_n; ++j) {
+    Value n = b.add(col0, i64(b, j));
+    Value ok = b.compare(CompareOp::kLt, n, o.n);
+    f.col.push_back(n);
+    f.col_ok.push_back(ok);
+    // rows < (n < N ? M : 0): in bounds in both dimensions, with no i1 "and".
+    f.mask.push_back(b.compare(CompareOp::kLt, f.rows, b.select(ok, o.m, zero)));
+  }
+  return f;
+}
+
+// The scalar leaf of a non-gemv block: BLOCK_N accumulators over [k0, k1).
+LeafFn plain_leaf(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o,
+                  const BlockFrame& f) {
+  return [&b, &d, &cfg, o, f](Value k0, Value k1) {
+    const int64_t bm = block_m(cfg);
+    Value zero = b.const_f32(0.0f);
+    Accs inits(cfg.block_n, b.splat(zero, {bm}));
+    std::vector<Value> loop = b.begin_for(k0, k1, i64(b, 1), inits);
+    Value k = loop[0];
+    Value a_off = b.add(f.a_row_off, b.mul(k, o.a_sk));                  // (BM) i64
+    Value av = to_f32(b, b.load(o.a, a_off, f.row_ok, b.const_float(o.a_elem, 0.0f)), o.a_elem);
+    Value b_row = b.mul(k, o.b_sk);
+    Accs yields;
+    for (int j = 0; j < cfg.block_n; ++j) {
+      Value b_off = b.add(b_row, b.mul(f.col[j], o.b_sn));
+      Value bv = to_f32(b, b.load(o.b, b_off, f.col_ok[j], b.const_float(o.b_elem, 0.0f)), o.b_elem);
+      yields.push_back(leaf_step(b, d.instruction, loop[1 + j], av, bv));
+    }
+    return b.end_for(yields);
+  };
+}
+
+Operands read_operands(Builder& b, const GemmDesc& d) {
+  Operands o;
+  o.a_elem = *tile::elem_of(d.a_dtype);
+  o.b_elem = *tile::elem_of(d.b_dtype);
+  o.a = b.param("a", Type::ptr(d.a_dtype));
+  o.b = b.param("b", Type::ptr(d.b_dtype));
+  return o;
+}
+
+// Declares m, n (and k) as i32 params; widen_sizes() turns them into i64 values
+// once every parameter is declared (the Builder wants params before any op).
+void declare_sizes(Builder& b, Operands& o, bool with_k) {
+  o.m = b.param("m", Type::scalar(Elem::kI32));
+  o.n = b.param("n", Type::scalar(Elem::kI32));
+  if (with_k) o.k = b.param("k", Type::scalar(Elem::kI32));
+}
+
+void widen_sizes(Builder& b, Operands& o, bool with_k) {
+  o.m = b.cast(o.m, Elem::kI64);
+  o.n = b.cast(o.n, Elem::kI64);
+  if (with_k) o.k = b.cast(o.k, Elem::kI64);
+}
+
+void read_strides(Builder& b, Operands& o) {
+  o.a_sm = b.param("a_sm", Type::scalar(Elem::kI64));
+  o.a_sk = b.param("a_sk", Type::scalar(Elem::kI64));
+  o.b_sk = b.param("b_sk", Type::scalar(Elem::kI64));
+  o.b_sn = b.param("b_sn", Type::scalar(Elem::kI64));
+}
+
+Epilogue read_epilogue(Builder& b, const GemmDesc& d, Value* out) {
+  Epilogue ep;
+  ep.out_elem = *tile::elem_of(d.out_dtype);
+  *out = b.param("out", Type::ptr(d.out_dtype));
+  ep.c = b.param("c", Type::ptr(d.out_dtype));
+  ep.bias = b.param("bias", Type::ptr(DType::kF32));
+  return ep;
+}
+
+std::string kernel_name(const GemmDesc& d, const GemmConfig& c, const char* what) {
+  return absl::StrFormat("fixbits_gemm_%016x_w%d_r%d_n%d_%s", hash(d), c.warps,
+                         c.rows_per_thread, c.block_n, what);
+}
+
+// Where a block's accumulators land: accumulator j covers rows[j] x cols[j]
+// (tiles, or scalars that broadcast), in bounds where mask[j]; leaf() computes
+// them over a K range.
+struct OutFrame {
+  Accs shape_like;
+  std::vector<Value> rows, cols, col_ok, mask;
+  LeafFn leaf;
+};
+
+OutFrame scalar_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
+  BlockFrame f = block_frame(b, cfg, o);
+  OutFrame out;
+  out.shape_like.assign(cfg.block_n, f.a_row_off);  // (BM) tiles
+  out.rows.assign(cfg.block_n, f.rows);
+  out.cols = f.col;
+  out.col_ok = f.col_ok;
+  out.mask = f.mask;
+  out.leaf = plain_leaf(b, d, cfg, o, f);
+  return out;
+}
+
+OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o);
+
+OutFrame out_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
+  return d.instruction == Instruction::kMmaSync ? mma_frame(b, d, cfg, o)
+                                                : scalar_frame(b, d, cfg, o);
+}
+
+// kPlain / kChainedChunks: products, tree and epilogue in one kernel.
+absl::StatusOr<tile::Program> build_plain(const GemmDesc& d, const GemmConfig& cfg) {
+  Builder b(kernel_name(d, cfg, "main"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("gemm");
+  Operands o = read_operands(b, d);
+  Value out;
+  Epilogue ep = read_epilogue(b, d, &out);
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, o, /*with_k=*/true);
+  OutFrame f = out_frame(b, d, cfg, o);
+  Accs acc = top(b, d, 0, i64(b, 0), o.k, f.shape_like, f.leaf);
+  for (size_t j = 0; j < acc.size(); ++j) {
+    Value off = b.add(b.mul(f.rows[j], o.n), f.cols[j]);  // i64, out is m x n row-major
+    Value e = apply_epilogue(b, d, ep, acc[j], off, f.mask[j], f.cols[j], f.col_ok[j]);
+    b.store(out, off, from_f32(b, e, ep.out_elem), f.mask[j]);
+  }
+  return b.finish();
+}
+
+// kSplitK, kernel 1: part pid.z of the outermost cut, written at partial_dtype.
+absl::StatusOr<tile::Program> build_split_parts(const GemmDesc& d, const GemmConfig& cfg) {
+  Builder b(kernel_name(d, cfg, "parts"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("gemm");
+  const Elem pe = *tile::elem_of(d.partial_dtype);
+  Operands o = read_operands(b, d);
+  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  widen_sizes(b, o, /*with_k=*/true);
+  OutFrame f = out_frame(b, d, cfg, o);
+  Value part = b.cast(b.program_id(2), Elem::kI64);
+  Value k0 = b.mul(part, i64(b, d.k_cuts[0].span));
+  Value k1 = b.min(b.add(k0, i64(b, d.k_cuts[0].span)), o.k);
+  Accs acc = level(b, d, 1, k0, k1, f.shape_like, f.leaf);  // a part is never empty
+  Value plane = b.mul(b.mul(part, o.m), o.n);
+  for (size_t j = 0; j < acc.size(); ++j) {
+    Value off = b.add(b.add(b.mul(f.rows[j], o.n), f.cols[j]), plane);
+    b.store(ws, off, from_f32(b, acc[j], pe), f.mask[j]);
+  }
+  return b.finish();
+}
+
+// kSplitK, kernel 2: r = M(ws_0), r = M(r + ws_p) in part order, then the epilogue.
+absl::StatusOr<tile::Program> build_split_merge(const GemmDesc& d, const GemmConfig& cfg) {
+  Builder b(kernel_name(d, cfg, "merge"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("gemm");
+  const Elem pe = *tile::elem_of(d.partial_dtype);
+  const Elem me = *tile::elem_of(d.merge_dtype);
+  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
+  Value out;
+  Epilogue ep = read_epilogue(b, d, &out);
+  Operands o;
+  declare_sizes(b, o, /*with_k=*/false);
+  Value parts = b.param("parts", Type::scalar(Elem::kI32));
+  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, o, /*with_k=*/false);
+  parts = b.cast(parts, Elem::kI64);
+  o.a_sm = i64(b, 0);  // block_frame's a offsets are unused here
+  BlockFrame f = block_frame(b, cfg, o);
+  const int64_t bm = block_m(cfg);
+  Value zero = b.const_f32(0.0f);
+  Value plane = b.mul(o.m, o.n);
+  std::vector<Value> offs;
+  Accs inits;
+  for (int j = 0; j < cfg.block_n; ++j) {
+    offs.push_back(b.add(b.mul(f.rows, o.n), f.col[j]));  // (BM) i64
+    inits.push_back(b.splat(zero, {bm}));                 // no parts: +0.0
+  }
+  std::vector<Value> loop = b.begin_for(i64(b, 0), parts, i64(b, 1), inits);
+  Value first = b.compare(CompareOp::kEq, loop[0], i64(b, 0));
+  Value base = b.mul(loop[0], plane);
+  Accs yields;
+  for (int j = 0; j < cfg.block_n; ++j) {
+    Value p = to_f32(b, b.load(ws, b.add(offs[j], base), f.mask[j], b.const_float(pe, 0.0f)), pe);
+    Value sum = b.select(first, p, b.add(loop[1 + j], p));
+    yields.push_back(round_to(b, sum, me));
+  }
+  Accs acc = b.end_for(yields);
+  for (int j = 0; j < cfg.block_n; ++j) {
+    Value e = apply_epilogue(b, d, ep, acc[j], offs[j], f.mask[j], f.col[j], f.col_ok[j]);
+    b.store(out, offs[j], from_f32(b, e, ep.out_elem), f.mask[j]);
+  }
+  return b.finish();
+}
+
+// kGemv: element i of the block's (E) tile is lane i % lanes of output column
+// pid.x*G + i / lanes of row pid.y.
+absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cfg) {
+  Builder b(kernel_name(d, cfg, "gemv"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("gemm");
+  Operands o = read_operands(b, d);
+  Value out;
+  Epilogue ep = read_epilogue(b, d, &out);
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, o, /*with_k=*/true);
+  const int64_t g = gemv_outputs_per_block(d, cfg);
+  const int64_t e = g * d.lanes;
+  const int64_t lanes = d.lanes, tile = d.lane_tile;
+  Value idx = b.arange(e);                                                  // (E) i32
+  Value out_local = b.div(idx, b.const_int(Elem::kI32, lanes));            // (E) i32
+  Value lane = b.cast(b.sub(idx, b.mul(out_local, b.const_int(Elem::kI32, lanes))), Elem::kI64);
+  Value col0 = b.mul(b.cast(b.program_id(0), Elem::kI64), i64(b, g));
+  Value col = b.add(b.cast(out_local, Elem::kI64), col0);                   // (E) i64
+  Value col_ok = b.compare(CompareOp::kLt, col, o.n);
+  Value row = b.cast(b.program_id(1), Elem::kI64);                          // uniform
+  Value a_row = b.mul(row, o.a_sm);
+  Value b_col = b.mul(col, o.b_sn);                                         // (E) i64
+  Value zero = b.const_f32(0.0f);
+
+  // Folds k into acc where k < limit (a per-element bound); elsewhere acc stays.
+  auto step_at = [&](Value acc, Value k, Value limit) {
+    Value ok = b.compare(CompareOp::kLt, k, limit);
+    Value av = to_f32(b, b.load(o.a, b.add(a_row, b.mul(k, o.a_sk)), ok,
+                                b.const_float(o.a_elem, 0.0f)), o.a_elem);
+    Value bv = to_f32(b, b.load(o.b, b.add(b.mul(k, o.b_sk), b_col), ok,
+                                b.const_float(o.b_elem, 0.0f)), o.b_elem);
+    return b.select(ok, leaf_step(b, d.instruction, acc, av, bv), acc);
+  };
+  LeafFn leaf = [&](Value k0, Value k1) {
+    Value len = b.sub(k1, k0);
+    Value tiles = b.div(b.add(len, i64(b, tile - 1)), i64(b, tile));
+    Value rounds = b.div(b.add(tiles, i64(b, lanes - 1)), i64(b, lanes));  // tiles per lane (ceil)
+    Value acc0 = b.splat(zero, {e});
+    Value v;
+    if (d.lane_layout == LaneLayout::kContiguous) {
+      Value run = b.mul(rounds, i64(b, tile));                              // elements per lane
+      Value e0 = b.min(k1, b.add(k0, b.mul(lane, run)));                   // (E) i64
+      Value e1 = b.min(k1, b.add(k0, b.mul(b.add(lane, i64(b, 1)), run)));
+      e1 = b.select(col_ok, e1, e0);  // columns past N fold nothing
+      std::vector<Value> loop = b.begin_for(i64(b, 0), run, i64(b, 1), {acc0});
+      Value r = step_at(loop[1], b.add(e0, loop[0]), e1);
+      v = b.end_for({r})[0];
+    } else {
+      Value limit = b.select(col_ok, b.splat(k1, {e}), b.splat(k0, {e}));
+      std::vector<Value> outer = b.begin_for(i64(b, 0), rounds, i64(b, 1), {acc0});
+      Value t = b.add(lane, b.mul(outer[0], i64(b, lanes)));                // (E) tile index
+      Value t0 = b.add(k0, b.mul(t, i64(b, tile)));
+      std::vector<Value> inner = b.begin_for(i64(b, 0), i64(b, tile), i64(b, 1), {outer[1]});
+      Value r = step_at(inner[1], b.add(t0, inner[0]), limit);
+      Value after_tile = b.end_for({r})[0];
+      v = b.end_for({after_tile})[0];
+    }
+    for (int off : d.lane_fold) v = b.add(v, b.xor_permute(v, off));  // v[l] (+) v[l ^ off]
+    return Accs{v};
+  };
+  Accs shape_like{b.splat(zero, {e})};
+  Accs acc = top(b, d, 0, i64(b, 0), o.k, shape_like, leaf);
+  Value off = b.add(b.mul(row, o.n), col);                                  // (E) i64
+  // Lane 0 of each in-bounds column stores: (col < N ? lane : 1) == 0.
+  Value store_mask = b.compare(CompareOp::kEq, b.select(col_ok, lane, i64(b, 1)), i64(b, 0));
+  Value res = apply_epilogue(b, d, ep, acc[0], off, col_ok, col, col_ok);
+  b.store(out, off, from_f32(b, res, ep.out_elem), store_mask);
+  return b.finish();
+}
+
+// Matrix path (mma.sync m16n8k16): warp w of the block owns output rows
+// pid.y*16W + 16w + [0, 16) and columns pid.x*8 + [0, 8). Fragment coordinates per
+// PTX ISA (g = lane / 4, t = lane % 4, r the register index):
+//   A (16x16, row): row g + 8*((r/2)%2), k 2t + r%2 + 8*(r/4)      r in 0..7
+//   B (16x8, col):  k 2t + r%2 + 8*(r/2), column g                   r in 0..3
+//   C (16x8):       row g + 8*(r/2),      column 2t + r%2            r in 0..3
+struct Frag {
+  Value warp, g, t, r;  // i32 tiles
+};
+Frag frag(Builder& b, int64_t extent, int64_t per_thread) {
+  auto c = [&](int64_t v) { return b.const_int(Elem::kI32, v); };
+  Value i = b.arange(extent);
+  Value tid = b.div(i, c(per_thread));
+  Frag f;
+  f.r = b.sub(i, b.mul(tid, c(per_thread)));
+  f.warp = b.div(tid, c(32));
+  Value lane = b.sub(tid, b.mul(f.warp, c(32)));
+  f.g = b.div(lane, c(4));
+  f.t = b.sub(lane, b.mul(f.g, c(4)));
+  return f;
+}
+
+OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
+  auto c = [&](int64_t v) { return b.const_int(Elem::kI32, v); };
+  auto wide = [&](Value v) { return b.cast(v, Elem::kI64); };
+  auto half = [&](Value r) { return b.sub(r, b.mul(b.div(r, c(2)), c(2))); };  // r % 2
+  const int64_t threads = int64_t{32} * cfg.warps;
+  Value m0 = b.mul(b.program_id(1), c(16 * cfg.warps));                 // i32
+  Value n0 = b.mul(b.program_id(0), c(8));
+  Value zero64 = i64(b, 0);
+
+  Frag fa = frag(b, threads * 8, 8);
+  Value a_row = wide(b.add(b.add(m0, b.mul(fa.warp, c(16))),
+                           b.add(fa.g, b.mul(half(b.div(fa.r, c(2))), c(8)))));   // (8T)
+  Value a_k = wide(b.add(b.add(b.mul(fa.t, c(2)), half(fa.r)), b.mul(b.div(fa.r, c(4)), c(8))));
+  Value a_row_ok = b.compare(CompareOp::kLt, a_row, o.m);
+  Value a_row_off = b.mul(a_row, o.a_sm);
+
+  Frag fb = frag(b, threads * 4, 4);
+  Value b_k = wide(b.add(b.add(b.mul(fb.t, c(2)), half(fb.r)), b.mul(b.div(fb.r, c(2)), c(8))));
+  Value b_col = wide(b.add(n0, fb.g));                                             // (4T)
+  Value b_col_ok = b.compare(CompareOp::kLt, b_col, o.n);
+  Value b_col_off = b.mul(b_col, o.b_sn);
+
+  Frag fc = frag(b, threads * 4, 4);
+  OutFrame out;
+  Value c_row = wide(b.add(b.add(m0, b.mul(fc.warp, c(16))), b.add(fc.g, b.mul(b.div(fc.r, c(2)), c(8)))));
+  Value c_col = wide(b.add(n0, b.add(b.mul(fc.t, c(2)), half(fc.r))));
+  Value c_col_ok = b.compare(CompareOp::kLt, c_col, o.n);
+  out.shape_like = {c_row};
+  out.rows = {c_row};
+  out.cols = {c_col};
+  out.col_ok = {c_col_ok};
+  out.mask = {b.compare(CompareOp::kLt, c_row, b.select(c_col_ok, o.m, zero64))};
+
+  const Elem in = *tile::elem_of(d.a_dtype);
+  const int64_t ik = d.instruction_k;
+  const int64_t step = d.k_loop_step.step > 0 ? d.k_loop_step.step : ik;
+  const bool fast = d.use_fast_accum;
+  const bool short_first = d.k_loop_step.short_turn == ShortTurn::kFirst;
+  const int64_t e = threads * 4;
+  // One instruction over [g0, gend): elements past gend (and rows / columns out of
+  // bounds) load +0.0, the reference's zero padding.
+  auto group = [=, &b, &o](Value acc, Value g0, Value gend) {
+    Value ka = b.add(a_k, g0);
+    Value a_mask = b.compare(CompareOp::kLt, ka, b.select(a_row_ok, gend, zero64));
+    Value av = b.load(o.a, b.add(a_row_off, b.mul(ka, o.a_sk)), a_mask, b.const_float(in, 0.0f));
+    Value kb = b.add(b_k, g0);
+    Value b_mask = b.compare(CompareOp::kLt, kb, b.select(b_col_ok, gend, zero64));
+    Value bv = b.load(o.b, b.add(b.mul(kb, o.b_sk), b_col_off), b_mask, b.const_float(in, 0.0f));
+    return b.mma_sync(av, bv, acc);
+  };
+  // One mainloop turn [t0, t1): its groups chained into acc (fast accumulation) or
+  // into a fresh +0.0 partial added to acc once.
+  auto turn = [=, &b](Value acc, Value t0, Value t1) {
+    Value zero = b.splat(b.const_f32(0.0f), {e});
+    std::vector<Value> loop = b.begin_for(t0, t1, i64(b, ik), {fast ? acc : zero});
+    Value gend = b.min(b.add(loop[0], i64(b, ik)), t1);
+    Value r = b.end_for({group(loop[1], loop[0], gend)})[0];
+    return fast ? r : b.add(acc, r);
+  };
+  out.leaf = [=, &b](Value k0, Value k1) {
+    Value acc = b.splat(b.const_f32(0.0f), {e});
+    Value len = b.sub(k1, k0);
+    Value short_len = b.sub(len, b.mul(b.div(len, i64(b, step)), i64(b, step)));
+    Value start = k0;
+    if (short_first) {
+      // Runs once when the short turn is non-empty (short_len < step).
+      Value t1 = b.add(k0, short_len);
+      std::vector<Value> loop = b.begin_for(k0, t1, i64(b, step), {acc});
+      acc = b.end_for({turn(loop[1], loop[0], t1)})[0];
+      start = t1;
+    }
+    std::vector<Value> loop = b.begin_for(start, k1, i64(b, step), {acc});
+    Value t1 = b.min(b.add(loop[0], i64(b, step)), k1);
+    return Accs{b.end_for({turn(loop[1], loop[0], t1)})[0]};
+  };
+  return out;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+absl::Status validate(const GemmConfig& c) {
+  if (!is_pow2(c.warps) || c.warps > 32) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GemmConfig.warps %d is not a power of two in [1, 32].", c.warps));
+  }
+  if (!is_pow2(c.rows_per_thread) || c.rows_per_thread > 16) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GemmConfig.rows_per_thread %d is not a power of two in [1, 16].", c.rows_per_thread));
+  }
+  if (c.block_n < 1 || c.block_n > 32) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GemmConfig.block_n %d is not in [1, 32].", c.block_n));
+  }
+  if (c.rows_per_thread * c.block_n > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GemmConfig.rows_per_thread %d times block_n %d gives %d accumulators per thread; the "
+        "limit is 64.",
+        c.rows_per_thread, c.block_n, c.rows_per_thread * c.block_n));
+  }
+  return absl::OkStatus();
+}
+
+int64_t block_m(const GemmConfig& c) { return int64_t{32} * c.warps * c.rows_per_thread; }
+
+int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c) {
+  // Every warp holds whole lane groups (64 lanes: two per thread), so the lane fold
+  // never crosses a warp.
+  return std::max<int64_t>(block_m(c), int64_t{d.lanes} * c.warps) / d.lanes;
+}
+
+absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
+  if (absl::Status s = check_desc(d); !s.ok()) return s;
+  if (absl::Status s = validate(cfg); !s.ok()) return s;
+  GemmPrograms out;
+  absl::StatusOr<tile::Program> main;
+  switch (d.family) {
+    case GemmFamily::kPlain:
+    case GemmFamily::kChainedChunks:
+      main = build_plain(d, cfg);
+      break;
+    case GemmFamily::kGemv:
+      main = build_gemv(d, cfg);
+      break;
+    case GemmFamily::kSplitK: {
+      main = build_split_parts(d, cfg);
+      absl::StatusOr<tile::Program> merge = build_split_merge(d, cfg);
+      if (!merge.ok()) return merge.status();
+      out.merge = *std::move(merge);
+      break;
+    }
+  }
+  if (!main.ok()) return main.status();
+  out.main = *std::move(main);
+  return out;
+}
+
+absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmConfig& cfg,
+                                                  int64_t m, int64_t n, int64_t k) {
+  if (absl::Status s = validate(cfg); !s.ok()) return s;
+  if (m < 0 || n < 0 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GEMM shape m=%d n=%d k=%d: every extent must be in [0, 2^31).", m, n, k));
+  }
+  GemmLaunchShape s;
+  if (m == 0 || n == 0) return s;
+  const std::array<int64_t, 3> scalar_grid = {ceil_div(n, cfg.block_n), ceil_div(m, block_m(cfg)), 1};
+  if (d.family == GemmFamily::kGemv) {
+    s.main_grid = {ceil_div(n, gemv_outputs_per_block(d, cfg)), m, 1};
+  } else if (d.instruction == Instruction::kMmaSync) {
+    s.main_grid = {ceil_div(n, 8), ceil_div(m, int64_t{16} * cfg.warps), 1};
+  } else {
+    s.main_grid = scalar_grid;
+  }
+  if (d.family == GemmFamily::kSplitK) {
+    s.parts = d.k_cuts.empty() ? 0 : ceil_div(k, d.k_cuts[0].span);
+    s.merge_grid = scalar_grid;  // the merge is elementwise, on the scalar block shape
+    s.main_grid[2] = s.parts;
+    s.workspace_elems = s.parts * m * n;
+  }
+  if (s.main_grid[0] > 0x7fffffff || s.main_grid[1] > 65535 || s.main_grid[2] > 65535) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GEMM shape m=%d n=%d k=%d needs a grid of (%d, %d, %d) blocks; y and z are limited to "
+        "65535 (raise GemmConfig.rows_per_thread or warps, or a split's span).",
+        m, n, k, s.main_grid[0], s.main_grid[1], s.main_grid[2]));
+  }
+  return s;
+}
+
+}  // namespace fixbits::dsl

@@ -1,0 +1,83 @@
+// GemmProgram: dsl::gemm(desc, config) — the tile programs of one GemmDesc.
+//
+// Contract: every output element (m, n) is computed by exactly the accumulation
+// tree GemmDesc.h defines (leaf instruction and order, k_cuts, split-K partial and
+// merge roundings, epilogue), so the bits equal dsl::reference::gemm for every
+// valid GemmConfig: the knobs only decide how many rows a thread holds, how many
+// columns a block unrolls and how many warps a block has. One thread owns an output
+// element from its first product to its store (no cross-thread reassociation),
+// except in family gemv, where the descriptor's lanes are real lanes of one warp
+// and lane_fold runs as xor exchanges (shfl.sync.bfly) in the descriptor's order.
+//
+// Programs and kernel parameters (operands are addressed by element strides, so
+// one program serves row- and column-major A and B):
+//   main (kPlain, kChainedChunks, kGemv):
+//     a: ptr<a_dtype>, b: ptr<b_dtype>, out: ptr<out_dtype>, c: ptr<out_dtype>,
+//     bias: ptr<f32>, m: i32, n: i32, k: i32, a_sm: i64, a_sk: i64, b_sk: i64,
+//     b_sn: i64, alpha: f32, beta: f32
+//       a[m,k] = a[m*a_sm + k*a_sk], b[k,n] = b[k*b_sk + n*b_sn], out/c are m x n
+//       row-major, bias has n f32 values; c/alpha/beta are read only when
+//       desc.alpha_beta, bias only when desc.bias (pass any valid pointer otherwise).
+//   main (kSplitK): a, b, ws: ptr<partial_dtype>, m, n, k, a_sm, a_sk, b_sk, b_sn
+//       part p (grid z) computes k range [p*span0, min((p+1)*span0, K)) with the
+//       inner levels and writes ws[(p*M + m)*N + n] rounded to partial_dtype.
+//   merge (kSplitK): ws: ptr<partial_dtype>, out, c, bias, m: i32, n: i32,
+//       parts: i32, alpha: f32, beta: f32 — r = M(ws_0), r = M(r + ws_p) in part
+//       order (M = round to merge_dtype), then the epilogue.
+// Launch: see gemm_launch_shape(); block = 32 * config.warps threads.
+// Supported so far: scalar instructions (scalar_fma, scalar_mul_add) with a, b in
+// f16/bf16/f32, and mma_sync m16n8k16 with f16/bf16 inputs (use_fast_accum and
+// k_loop_step as GemmDesc.h says; each warp owns a 16x8 output tile, so BLOCK_M =
+// 16*warps and BLOCK_N = 8 there, rows_per_thread and block_n are unused); out,
+// partial and merge in f16/bf16/f32; cuts folded by chain at any level, by
+// tree_up / tree_down at inner levels of at most 64 parts (ceil(enclosing span /
+// span)). wgmma, outermost tree folds and fp8 return Unimplemented naming the field.
+// Example:
+//   auto p = dsl::gemm(desc, {.warps = 4, .rows_per_thread = 1, .block_n = 4});
+//   // p->main is the kernel; p->merge is set for family split_k.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "dsl/GemmDesc.h"
+#include "dsl/tile/Program.h"
+
+namespace fixbits::dsl {
+
+// Speed knobs; none of them moves a bit.
+struct GemmConfig {
+  int warps = 4;            // threads per block = 32 * warps; a power of two in [1, 32]
+  int rows_per_thread = 1;  // a power of two in [1, 16]; BLOCK_M = 32*warps*rows_per_thread
+  int block_n = 4;          // output columns per block (BLOCK_N), in [1, 32]
+};
+
+// Checks the knobs; the message names the bad field and its value.
+absl::Status validate(const GemmConfig& c);
+// Rows of outputs one block computes (families other than gemv).
+int64_t block_m(const GemmConfig& c);
+// Family gemv: the block's tile of max(BLOCK_M, lanes*warps) elements holds
+// gemv_outputs_per_block(d, c) output columns of one row, `lanes` elements each
+// (consecutive elements, so a lane group never spans two warps).
+int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c);
+
+struct GemmPrograms {
+  tile::Program main;                  // the products (kSplitK: the partials)
+  std::optional<tile::Program> merge;  // kSplitK only: the merge and the epilogue
+};
+
+absl::StatusOr<GemmPrograms> gemm(const GemmDesc& desc, const GemmConfig& config = {});
+
+// Grids of one problem. A grid with a zero extent means "do not launch".
+struct GemmLaunchShape {
+  std::array<int64_t, 3> main_grid{0, 0, 0};
+  std::array<int64_t, 3> merge_grid{0, 0, 0};  // kSplitK only
+  int64_t parts = 0;             // kSplitK: ceil(K / k_cuts[0].span)
+  int64_t workspace_elems = 0;   // kSplitK: parts * M * N partials
+};
+absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& desc, const GemmConfig& config,
+                                                  int64_t m, int64_t n, int64_t k);
+
+}  // namespace fixbits::dsl

@@ -1,0 +1,258 @@
+// ReduceProgram: builds the tile program of a ReduceDesc. A pinned row sum with
+// strip S and pass extent Q = max(S, elems_per_thread*lanes*warps) reads:
+//   acc = -0.0
+//   for k in [0, cols) step Q:                 // one pass: Q/S whole strips
+//     v   = load(x, row*cols + k + arange(Q), mask k+i < cols, other -0.0)  // (Q)
+//     acc = reduce(f32(v), axis 0, add, pinned, strip S, init acc)          // chain
+//   y[row] = out(acc)
+// Free order keeps one accumulator per thread instead (a (threads) tile): each pass
+// views the (Q) values as (threads, elems_per_thread) and folds each row into it in
+// order; the accumulators are reduced once at the end. A column reduction is the
+// same program with offsets k*cols + col (one block per column).
+#include "dsl/tile/ReduceProgram.h"
+
+#include <cmath>
+#include <optional>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+
+namespace fixbits::dsl {
+namespace {
+
+using tile::Builder;
+using tile::Combine;
+using tile::Elem;
+using tile::Value;
+
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+float identity(Combine c) {
+  switch (c) {
+    case Combine::kAdd: return -0.0f;
+    case Combine::kMax: return -std::numeric_limits<float>::infinity();
+    case Combine::kMin: return std::numeric_limits<float>::infinity();
+  }
+  return -0.0f;
+}
+
+// Values every pass of every program shares. A line is a row (kRow: contiguous)
+// or a column (kColumn: stride cols); this block reduces line program_id(0).
+struct RowFrame {
+  Value row64;   // this block's line, i64
+  Value cols;    // the line's length, i32 (cols for kRow, rows for kColumn)
+  Value base;    // offset of the line's element 0, i64
+  Value stride;  // kColumn: element stride (cols), i64; unset for kRow
+  Value idx0;    // arange(Q), i32<Q>
+  Value zero;    // i32 0
+  Value step;    // i32 Q
+};
+
+// kRow: line r of `len` = cols elements at r*cols. kColumn: line c of len = rows
+// elements at c + i*cols (`width` = cols).
+RowFrame make_frame(Builder& b, Value len, std::optional<Value> width, int64_t q) {
+  RowFrame f;
+  f.cols = len;
+  f.row64 = b.cast(b.program_id(0), Elem::kI64);
+  if (width) {
+    f.stride = b.cast(*width, Elem::kI64);
+    f.base = f.row64;
+  } else {
+    f.base = b.mul(f.row64, b.cast(len, Elem::kI64));
+  }
+  f.idx0 = b.arange(q);
+  f.zero = b.const_int(Elem::kI32, 0);
+  f.step = b.const_int(Elem::kI32, q);
+  return f;
+}
+
+// Inside a pass at line index k: the (Q) line indices, their in-bounds mask and
+// global offsets.
+struct PassIndex {
+  Value idx, mask, off;
+};
+PassIndex pass_index(Builder& b, const RowFrame& f, Value k) {
+  PassIndex p;
+  p.idx = b.add(f.idx0, k);                        // (Q) i32
+  p.mask = b.compare(tile::CompareOp::kLt, p.idx, f.cols);
+  Value i64 = b.cast(p.idx, Elem::kI64);
+  if (f.stride.id >= 0) i64 = b.mul(i64, f.stride);  // kColumn: strided
+  p.off = b.add(i64, f.base);                      // (Q) i64
+  return p;
+}
+
+// x[off] as f32, `pad` (exact in the input type) where masked off.
+Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad) {
+  Value v = b.load(ptr, off, mask, b.const_float(in, pad));
+  return in == Elem::kF32 ? v : b.cast(v, Elem::kF32);
+}
+
+// The reduction over a row of `leaf(pass)` values (padded with the identity).
+// Pinned: chain of strip trees; free: per-element accumulator then one reduce.
+template <class Leaf>
+Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
+                 Combine c, Leaf leaf) {
+  Value ident = b.const_f32(identity(c));
+  if (d.order == TreeOrder::kPinned) {
+    std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {ident});
+    Value v = leaf(pass_index(b, f, loop[0]), identity(c));
+    Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
+    return b.end_for({r})[0];
+  }
+  // Free: one accumulator per thread (threads = q / e), folding its e elements of
+  // every pass in index order; then one reduce over the threads.
+  const int64_t threads = q / e;
+  Value acc0 = b.splat(ident, {threads});
+  std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {acc0});
+  Value v = leaf(pass_index(b, f, loop[0]), identity(c));
+  Value per_thread = b.reshape(v, {threads, e});  // (threads, e)
+  Value acc = b.end_for({b.reduce(per_thread, 1, c, TreeOrder::kFree, 0, loop[1])})[0];
+  return b.reduce(acc, 0, c, TreeOrder::kFree);
+}
+
+absl::Status check_desc(const ReduceDesc& d) {
+  if (absl::Status s = validate(d); !s.ok()) return s;
+  for (DType t : {d.in_dtype, d.out_dtype}) {
+    if (t != DType::kF32 && t != DType::kF16 && t != DType::kBF16) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "dsl::reduce: dtype %s is not supported for in/out; use f32, f16 or bf16.",
+          std::string(dtype_name(t))));
+    }
+  }
+  if (d.acc_dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dsl::reduce: acc_dtype %s is not supported; reductions accumulate in f32.",
+        std::string(dtype_name(d.acc_dtype))));
+  }
+  if (!is_pow2(d.strip) || d.strip > (int64_t{1} << 16)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dsl::reduce: strip %d is not a power of two in [1, 65536].", d.strip));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status validate(const ReduceConfig& c) {
+  if (!is_pow2(c.warps) || c.warps > 32) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ReduceConfig.warps %d is not a power of two in [1, 32].", c.warps));
+  }
+  if (!is_pow2(c.elems_per_thread) || c.elems_per_thread > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.elems_per_thread %d is not a power of two in [1, 64].", c.elems_per_thread));
+  }
+  if (c.lanes != 32 && c.lanes != 64) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ReduceConfig.lanes %d is not 32 (NVIDIA) or 64 (AMD wave64).", c.lanes));
+  }
+  if (c.lanes * c.warps > 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
+        c.warps, c.lanes, c.lanes * c.warps));
+  }
+  return absl::OkStatus();
+}
+
+int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
+  int64_t block = int64_t{c.elems_per_thread} * c.lanes * c.warps;
+  return d.order == TreeOrder::kPinned ? std::max<int64_t>(d.strip, block) : block;
+}
+
+FreeLayout free_layout(const ReduceConfig& c) { return FreeLayout{c.elems_per_thread, c.lanes, c.warps}; }
+
+absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cfg) {
+  if (absl::Status s = check_desc(d); !s.ok()) return s;
+  if (absl::Status s = validate(cfg); !s.ok()) return s;
+  const int64_t q = pass_extent(d, cfg);
+  const int64_t per_thread = q / (int64_t{cfg.lanes} * cfg.warps);
+  if (per_thread > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dsl::reduce: strip %d over %d warps puts %d elements in each thread (at most 64); "
+        "raise ReduceConfig.warps to at least %d.",
+        d.strip, cfg.warps, per_thread, d.strip / (cfg.lanes * 64)));
+  }
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  const char* op_names[] = {"sum", "max", "min", "rmsnorm", "softmax"};
+  std::string name = absl::StrFormat(
+      "fixbits_%s%s_%s_%s_%s_s%d_w%d_e%d%s", op_names[static_cast<int>(d.op)],
+      d.axis == ReduceAxis::kRow ? "" : "_col",
+      std::string(dtype_name(d.in_dtype)), std::string(dtype_name(d.out_dtype)),
+      d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread, cfg.lanes == 32 ? "" : "_l64");
+  Builder b(name);
+  b.set_num_warps(cfg.warps);
+  const bool by_row = d.axis == ReduceAxis::kRow;
+  b.set_grid(by_row ? "rows" : "cols");
+  // kRow: cols (i32); kColumn: rows, cols (i32, i32). Declared after the pointers.
+  // Returns (line length, column stride if kColumn); emits no op.
+  auto line_params = [&]() -> std::pair<Value, std::optional<Value>> {
+    if (by_row) return {b.param("cols", tile::Type::scalar(Elem::kI32)), std::nullopt};
+    Value rows = b.param("rows", tile::Type::scalar(Elem::kI32));
+    return {rows, b.param("cols", tile::Type::scalar(Elem::kI32))};
+  };
+
+  switch (d.op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMax:
+    case ReduceOp::kMin: {
+      Combine c = d.op == ReduceOp::kSum ? Combine::kAdd
+                  : d.op == ReduceOp::kMax ? Combine::kMax : Combine::kMin;
+      Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+      Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+      auto [len, width] = line_params();
+      RowFrame f = make_frame(b, len, width, q);
+      Value r = reduce_row(b, f, d, q, cfg.elems_per_thread, c, [&](const PassIndex& p, float pad) {
+        return load_f32(b, x, p.off, p.mask, in, pad);
+      });
+      b.store(y, f.row64, out == Elem::kF32 ? r : b.cast(r, out));
+      break;
+    }
+    case ReduceOp::kRmsNorm: {
+      Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+      Value w = b.param("w", tile::Type::ptr(d.in_dtype));
+      Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+      auto [len, width] = line_params();
+      Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+      RowFrame f = make_frame(b, len, width, q);
+      Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
+        Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
+        return b.select(p.mask, b.mul(v, v), b.const_f32(pad));  // (Q) x_i*x_i, -0.0 padded
+      });
+      Value ms = b.div(ss, b.cast(f.cols, Elem::kF32));
+      Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+      std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {});
+      PassIndex p = pass_index(b, f, loop[0]);
+      Value xv = load_f32(b, x, p.off, p.mask, in, 0.0f);
+      Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
+      Value yv = b.mul(b.mul(xv, r), wv);  // (Q) (x_i * r) * w_i
+      b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      b.end_for({});
+      break;
+    }
+    case ReduceOp::kSoftmax: {
+      Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+      Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+      auto [len, width] = line_params();
+      RowFrame f = make_frame(b, len, width, q);
+      Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
+        return load_f32(b, x, p.off, p.mask, in, pad);
+      });
+      Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
+        Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
+        Value e = b.unary(tile::UnaryOp::kExp, b.sub(v, m));
+        return b.select(p.mask, e, b.const_f32(pad));  // (Q) e_i, -0.0 padded
+      });
+      std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {});
+      PassIndex p = pass_index(b, f, loop[0]);
+      Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
+      Value yv = b.div(b.unary(tile::UnaryOp::kExp, b.sub(v, m)), s);  // (Q) e_i / s
+      b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      b.end_for({});
+      break;
+    }
+  }
+  return b.finish();
+}
+
+}  // namespace fixbits::dsl

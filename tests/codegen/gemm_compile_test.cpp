@@ -1,0 +1,258 @@
+// codegen::compile on dsl::gemm programs: every family compiles to PTX for every
+// knob setting; the leaf instruction shows in the text (fma.rn.f32 for scalar_fma,
+// separate mul.rn.f32 + add.rn.f32 and no fma for scalar_mul_add); gemv's lane fold
+// is shfl.sync.bfly with the descriptor's offsets in the descriptor's order; split_k
+// is two kernels whose merge rounds to merge_dtype; the tile ops the GEMM added
+// (fma, xor_permute, integer div) lower as documented.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "codegen/Compile.h"
+#include "dsl/tile/GemmProgram.h"
+
+namespace fixbits::codegen {
+namespace {
+
+using dsl::Fold;
+using dsl::GemmConfig;
+using dsl::GemmDesc;
+using dsl::GemmFamily;
+using dsl::Instruction;
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::vector<int> bfly_offsets(const std::string& ptx) {
+  std::vector<int> out;
+  std::regex re(R"(shfl\.sync\.bfly\.b32\s+%r\d+(?:\|%p\d+)?,\s*%r\d+,\s*(\d+),\s*31,\s*-1;)");
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), re), end; it != end; ++it) {
+    out.push_back(std::stoi((*it)[1]));
+  }
+  return out;
+}
+
+GemmDesc scalar(Instruction ins, DType in = DType::kF16, DType out = DType::kF16) {
+  GemmDesc d;
+  d.family = GemmFamily::kPlain;
+  d.a_dtype = d.b_dtype = in;
+  d.out_dtype = out;
+  d.instruction = ins;
+  d.instruction_k = 1;
+  d.use_fast_accum = true;
+  return d;
+}
+
+std::vector<CompiledKernel> must_compile(const GemmDesc& d, const GemmConfig& cfg) {
+  absl::StatusOr<dsl::GemmPrograms> p = dsl::gemm(d, cfg);
+  EXPECT_TRUE(p.ok()) << d << ": " << p.status();
+  if (!p.ok()) return {};
+  std::vector<CompiledKernel> out;
+  absl::StatusOr<CompiledKernel> k = compile(p->main, Target::kNvptxSm90a);
+  EXPECT_TRUE(k.ok()) << d << ": " << k.status();
+  if (k.ok()) out.push_back(*k);
+  if (p->merge) {
+    absl::StatusOr<CompiledKernel> m = compile(*p->merge, Target::kNvptxSm90a);
+    EXPECT_TRUE(m.ok()) << d << ": " << m.status();
+    if (m.ok()) out.push_back(*m);
+  }
+  return out;
+}
+
+TEST(GemmCompile, ScalarFmaChainIsFusedAndMulAddIsNot) {
+  // The validity of these descriptors is the descriptor owner's; skip what it rejects.
+  GemmDesc fma = scalar(Instruction::kScalarFma);
+  ASSERT_TRUE(dsl::validate(fma).ok()) << dsl::validate(fma);
+  for (GemmConfig cfg : {GemmConfig{1, 1, 1}, GemmConfig{4, 2, 4}, GemmConfig{8, 1, 8}}) {
+    std::vector<CompiledKernel> k = must_compile(fma, cfg);
+    ASSERT_EQ(k.size(), 1u);
+    SCOPED_TRACE(k[0].entry);
+    EXPECT_GE(count(k[0].text, "fma.rn.f32"), cfg.rows_per_thread * cfg.block_n);
+    EXPECT_EQ(count(k[0].text, "mul.rn.f32"), 0);  // no epilogue, so nothing but the chain
+    EXPECT_EQ(k[0].block_threads, 32 * cfg.warps);
+    ASSERT_EQ(k[0].params.size(), 14u);
+    EXPECT_EQ(k[0].params[0].name, "a");
+    EXPECT_EQ(k[0].params[13].name, "beta");
+  }
+  GemmDesc muladd = scalar(Instruction::kScalarMulAdd);
+  ASSERT_TRUE(dsl::validate(muladd).ok()) << dsl::validate(muladd);
+  for (GemmConfig cfg : {GemmConfig{1, 1, 1}, GemmConfig{4, 2, 4}}) {
+    std::vector<CompiledKernel> k = must_compile(muladd, cfg);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(count(k[0].text, "fma.rn"), 0);
+    EXPECT_EQ(count(k[0].text, "mad.rn.f32") + count(k[0].text, "mad.f32"), 0);
+    EXPECT_GE(count(k[0].text, "mul.rn.f32"), cfg.rows_per_thread * cfg.block_n);
+    EXPECT_GE(count(k[0].text, "add.rn.f32"), cfg.rows_per_thread * cfg.block_n);
+    EXPECT_EQ(count(k[0].text, "add.f32"), 0);
+  }
+}
+
+TEST(GemmCompile, EpilogueUsesOneFmaForBetaAndRoundsOutput) {
+  GemmDesc d = scalar(Instruction::kScalarMulAdd, DType::kBF16, DType::kBF16);
+  d.alpha_beta = true;
+  d.bias = true;
+  d.activation = dsl::Activation::kRelu;
+  ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+  std::vector<CompiledKernel> k = must_compile(d, {4, 1, 2});
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(count(k[0].text, "fma.rn.f32"), 2);  // fma(beta, c, alpha*acc) per column
+  EXPECT_GE(count(k[0].text, "cvt.rn.bf16.f32"), 2);
+}
+
+TEST(GemmCompile, GemvLaneFoldFollowsDescriptorOrder) {
+  for (std::vector<int> fold : {std::vector<int>{16, 8, 4, 2, 1}, {1, 2, 4, 8, 16},
+                                {4, 16, 1, 8, 2}}) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kContiguous, dsl::LaneLayout::kStrided}) {
+      GemmDesc d = scalar(Instruction::kScalarFma, DType::kF32, DType::kF32);
+      d.family = GemmFamily::kGemv;
+      d.lanes = 32;
+      d.lane_tile = 4;
+      d.lane_layout = lay;
+      d.lane_fold = fold;
+      ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+      std::vector<CompiledKernel> k = must_compile(d, {2, 1, 1});
+      ASSERT_EQ(k.size(), 1u);
+      EXPECT_EQ(bfly_offsets(k[0].text), fold) << d;
+      EXPECT_GE(count(k[0].text, "fma.rn.f32"), 1);
+    }
+  }
+  // 64 lanes over 2 warps: two lanes per thread, so offset 1 is a register swap and
+  // the others are shuffles by half the offset, in the descriptor's order.
+  {
+    GemmDesc d = scalar(Instruction::kScalarFma, DType::kF32, DType::kF32);
+    d.family = GemmFamily::kGemv;
+    d.lanes = 64;
+    d.lane_fold = {32, 1, 16, 2, 8, 4};
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    std::vector<CompiledKernel> k = must_compile(d, {2, 1, 1});
+    ASSERT_EQ(k.size(), 1u);
+    // Two registers per thread: each shuffle round moves both.
+    EXPECT_EQ(bfly_offsets(k[0].text), (std::vector<int>{16, 16, 8, 8, 1, 1, 4, 4, 2, 2}));
+  }
+  // 8 lanes: the offsets stay within a lane group of 8 (4 outputs per warp).
+  GemmDesc d = scalar(Instruction::kScalarMulAdd, DType::kF16, DType::kF32);
+  d.family = GemmFamily::kGemv;
+  d.lanes = 8;
+  d.lane_tile = 2;
+  d.lane_fold = {2, 1, 4};
+  ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+  std::vector<CompiledKernel> k = must_compile(d, {1, 1, 1});
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(bfly_offsets(k[0].text), (std::vector<int>{2, 1, 4}));
+  EXPECT_EQ(count(k[0].text, "fma.rn"), 0);
+}
+
+TEST(GemmCompile, SplitKIsTwoKernelsAndMergeRoundsToMergeDtype) {
+  GemmDesc d = scalar(Instruction::kScalarFma, DType::kF16, DType::kF32);
+  d.family = GemmFamily::kSplitK;
+  d.k_cuts = {{.span = 96, .fold = Fold::kChain}, {.span = 32, .fold = Fold::kChain}};
+  d.partial_dtype = DType::kBF16;
+  d.merge_dtype = DType::kF16;
+  ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+  std::vector<CompiledKernel> k = must_compile(d, {2, 1, 2});
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_NE(k[0].entry, k[1].entry);
+  EXPECT_GE(count(k[0].text, "fma.rn.f32"), 2);
+  EXPECT_GE(count(k[0].text, "cvt.rn.bf16.f32"), 2);  // partials written at bf16
+  EXPECT_EQ(count(k[1].text, "fma.rn"), 0);            // the merge only adds
+  EXPECT_GE(count(k[1].text, "cvt.rn.f16.f32"), 2);    // running sum held at f16
+  EXPECT_EQ(k[0].params.size(), 10u);
+  EXPECT_EQ(k[1].params.size(), 9u);
+}
+
+TEST(GemmCompile, ChainedChunksCompilesForEveryKnob) {
+  GemmDesc d = scalar(Instruction::kScalarFma, DType::kBF16, DType::kF32);
+  d.family = GemmFamily::kChainedChunks;
+  d.k_cuts = {{.span = 256, .fold = Fold::kChain}, {.span = 16, .fold = Fold::kChain}};
+  ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+  for (GemmConfig cfg : {GemmConfig{1, 1, 1}, GemmConfig{2, 4, 3}, GemmConfig{32, 1, 2}}) {
+    std::vector<CompiledKernel> k = must_compile(d, cfg);
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_GE(count(k[0].text, "fma.rn.f32"), cfg.rows_per_thread * cfg.block_n);
+  }
+  // Inner tree folds compile too; a 13-part level pads to 16 slots and the trees of
+  // every padded size 2..16 are built. The optimizer folds x + -0.0 (the padding,
+  // exact) and shares common subtrees, so at least the 12 adds of the 13 real parts'
+  // largest tree remain (up: the smaller trees are its subtrees).
+  for (Fold fold : {Fold::kTreeUp, Fold::kTreeDown}) {
+    d.k_cuts = {{.span = 100, .fold = Fold::kChain}, {.span = 8, .fold = fold}};
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    std::vector<CompiledKernel> k = must_compile(d, {1, 1, 1});
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_GE(count(k[0].text, "add.rn.f32"), 12 + 1);  // + the outer chain's add
+  }
+}
+
+TEST(GemmCompile, MmaSyncEmitsTheMatrixInstruction) {
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    for (bool fast : {true, false}) {
+      for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+        GemmDesc d;
+        d.a_dtype = d.b_dtype = in;
+        d.out_dtype = DType::kF32;
+        d.use_fast_accum = fast;
+        d.k_loop_step = {.step = 32, .short_turn = st};
+        ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+        for (GemmConfig cfg : {GemmConfig{1, 1, 1}, GemmConfig{4, 1, 1}}) {
+          std::vector<CompiledKernel> k = must_compile(d, cfg);
+          ASSERT_EQ(k.size(), 1u);
+          const std::string want = in == DType::kF16
+                                       ? "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+                                       : "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+          // One instruction per turn loop (the short-first turn has its own loop);
+          // the optimizer must neither duplicate nor drop it.
+          EXPECT_EQ(count(k[0].text, want), st == dsl::ShortTurn::kFirst ? 2 : 1) << d;
+          EXPECT_EQ(count(k[0].text, "fma.rn"), 0);
+          EXPECT_EQ(count(k[0].text, "add.rn.f32") > 0, !fast) << d;
+        }
+      }
+    }
+  }
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.k_cuts = {{.span = 256, .fold = Fold::kChain}};
+  split.partial_dtype = DType::kBF16;
+  ASSERT_TRUE(dsl::validate(split).ok()) << dsl::validate(split);
+  std::vector<CompiledKernel> k = must_compile(split, {2, 1, 2});
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(count(k[0].text, "mma.sync.aligned.m16n8k16"), 1);
+  EXPECT_EQ(count(k[1].text, "mma.sync"), 0);
+}
+
+// The tile ops added for the GEMM, on their own.
+TEST(GemmCompile, XorPermuteAndIntegerDivLower) {
+  tile::Builder b("xor_div");
+  b.set_num_warps(1);
+  tile::Value x = b.param("x", tile::Type::ptr(DType::kF32));
+  tile::Value y = b.param("y", tile::Type::ptr(DType::kF32));
+  tile::Value q = b.param("q", tile::Type::scalar(tile::Elem::kI32));
+  tile::Value i = b.arange(64);                                  // 2 per thread
+  tile::Value v = b.load(x, i);
+  tile::Value w = b.add(b.xor_permute(v, 1), b.xor_permute(v, 8));  // register swap, shfl 4
+  tile::Value d = b.cast(b.div(i, q), tile::Elem::kF32);
+  b.store(y, i, b.fma(w, d, v));
+  absl::StatusOr<tile::Program> p = b.finish();
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<CompiledKernel> k = compile(*p, Target::kNvptxSm90a);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(bfly_offsets(k->text), (std::vector<int>{4, 4}));
+  EXPECT_EQ(count(k->text, "fma.rn.f32"), 2);
+  EXPECT_GE(count(k->text, "div.s32"), 1);
+  // A permute across warps is refused with a message naming the op.
+  tile::Builder c("xor_far");
+  c.set_num_warps(2);
+  tile::Value cx = c.param("x", tile::Type::ptr(DType::kF32));
+  tile::Value ci = c.arange(64);
+  c.store(cx, ci, c.xor_permute(c.load(cx, ci), 32));
+  absl::StatusOr<tile::Program> cp = c.finish();
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  absl::StatusOr<CompiledKernel> ck = compile(*cp, Target::kNvptxSm90a);
+  ASSERT_FALSE(ck.ok());
+  EXPECT_NE(ck.status().message().find("xor_permute #"), std::string::npos) << ck.status();
+}
+
+}  // namespace
+}  // namespace fixbits::codegen

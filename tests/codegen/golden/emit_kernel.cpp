@@ -1,0 +1,58 @@
+// emit_kernel: prints the tile program, or the PTX/AMDGCN, that fixbits generates
+// for one ReduceDesc and knob setting — the tool the golden FileCheck tests run.
+// Usage: emit_kernel '<reduce desc text>' [--warps N] [--ept N] [--lanes 32|64]
+//                    [--target nvptx|amdgpu]
+//                    [--emit asm|tile]
+// Exit status 1 with the Status on stderr for bad input.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "codegen/Compile.h"
+#include "dsl/ReduceDesc.h"
+#include "dsl/tile/ReduceProgram.h"
+
+int main(int argc, char** argv) {
+  using namespace fixbits;
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s '<reduce desc>' [--warps N] [--ept N] [--target nvptx|amdgpu] "
+                         "[--emit asm|tile]\n", argv[0]);
+    return 2;
+  }
+  absl::StatusOr<dsl::ReduceDesc> desc = dsl::parse_reduce_desc(argv[1]);
+  if (!desc.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(desc.status().message()).c_str());
+    return 1;
+  }
+  dsl::ReduceConfig cfg;
+  codegen::Target target = codegen::Target::kNvptxSm90a;
+  bool tile_only = false;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--warps") cfg.warps = std::atoi(value.c_str());
+    else if (flag == "--ept") cfg.elems_per_thread = std::atoi(value.c_str());
+    else if (flag == "--lanes") cfg.lanes = std::atoi(value.c_str());
+    else if (flag == "--target") target = value == "amdgpu" ? codegen::Target::kAmdgpuGfx942 : codegen::Target::kNvptxSm90a;
+    else if (flag == "--emit") tile_only = value == "tile";
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  absl::StatusOr<tile::Program> p = dsl::reduce(*desc, cfg);
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+    return 1;
+  }
+  if (tile_only) {
+    std::printf("%s", tile::to_string(*p).c_str());
+    return 0;
+  }
+  absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*p, target);
+  if (!k.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s", k->text.c_str());
+  return 0;
+}
