@@ -1,0 +1,246 @@
+// reduce_bench: pinned vs free reductions (sum, RMSNorm, softmax) on the GPU, as
+// achieved GB/s (bytes read + written over kernel time from CUDA events) against
+// the device's measured copy bandwidth; and the latency of getting a dsl::reduce
+// kernel: cold compile, loaded-kernel (memory) hit, disk-cache hit.
+//
+// Each order is tuned first (every ReduceConfig below, 20 launches each, the fastest
+// kept) so the comparison is best against best, as an autotuner would run them.
+// Timings are manual (CUDA events around one launch), reported as the median of
+// --benchmark_repetitions. Without a GPU every benchmark reports the skip reason.
+//
+// Run: reduce_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "dsl/tile/ReduceProgram.h"
+#include "jit/Jit.h"
+#include "jit/ReduceRunner.h"
+#include "runtime/KernelCache.h"
+#include "runtime/Runtime.h"
+
+using namespace fixbits;
+
+namespace {
+
+// A grid-stride 16-byte copy: the bandwidth ceiling a reduction is compared with.
+constexpr char kCopyPtx[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry fixbits_copy(.param .u64 src, .param .u64 dst, .param .u64 n16)
+{
+  .reg .b64 %rd<10>;
+  .reg .b32 %r<5>;
+  .reg .b32 %v<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [dst];
+  ld.param.u64 %rd3, [n16];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+LOOP:
+  setp.ge.u64 %p1, %rd4, %rd3;
+  @%p1 bra DONE;
+  shl.b64 %rd7, %rd4, 4;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.global.v4.u32 {%v0, %v1, %v2, %v3}, [%rd8];
+  add.u64 %rd9, %rd2, %rd7;
+  st.global.v4.u32 [%rd9], {%v0, %v1, %v2, %v3};
+  add.u64 %rd4, %rd4, %rd6;
+  bra LOOP;
+DONE:
+  ret;
+}
+)";
+
+std::shared_ptr<runtime::Device> device_or_null(std::string* why) {
+  static auto dev = runtime::cuda(0);
+  if (!dev.ok()) {
+    *why = std::string(dev.status().message());
+    return nullptr;
+  }
+  return *dev;
+}
+
+// Milliseconds of one call of `launch`, from CUDA events (after warm-up).
+template <typename F>
+absl::StatusOr<float> time_once(runtime::Device& dev, F&& launch) {
+  auto start = dev.create_event();
+  auto stop = dev.create_event();
+  if (!start.ok()) return start.status();
+  if (!stop.ok()) return stop.status();
+  if (auto s = start->record(); !s.ok()) return s;
+  if (auto s = launch(); !s.ok()) return s;
+  if (auto s = stop->record(); !s.ok()) return s;
+  if (auto s = stop->synchronize(); !s.ok()) return s;
+  return stop->elapsed_ms_since(*start);
+}
+
+template <typename F>
+absl::StatusOr<float> median_ms(runtime::Device& dev, F&& launch, int n) {
+  for (int i = 0; i < 3; ++i) {
+    if (auto s = launch(); !s.ok()) return s;
+  }
+  std::vector<float> t;
+  for (int i = 0; i < n; ++i) {
+    auto ms = time_once(dev, launch);
+    if (!ms.ok()) return ms.status();
+    t.push_back(*ms);
+  }
+  std::nth_element(t.begin(), t.begin() + n / 2, t.end());
+  return t[n / 2];
+}
+
+void BM_CopyBandwidth(benchmark::State& state) {
+  std::string why;
+  auto dev = device_or_null(&why);
+  if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
+  const size_t bytes = static_cast<size_t>(state.range(0)) << 20;
+  auto src = dev->alloc(bytes);
+  auto dst = dev->alloc(bytes);
+  auto mod = dev->load_module(kCopyPtx);
+  if (!src.ok() || !dst.ok() || !mod.ok()) return state.SkipWithError("copy setup failed");
+  auto k = (*mod)->kernel("fixbits_copy");
+  if (!k.ok()) return state.SkipWithError("copy kernel missing");
+  src->fill_bytes(1).IgnoreError();
+  const uint64_t n16 = bytes / 16;
+  auto launch = [&] {
+    runtime::LaunchConfig cfg{.grid = {static_cast<uint32_t>(dev->info().multiprocessor_count * 8)},
+                              .block = {512}};
+    return k->launch(cfg, {runtime::KernelArg::pointer(*src), runtime::KernelArg::pointer(*dst),
+                           runtime::KernelArg::scalar<uint64_t>(n16)});
+  };
+  for (int i = 0; i < 3; ++i) launch().IgnoreError();
+  for (auto _ : state) {
+    auto ms = time_once(*dev, launch);
+    if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
+    state.SetIterationTime(*ms / 1e3);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * bytes));
+}
+BENCHMARK(BM_CopyBandwidth)->Arg(256)->Arg(1024)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+const std::vector<dsl::ReduceConfig> kConfigs = {
+    {.warps = 1, .elems_per_thread = 8},  {.warps = 2, .elems_per_thread = 8},
+    {.warps = 4, .elems_per_thread = 4},  {.warps = 4, .elems_per_thread = 8},
+    {.warps = 8, .elems_per_thread = 4},  {.warps = 8, .elems_per_thread = 8},
+    {.warps = 16, .elems_per_thread = 4}, {.warps = 32, .elems_per_thread = 2},
+};
+
+dsl::reference::ReduceProblem make_problem(DType t, int64_t rows, int64_t cols) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  dsl::reference::ReduceProblem p{.rows = rows, .cols = cols};
+  p.x.resize(static_cast<size_t>(rows * cols));
+  for (auto& b : p.x) b = to_bits(t, normal(rng));
+  p.w.resize(static_cast<size_t>(cols));
+  for (auto& b : p.w) b = to_bits(t, 1.0f + 0.01f * normal(rng));
+  return p;
+}
+
+// Tunes `desc` over kConfigs and benchmarks the fastest.
+void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, DType t) {
+  std::string why;
+  auto dev = device_or_null(&why);
+  if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
+  const int64_t rows = state.range(0), cols = state.range(1);
+  const DType out = (op == dsl::ReduceOp::kSum) ? DType::kF32 : t;
+  const dsl::ReduceDesc desc{.op = op, .in_dtype = t, .out_dtype = out, .order = order,
+                             .strip = std::min<int64_t>(4096, int64_t{1} << (63 - __builtin_clzll(cols)))};
+  static std::map<std::tuple<DType, int64_t, int64_t>, dsl::reference::ReduceProblem> problems;
+  auto key = std::make_tuple(t, rows, cols);
+  if (!problems.count(key)) problems[key] = make_problem(t, rows, cols);
+  const auto& p = problems[key];
+
+  std::optional<jit::ReduceRunner> best;
+  float best_ms = 1e30f;
+  dsl::ReduceConfig best_cfg;
+  for (const auto& c : kConfigs) {
+    auto r = jit::ReduceRunner::create(dev, desc, c);
+    if (!r.ok()) continue;  // e.g. a config the codegen rejects for this shape
+    if (!r->upload(p).ok()) continue;
+    auto ms = median_ms(*dev, [&] { return r->launch(); }, 20);
+    if (ms.ok() && *ms < best_ms) {
+      best_ms = *ms;
+      best.emplace(std::move(*r));
+      best_cfg = c;
+    }
+  }
+  if (!best) return state.SkipWithError("no configuration compiled and ran");
+  for (auto _ : state) {
+    auto ms = time_once(*dev, [&] { return best->launch(); });
+    if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
+    state.SetIterationTime(*ms / 1e3);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * best->bytes_moved()));
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d", best_cfg.warps,
+                                 best_cfg.elems_per_thread, desc.strip));
+}
+
+#define FIXBITS_REDUCE_SIZES \
+  Args({16384, 1024})->Args({8192, 4096})->Args({2048, 16384})->Args({256, 131072})
+
+BENCHMARK_CAPTURE(BM_Reduce, sum_pinned_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kF32)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, sum_free_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kF32)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, sum_pinned_bf16, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, sum_free_bf16, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kPinned, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_free_bf16, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kFree, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, softmax_pinned_bf16, dsl::ReduceOp::kSoftmax, dsl::TreeOrder::kPinned, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, softmax_free_bf16, dsl::ReduceOp::kSoftmax, dsl::TreeOrder::kFree, DType::kBF16)
+    ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Latency of getting a launchable dsl::reduce kernel. kind 0: cold (codegen + driver
+// load, no cache); 1: loaded-kernel hit (the process-wide table); 2: disk-cache hit
+// (fresh memory, entry read from disk, re-verified, loaded by the driver).
+void BM_ReduceKernelLatency(benchmark::State& state) {
+  std::string why;
+  auto dev = device_or_null(&why);
+  if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
+  const int kind = static_cast<int>(state.range(0));
+  const auto dir = std::filesystem::temp_directory_path() / "fixbits-bench-cache";
+  runtime::KernelCache disk_cache({.enabled = true, .dir = dir.string()});
+  runtime::KernelCache no_cache({.enabled = false, .dir = ""});
+  dsl::ReduceDesc desc{.op = dsl::ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 1024};
+  const dsl::ReduceConfig cfg{.warps = 8, .elems_per_thread = 4};
+  auto get = [&](runtime::KernelCache* cache) { return jit::ReduceRunner::create(dev, desc, cfg, cache); };
+  if (!get(&disk_cache).ok()) return state.SkipWithError("the kernel did not build");
+  if (!get(nullptr).ok()) return state.SkipWithError("the kernel did not load");
+  for (auto _ : state) {
+    if (kind == 2) {
+      state.PauseTiming();
+      disk_cache.clear_memory();
+      state.ResumeTiming();
+    }
+    auto r = get(kind == 0 ? &no_cache : kind == 1 ? nullptr : &disk_cache);
+    if (!r.ok()) return state.SkipWithError(std::string(r.status().message()).c_str());
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetLabel(kind == 0 ? "cold compile+load" : kind == 1 ? "memory hit" : "disk hit");
+}
+BENCHMARK(BM_ReduceKernelLatency)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
