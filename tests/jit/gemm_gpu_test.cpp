@@ -1,0 +1,328 @@
+// GPU tests of dsl::gemm on a real device (label gpu): for every generated family
+// (plain, chained_chunks, split_k, gemv) x instruction x input dtype x several knob
+// settings x shapes (M = 1, odd K, K = 0, K not a multiple of any span, deep K =
+// 65537, row/column-major operands), the output bits equal dsl::reference::gemm
+// (memcmp), on fresh random draws with adversarial values (+-L, tiny r, subnormals,
+// -0.0, NaN, inf); a row's output does not depend on M (batch invariance); the
+// epilogue (alpha/beta, bias, relu) matches too. Without a device every test prints
+// [SKIP] <reason>. A failing draw prints its seed (replay with FIXBITS_SEED=<n>).
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "dsl/reference/Reference.h"
+#include "gtest/gtest.h"
+#include "jit/GemmRunner.h"
+#include "runtime/Runtime.h"
+#include "tests/jit/RandomInputs.h"
+
+namespace fixbits {
+namespace {
+
+using dsl::Fold;
+using dsl::GemmConfig;
+using dsl::GemmDesc;
+using dsl::GemmFamily;
+using dsl::Instruction;
+using dsl::reference::GemmProblem;
+using testing::Mix;
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+GemmDesc scalar(GemmFamily fam, Instruction ins, DType in, DType out) {
+  GemmDesc d;
+  d.family = fam;
+  d.a_dtype = d.b_dtype = in;
+  d.out_dtype = out;
+  d.instruction = ins;
+  d.instruction_k = 1;
+  return d;
+}
+
+class GemmGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dev = runtime::cuda(0);
+    if (!dev.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << dev.status().message();
+    device_ = *dev;
+    seed_ = testing::fresh_seed();
+    rng_.seed(seed_);
+  }
+
+  GemmProblem problem(const GemmDesc& d, Shape s, bool a_row, bool b_row, Mix mix,
+                      bool specials) {
+    GemmProblem p;
+    p.m = s.m;
+    p.n = s.n;
+    p.k = s.k;
+    p.a_row_major = a_row;
+    p.b_row_major = b_row;
+    p.a = testing::random_bits(d.a_dtype, static_cast<size_t>(s.m * s.k), rng_, mix, specials);
+    p.b = testing::random_bits(d.b_dtype, static_cast<size_t>(s.k * s.n), rng_, mix, specials);
+    if (d.alpha_beta) {
+      p.c = testing::random_bits(d.out_dtype, static_cast<size_t>(s.m * s.n), rng_, mix, false);
+      p.alpha = 0.75f;
+      p.beta = -1.5f;
+    }
+    if (d.bias) p.bias = testing::random_bits(DType::kF32, static_cast<size_t>(s.n), rng_, mix);
+    return p;
+  }
+
+  // Runs `d` under `cfg` on the device; ADD_FAILURE on any error.
+  std::vector<uint32_t> run(const GemmDesc& d, const GemmConfig& cfg, const GemmProblem& p) {
+    auto runner = jit::GemmRunner::create(device_, d, cfg);
+    if (!runner.ok()) {
+      ADD_FAILURE() << d << ": " << runner.status();
+      return {};
+    }
+    absl::Status s = runner->upload(p);
+    if (s.ok()) s = runner->launch();
+    if (!s.ok()) {
+      ADD_FAILURE() << d << ": " << s;
+      return {};
+    }
+    auto got = runner->download();
+    if (!got.ok()) {
+      ADD_FAILURE() << d << ": " << got.status();
+      return {};
+    }
+    return *got;
+  }
+
+  // Device bits == reference bits; prints the first mismatch.
+  void expect_reference(const GemmDesc& d, const GemmConfig& cfg, const GemmProblem& p) {
+    auto want = dsl::reference::gemm(d, p);
+    ASSERT_TRUE(want.ok()) << want.status();
+    std::vector<uint32_t> got = run(d, cfg, p);
+    ASSERT_EQ(got.size(), want->size());
+    if (got.empty() || std::memcmp(got.data(), want->data(), got.size() * 4) == 0) return;
+    size_t i = 0;
+    while (got[i] == (*want)[i]) ++i;
+    ADD_FAILURE() << absl::StrFormat(
+        "%s\n  knobs warps=%d rows_per_thread=%d block_n=%d, m=%d n=%d k=%d a_row=%d b_row=%d, "
+        "seed %d: element (%d, %d) is 0x%x, the reference says 0x%x",
+        dsl::to_string(d), cfg.warps, cfg.rows_per_thread, cfg.block_n, p.m, p.n, p.k,
+        p.a_row_major, p.b_row_major, seed_, i / p.n, i % p.n, got[i], (*want)[i]);
+  }
+
+  // Every knob setting x shape x operand layout, plain and adversarial draws.
+  void sweep(const GemmDesc& d, const std::vector<GemmConfig>& cfgs,
+             const std::vector<Shape>& shapes) {
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    int layout = 0;
+    for (const GemmConfig& cfg : cfgs) {
+      for (Shape s : shapes) {
+        const bool a_row = (layout & 1) == 0, b_row = (layout & 2) == 0;
+        ++layout;
+        expect_reference(d, cfg, problem(d, s, a_row, b_row, Mix::kPlain, false));
+        expect_reference(d, cfg, problem(d, s, !a_row, b_row, Mix::kAdversarial, true));
+        if (HasFailure()) return;  // one report per descriptor is enough
+      }
+    }
+  }
+
+  std::shared_ptr<runtime::Device> device_;
+  uint64_t seed_ = 0;
+  std::mt19937_64 rng_;
+};
+
+const std::vector<GemmConfig> kConfigs = {{1, 1, 1}, {4, 1, 4}, {2, 4, 3}, {8, 2, 8}};
+const std::vector<Shape> kShapes = {{1, 1, 1}, {1, 37, 65}, {33, 17, 31}, {130, 9, 129},
+                                    {5, 3, 0},  {3, 70, 300}};
+const DType kInputs[] = {DType::kF16, DType::kBF16, DType::kF32};
+
+TEST_F(GemmGpuTest, PlainMatchesReferenceForEveryDtypeAndKnob) {
+  for (Instruction ins : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+    for (DType in : kInputs) {
+      for (DType out : {DType::kF32, in}) {
+        sweep(scalar(GemmFamily::kPlain, ins, in, out), kConfigs, kShapes);
+      }
+    }
+  }
+}
+
+// The matrix path: mma.sync m16n8k16 evaluated by the hardware must equal the sm_90
+// MmaModel chain the reference runs, for every turn/short-turn/accumulation choice.
+TEST_F(GemmGpuTest, MmaSyncMatchesReference) {
+  const std::vector<Shape> shapes = {{1, 1, 1},   {17, 9, 33},  {40, 20, 100},
+                                     {5, 3, 0},   {33, 65, 257}, {1, 8, 16}};
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    for (bool fast : {true, false}) {
+      for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+        for (int64_t step : {0, 32, 64}) {
+          GemmDesc d;
+          d.a_dtype = d.b_dtype = in;
+          d.out_dtype = step == 32 ? DType::kF32 : in;
+          d.use_fast_accum = fast;
+          d.k_loop_step = {.step = step, .short_turn = st};
+          sweep(d, {{1, 1, 1}, {4, 1, 1}}, shapes);
+        }
+      }
+    }
+  }
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.use_fast_accum = false;
+  for (Fold fold : {Fold::kTreeUp, Fold::kTreeDown}) {
+    GemmDesc t = split;
+    t.k_cuts = {{.span = 256}, {.span = 48, .fold = fold}};
+    sweep(t, {{2, 1, 1}}, {{17, 9, 333}, {3, 8, 48}});
+  }
+  split.k_loop_step = {.step = 48, .short_turn = dsl::ShortTurn::kFirst};
+  split.k_cuts = {{.span = 200}, {.span = 64}};
+  split.partial_dtype = DType::kBF16;
+  sweep(split, {{2, 1, 1}}, {{17, 9, 333}, {1, 1, 0}});
+  GemmDesc deep;
+  deep.a_dtype = deep.b_dtype = DType::kBF16;
+  deep.out_dtype = DType::kF32;
+  deep.k_loop_step = {.step = 64, .short_turn = dsl::ShortTurn::kLast};
+  expect_reference(deep, {2, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
+}
+
+TEST_F(GemmGpuTest, ChainedChunksMatchReference) {
+  for (std::vector<dsl::KCut> cuts :
+       {std::vector<dsl::KCut>{{.span = 7}}, {{.span = 256}, {.span = 16}},
+        {{.span = 64}, {.span = 64}, {.span = 5}}}) {
+    for (Instruction ins : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+      GemmDesc d = scalar(GemmFamily::kChainedChunks, ins, DType::kBF16, DType::kF32);
+      d.k_cuts = cuts;
+      sweep(d, {{1, 1, 1}, {4, 2, 4}}, kShapes);
+    }
+  }
+  // Inner tree folds: part counts 1..13 per chunk (the last chunk short), so every
+  // padded size 1..16 is taken at run time.
+  for (Fold fold : {Fold::kTreeUp, Fold::kTreeDown}) {
+    GemmDesc d = scalar(GemmFamily::kChainedChunks, Instruction::kScalarFma, DType::kF16, DType::kF32);
+    d.k_cuts = {{.span = 100}, {.span = 8, .fold = fold}};
+    sweep(d, {{1, 1, 1}, {2, 2, 3}}, {{3, 5, 1}, {3, 5, 17}, {7, 9, 100}, {4, 6, 333}, {2, 3, 0}});
+    d.k_cuts = {{.span = 60}, {.span = 20, .fold = fold}, {.span = 3, .fold = fold}};
+    sweep(d, {{4, 1, 2}}, {{5, 7, 299}});
+  }
+}
+
+TEST_F(GemmGpuTest, SplitKMatchesReferenceWithEveryPartialAndMergeDtype) {
+  const DType kNarrow[] = {DType::kF32, DType::kF16, DType::kBF16};
+  for (DType partial : kNarrow) {
+    for (DType merge : kNarrow) {
+      GemmDesc d = scalar(GemmFamily::kSplitK, Instruction::kScalarFma, DType::kF16, DType::kF16);
+      d.k_cuts = {{.span = 100}, {.span = 32}};
+      d.partial_dtype = partial;
+      d.merge_dtype = merge;
+      sweep(d, {{1, 1, 1}, {4, 1, 4}}, kShapes);
+    }
+  }
+  GemmDesc d = scalar(GemmFamily::kSplitK, Instruction::kScalarMulAdd, DType::kF32, DType::kF32);
+  d.k_cuts = {{.span = 1}};  // one product per part: the merge is the whole chain
+  sweep(d, {{2, 1, 2}}, {{3, 5, 17}, {1, 1, 0}});
+}
+
+TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
+  struct Lanes {
+    int lanes;
+    std::vector<int> fold;
+  } lane_cases[] = {{32, {16, 8, 4, 2, 1}}, {32, {1, 2, 4, 8, 16}}, {32, {4, 16, 1, 8, 2}},
+                    {8, {2, 1, 4}}, {1, {}}, {64, {32, 1, 16, 2, 8, 4}}};
+  for (const Lanes& l : lane_cases) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kContiguous, dsl::LaneLayout::kStrided}) {
+      for (int tile : {1, 3, 8}) {
+        GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarFma, DType::kF16, DType::kF32);
+        d.lanes = l.lanes;
+        d.lane_fold = l.fold;
+        d.lane_layout = lay;
+        d.lane_tile = tile;
+        sweep(d, {{1, 1, 1}, {4, 1, 1}}, {{1, 1, 1}, {1, 45, 257}, {3, 70, 1000}, {2, 5, 0}});
+      }
+    }
+  }
+  GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarMulAdd, DType::kBF16, DType::kBF16);
+  d.lanes = 16;
+  d.lane_fold = {8, 4, 2, 1};
+  d.k_cuts = {{.span = 200}};  // chained parts, each folded across lanes
+  sweep(d, {{2, 1, 1}}, {{1, 33, 1001}, {2, 3, 199}});
+}
+
+TEST_F(GemmGpuTest, EpilogueMatchesReference) {
+  for (bool ab : {false, true}) {
+    for (bool bias : {false, true}) {
+      for (dsl::Activation act : {dsl::Activation::kNone, dsl::Activation::kRelu}) {
+        GemmDesc d = scalar(GemmFamily::kPlain, Instruction::kScalarFma, DType::kF16, DType::kF16);
+        d.alpha_beta = ab;
+        d.bias = bias;
+        d.activation = act;
+        sweep(d, {{4, 1, 4}}, {{33, 17, 31}, {1, 9, 64}});
+        GemmDesc s = d;
+        s.family = GemmFamily::kSplitK;
+        s.k_cuts = {{.span = 16}};
+        s.out_dtype = DType::kBF16;
+        sweep(s, {{2, 2, 2}}, {{33, 17, 31}});
+        GemmDesc g = d;
+        g.family = GemmFamily::kGemv;
+        g.lanes = 4;
+        g.lane_fold = {2, 1};
+        sweep(g, {{1, 1, 1}}, {{2, 17, 31}});
+      }
+    }
+  }
+}
+
+TEST_F(GemmGpuTest, DeepKMatchesReference) {
+  GemmDesc d = scalar(GemmFamily::kPlain, Instruction::kScalarFma, DType::kBF16, DType::kF32);
+  expect_reference(d, {2, 1, 2}, problem(d, {3, 5, 65537}, true, false, Mix::kPlain, false));
+  GemmDesc s = scalar(GemmFamily::kSplitK, Instruction::kScalarMulAdd, DType::kF16, DType::kF16);
+  s.k_cuts = {{.span = 4096}, {.span = 512}};
+  s.partial_dtype = DType::kF16;
+  expect_reference(s, {1, 1, 4}, problem(s, {2, 7, 65537}, false, true, Mix::kPlain, false));
+  GemmDesc g = scalar(GemmFamily::kGemv, Instruction::kScalarFma, DType::kF32, DType::kF32);
+  g.lane_fold = {1, 2, 4, 8, 16};
+  g.lane_layout = dsl::LaneLayout::kStrided;
+  expect_reference(g, {1, 1, 1}, problem(g, {1, 9, 65537}, true, true, Mix::kPlain, false));
+}
+
+// Row r's output is the same whether it is computed alone (M = 1) or among M rows,
+// and equal across knob settings.
+TEST_F(GemmGpuTest, RowOutputDoesNotDependOnBatch) {
+  GemmDesc plain = scalar(GemmFamily::kPlain, Instruction::kScalarFma, DType::kF16, DType::kF16);
+  GemmDesc split = scalar(GemmFamily::kSplitK, Instruction::kScalarMulAdd, DType::kBF16, DType::kF32);
+  split.k_cuts = {{.span = 64}, {.span = 8}};
+  GemmDesc gemv = scalar(GemmFamily::kGemv, Instruction::kScalarFma, DType::kF16, DType::kF32);
+  gemv.lane_fold = {16, 8, 4, 2, 1};
+  GemmDesc mma;  // mma_sync f16, one instruction per turn, short turn last
+  mma.k_loop_step = {.step = 32, .short_turn = dsl::ShortTurn::kLast};
+  for (const GemmDesc& d : {plain, split, gemv, mma}) {
+    const Shape big{300, 19, 333};
+    GemmProblem p = problem(d, big, true, true, Mix::kAdversarial, false);
+    std::vector<uint32_t> all = run(d, {4, 2, 4}, p);
+    ASSERT_EQ(all.size(), static_cast<size_t>(big.m * big.n));
+    for (int64_t r : {int64_t{0}, int64_t{1}, int64_t{127}, int64_t{299}}) {
+      GemmProblem one = p;
+      one.m = 1;
+      one.a.assign(p.a.begin() + r * big.k, p.a.begin() + (r + 1) * big.k);
+      for (GemmConfig cfg : {GemmConfig{1, 1, 1}, GemmConfig{8, 1, 2}}) {
+        std::vector<uint32_t> row = run(d, cfg, one);
+        ASSERT_EQ(row.size(), static_cast<size_t>(big.n));
+        EXPECT_EQ(std::memcmp(row.data(), all.data() + r * big.n, big.n * 4), 0)
+            << d << " row " << r << " seed " << seed_;
+      }
+    }
+  }
+}
+
+TEST_F(GemmGpuTest, RunnerRejectsBadProblems) {
+  GemmDesc d = scalar(GemmFamily::kPlain, Instruction::kScalarFma, DType::kF16, DType::kF16);
+  auto runner = jit::GemmRunner::create(device_, d, {});
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  GemmProblem p = problem(d, {4, 4, 4}, true, true, Mix::kPlain, false);
+  p.a.pop_back();
+  absl::Status s = runner->upload(p);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("GemmProblem.a"), std::string::npos) << s;
+  EXPECT_FALSE(jit::GemmRunner::create(device_, d, {3, 1, 1}).ok());  // warps 3
+  EXPECT_FALSE(jit::GemmRunner::create(nullptr, d, {}).ok());
+}
+
+}  // namespace
+}  // namespace fixbits
