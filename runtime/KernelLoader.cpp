@@ -1,6 +1,7 @@
 // KernelLoader: see KernelLoader.h. The steps, in order:
 //   get_or_build(key, build + verify)  -> entry (memory | disk | built)
-//   verify again unless just built     -> outcome, checked against the stored one
+//   verify again unless just built or a verified memory hit -> outcome, checked
+//                                         against the stored one
 //   device.load_module(entry.text)     -> module
 //   module.kernel(entry.entry_name)    -> kernel
 #include "runtime/KernelLoader.h"
@@ -24,8 +25,15 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
   if (!hit.ok()) return hit.status();
   const CacheEntry& entry = *hit->entry;
 
-  VerifyOutcome outcome{entry.signature, entry.verified, "cache build"};
-  if (hit->source != CacheSource::kBuilt) {
+  // The verdict stored with the entry when it was built ("cache build"); a verified
+  // memory hit reuses it ("memory cache").
+  VerifyOutcome outcome{entry.signature, entry.verified,
+                        hit->source == CacheSource::kBuilt ? "cache build" : "memory cache"};
+  // A memory hit is the very entry this process built (or read and checked) and
+  // verified: checking it again would only repeat the same walk. A disk entry may
+  // come from another process or verifier version, so it is checked again.
+  const bool proven_here = hit->source == CacheSource::kMemory && entry.verified;
+  if (hit->source != CacheSource::kBuilt && !proven_here) {
     absl::StatusOr<VerifyOutcome> v = verify_before_load(entry.text, key.target);
     if (!v.ok()) return v.status();
     if (entry.verified && v->verified && v->signature != entry.signature) {

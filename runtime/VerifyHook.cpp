@@ -1,10 +1,12 @@
-// VerifyHook: see VerifyHook.h. The registry is one shared_ptr behind a mutex; a
+// VerifyHook: see VerifyHook.h. The default (and the one null restores) is
+// TreeSignatureHook, the static checker. The registry is one shared_ptr behind a mutex; a
 // caller copies it out, so a hook swapped mid-call stays alive until the call ends.
 #include "runtime/VerifyHook.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "runtime/EnvFlags.h"
+#include "runtime/TreeSignatureHook.h"
 
 namespace fixbits::runtime {
 namespace {
@@ -12,7 +14,7 @@ namespace {
 struct HookRegistry {
   absl::Mutex mu;
   std::shared_ptr<const VerifyHook> hook ABSL_GUARDED_BY(mu) =
-      std::make_shared<UnverifiedHook>();
+      std::make_shared<TreeSignatureHook>();
 };
 
 HookRegistry& hook_registry() {
@@ -25,7 +27,7 @@ HookRegistry& hook_registry() {
 void set_verify_hook(std::shared_ptr<const VerifyHook> hook) {
   HookRegistry& r = hook_registry();
   absl::MutexLock lock(&r.mu);
-  r.hook = hook ? std::move(hook) : std::make_shared<UnverifiedHook>();
+  r.hook = hook ? std::move(hook) : std::make_shared<TreeSignatureHook>();
 }
 
 std::shared_ptr<const VerifyHook> verify_hook() {

@@ -2,13 +2,14 @@
 //
 // Contract: the registered hook maps (text, target) to the text's canonical signature
 // (the verifier's hash of its dependence trees), or to an error that stops the load.
-// Until verify/ registers the real verifier, the registered hook is UnverifiedHook:
-// it checks nothing, returns no signature, and entries it passes are marked
-// unverified (CacheEntry::verified == false, signature empty) -- never a made-up
-// signature. FIXBITS_VERIFY=off skips the hook the same way.
+// The default registered hook is TreeSignatureHook (runtime/TreeSignatureHook.h), the
+// static checker of verify/. UnverifiedHook stays available: it checks nothing,
+// returns no signature, and entries it passes are marked unverified
+// (CacheEntry::verified == false, signature empty) -- never a made-up signature.
+// FIXBITS_VERIFY=off skips the hook the same way.
 //
-// Example (verify/, later):
-//   runtime::set_verify_hook(std::make_shared<TreeSignatureHook>());
+// Example (opt out of checking for one process, e.g. a third-party text):
+//   runtime::set_verify_hook(std::make_shared<UnverifiedHook>());
 #pragma once
 
 #include <memory>
@@ -42,7 +43,8 @@ class UnverifiedHook final : public VerifyHook {
   }
 };
 
-// Registers `hook` for the process (thread-safe); null restores UnverifiedHook.
+// Registers `hook` for the process (thread-safe); null restores the default
+// TreeSignatureHook.
 void set_verify_hook(std::shared_ptr<const VerifyHook> hook);
 std::shared_ptr<const VerifyHook> verify_hook();
 

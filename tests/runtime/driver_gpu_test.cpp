@@ -305,7 +305,12 @@ TEST_F(DriverGpuTest, LoaderBuildsOnceThenHitsMemory) {
   EXPECT_EQ(first->source, CacheSource::kBuilt);
   EXPECT_EQ(second->source, CacheSource::kMemory);
   EXPECT_EQ(builds, 1);
-  EXPECT_FALSE(second->verify.verified);  // no verifier registered yet
+  // The default hook is the tree-signature checker: the text is verified on every
+  // load and the fresh signature is the one stored with the built entry.
+  EXPECT_TRUE(second->verify.verified);
+  EXPECT_EQ(second->verify.hook_name, "tree-signature");
+  EXPECT_FALSE(second->verify.signature.empty());
+  EXPECT_EQ(second->verify.signature, first->entry->signature);
 
   absl::StatusOr<Buffer> buf = device().alloc(4);
   ASSERT_TRUE(buf.ok());

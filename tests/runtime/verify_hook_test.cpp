@@ -1,6 +1,7 @@
-// Tests for the verify-before-load hook (runtime/VerifyHook.h): the default hook marks
-// texts unverified with no signature, a registered hook's signature or rejection is
-// passed through, and FIXBITS_VERIFY=off skips it.
+// Tests for the verify-before-load hook (runtime/VerifyHook.h): the default hook is the
+// tree-signature checker, UnverifiedHook marks texts unverified with no signature, a
+// registered hook's signature or rejection is passed through, and FIXBITS_VERIFY=off
+// skips it.
 #include "runtime/VerifyHook.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 
 #include "gtest/gtest.h"
+#include "verify/Signature.h"
 
 namespace fixbits::runtime {
 namespace {
@@ -44,7 +46,47 @@ class VerifyHookTest : public ::testing::Test {
   }
 };
 
-TEST_F(VerifyHookTest, DefaultHookMarksUnverifiedWithoutSignature) {
+// One thread adds two loaded values and stores the sum: one root, a two-leaf tree.
+constexpr const char* kSumPtx = R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry add_pair(.param .u64 p_x, .param .u64 p_y)
+{
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [p_x];
+  ld.param.u64 %rd2, [p_y];
+  ld.global.f32 %f1, [%rd1];
+  ld.global.f32 %f2, [%rd1+4];
+  add.rn.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd2], %f3;
+  ret;
+}
+)";
+
+TEST_F(VerifyHookTest, DefaultHookIsTheTreeSignatureChecker) {
+  EXPECT_EQ(verify_hook()->name(), "tree-signature");
+  EXPECT_TRUE(verify_hook()->checks());
+  absl::StatusOr<VerifyOutcome> v = verify_before_load(kSumPtx, "sm_90a");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->verified);
+  EXPECT_EQ(v->hook_name, "tree-signature");
+  absl::StatusOr<verify::Signature> direct = verify::signature(kSumPtx, verify::Target::kPtx);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(v->signature, direct->hex);
+
+  // A text the checker cannot read stops the load, naming the hook and the target.
+  absl::StatusOr<VerifyOutcome> bad = verify_before_load("ptx text", "sm_90a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("The verify hook 'tree-signature' rejected the sm_90a "
+                                        "kernel: The sm_90a kernel failed verification"),
+            absl::string_view::npos)
+      << bad.status();
+}
+
+TEST_F(VerifyHookTest, UnverifiedHookMarksUnverifiedWithoutSignature) {
+  set_verify_hook(std::make_shared<UnverifiedHook>());
   EXPECT_EQ(verify_hook()->name(), "unverified");
   EXPECT_FALSE(verify_hook()->checks());
   absl::StatusOr<VerifyOutcome> v = verify_before_load("ptx text", "sm_90a");
@@ -93,10 +135,10 @@ TEST_F(VerifyHookTest, VerifyOffSkipsTheHook) {
   EXPECT_EQ(hook->calls, 0);
 }
 
-TEST_F(VerifyHookTest, ResettingRestoresTheUnverifiedHook) {
+TEST_F(VerifyHookTest, ResettingRestoresTheDefaultHook) {
   set_verify_hook(std::make_shared<LengthHook>());
   set_verify_hook(nullptr);
-  EXPECT_EQ(verify_hook()->name(), "unverified");
+  EXPECT_EQ(verify_hook()->name(), "tree-signature");
 }
 
 }  // namespace
