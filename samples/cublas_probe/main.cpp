@@ -1,0 +1,436 @@
+// fixbits-cublas-probe: the black-box reconstruction of reference §4, against the
+// cuBLASLt on this machine. For each shape it prints
+//   1. the heuristic's answer: the algorithm's config attributes and its workspace,
+//      and (with CUPTI) the kernels one call launched, with grids and memsets;
+//   2. the GemmDesc the ±L/r probe recovers (dsl::probe::recover_gemm_desc, run
+//      against the full-shape kernel through profile::CublasBlackBox), the family
+//      taken from the profile (split-K / reduce kernels, dot/gemv kernels);
+//   3. whether that descriptor's CPU reference reproduces cuBLAS bit for bit on fresh
+//      random draws of the FULL shape (every output when M*N*K <= 2^24, otherwise the
+//      outputs at up to 8 rows x 8 columns spread over D, first and last included).
+// Without a GPU or without cuBLASLt it prints the reason and exits 0. Exit 1 when a
+// recovered descriptor misses a draw or a probe fails, 2 on bad arguments.
+//
+// Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
+//                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv]
+//   S = MxNxK[:in[:out]][:tn]  e.g. 1x4096x4096, 8192x8192x8192:bf16,
+//       128x4096x4096:f8e4m3:f16 (fp8 always runs TN: B column-major).
+//   Defaults: the shapes of shared/device/README.md, and K in {576, 4096, 16384,
+//   65536} at M = 1 and M = 128, N = 4096, f16. Shapes with K > --max-probe-k (4096)
+//   get the heuristic answer and the profile only (the probe's CPU work grows like
+//   K^2 for split-K: ~75 s at K = 16384); once --budget-s (120) seconds have passed,
+//   the remaining shapes are not probed either. The defaults keep a plain run (as
+//   scripts/device_run.sh does it) to about a minute.
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "dsl/GemmDesc.h"
+#include "dsl/probe/Probe.h"
+#include "dsl/reference/Reference.h"
+#include "profile/CublasBlackBox.h"
+#include "runtime/CublasLt.h"
+#include "runtime/Cupti.h"
+#include "runtime/Runtime.h"
+
+using namespace fixbits;
+
+namespace {
+
+struct Args {
+  std::vector<runtime::GemmShape> shapes;
+  int64_t max_probe_k = 4096;
+  double budget_s = 120;
+  int draws = 3;
+  std::string family = "auto";
+};
+
+std::string msg(const absl::Status& s) { return std::string(s.message()); }
+
+absl::StatusOr<runtime::GemmShape> parse_shape(std::string_view text) {
+  std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
+  std::vector<std::string> dims = absl::StrSplit(parts[0], 'x');
+  runtime::GemmShape s;
+  if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &s.m) || !absl::SimpleAtoi(dims[1], &s.n) ||
+      !absl::SimpleAtoi(dims[2], &s.k)) {
+    return absl::InvalidArgumentError("The shape '" + std::string(text) +
+                                      "' is not MxNxK[:in[:out]][:tn].");
+  }
+  int dtypes = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i] == "tn") {
+      s.b_row_major = false;
+      continue;
+    }
+    absl::StatusOr<DType> t = parse_dtype(parts[i]);
+    if (!t.ok()) {
+      return absl::InvalidArgumentError("The shape '" + std::string(text) + "' names '" +
+                                        parts[i] + "', neither a dtype nor 'tn'.");
+    }
+    if (dtypes++ == 0) {
+      s.a_dtype = s.b_dtype = *t;
+      s.out_dtype = dtype_is_fp8(*t) ? DType::kF16 : (*t == DType::kTF32 ? DType::kF32 : *t);
+    } else {
+      s.out_dtype = *t;
+    }
+  }
+  if (dtype_is_fp8(s.a_dtype)) s.b_row_major = false;
+  if (absl::Status v = runtime::validate_for_cublaslt(s); !v.ok()) return v;
+  return s;
+}
+
+std::vector<runtime::GemmShape> default_shapes() {
+  std::vector<std::string> specs = {"1x4096x4096", "128x4096x4096", "4096x4096x4096",
+                                    "8192x8192x8192:bf16", "1x1x262144"};
+  for (int64_t m : {1, 128})
+    for (int64_t k : {576, 4096, 16384, 65536})
+      specs.push_back(std::to_string(m) + "x4096x" + std::to_string(k));
+  std::vector<runtime::GemmShape> out;
+  for (const std::string& s : specs) {
+    absl::StatusOr<runtime::GemmShape> shape = parse_shape(s);
+    if (shape.ok() && std::find(out.begin(), out.end(), *shape) == out.end()) out.push_back(*shape);
+  }
+  return out;
+}
+
+absl::StatusOr<Args> parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](std::string_view flag) -> std::optional<std::string_view> {
+      if (arg.substr(0, flag.size()) == flag) return arg.substr(flag.size());
+      return std::nullopt;
+    };
+    if (auto v = value("--shapes=")) {
+      for (absl::string_view s : absl::StrSplit(absl::string_view(v->data(), v->size()), ',', absl::SkipEmpty())) {
+        absl::StatusOr<runtime::GemmShape> shape = parse_shape(std::string_view(s.data(), s.size()));
+        if (!shape.ok()) return shape.status();
+        a.shapes.push_back(*shape);
+      }
+    } else if (auto v = value("--max-probe-k=")) {
+      if (!absl::SimpleAtoi(std::string(*v), &a.max_probe_k)) {
+        return absl::InvalidArgumentError("--max-probe-k takes an integer.");
+      }
+    } else if (auto v = value("--budget-s=")) {
+      if (!absl::SimpleAtod(std::string(*v), &a.budget_s)) {
+        return absl::InvalidArgumentError("--budget-s takes a number of seconds.");
+      }
+    } else if (auto v = value("--draws=")) {
+      if (!absl::SimpleAtoi(std::string(*v), &a.draws) || a.draws < 0) {
+        return absl::InvalidArgumentError("--draws takes a count >= 0.");
+      }
+    } else if (auto v = value("--family=")) {
+      a.family = std::string(*v);
+      if (a.family != "auto" && a.family != "plain" && a.family != "split_k" &&
+          a.family != "chained_chunks" && a.family != "gemv") {
+        return absl::InvalidArgumentError(
+            "--family is one of auto, plain, split_k, chained_chunks, gemv.");
+      }
+    } else {
+      return absl::InvalidArgumentError("Unknown argument '" + std::string(arg) +
+                                        "'; see the usage at the top of main.cpp.");
+    }
+  }
+  if (a.shapes.empty()) a.shapes = default_shapes();
+  return a;
+}
+
+dsl::GemmFamily family_of(const std::string& name) {
+  if (name == "split_k") return dsl::GemmFamily::kSplitK;
+  if (name == "chained_chunks") return dsl::GemmFamily::kChainedChunks;
+  if (name == "gemv") return dsl::GemmFamily::kGemv;
+  return dsl::GemmFamily::kPlain;
+}
+
+const char* family_name(dsl::GemmFamily f) {
+  switch (f) {
+    case dsl::GemmFamily::kPlain: return "plain";
+    case dsl::GemmFamily::kSplitK: return "split_k";
+    case dsl::GemmFamily::kChainedChunks: return "chained_chunks";
+    case dsl::GemmFamily::kGemv: return "gemv";
+  }
+  return "?";
+}
+
+// Random finite inputs: +-(1 + f/64) * 2^e, e in [-3, 3]; -0.0 about 1% of the time.
+uint32_t draw_bits(DType t, std::mt19937_64& rng) {
+  const uint64_t r = rng();
+  if (r % 97 == 0) return to_bits(t, -0.0f);
+  const float f = std::ldexp(1.0f + static_cast<float>((r >> 8) % 64) / 64.0f,
+                             static_cast<int>((r >> 16) % 7) - 3) *
+                  (((r >> 24) & 1) ? -1.0f : 1.0f);
+  return to_bits(t, f, Saturation::kSatFinite);
+}
+
+std::vector<int64_t> spread(int64_t extent, int64_t want) {
+  std::vector<int64_t> v;
+  if (extent <= want) {
+    for (int64_t i = 0; i < extent; ++i) v.push_back(i);
+    return v;
+  }
+  for (int64_t i = 0; i < want; ++i) v.push_back(i * (extent - 1) / (want - 1));
+  return v;
+}
+
+struct VerifyResult {
+  int draws_ok = 0;
+  std::string how;
+  std::string first_miss;
+};
+
+// Full-shape draws through cuBLASLt, compared with reference::gemm(desc) at the
+// checked positions.
+absl::StatusOr<VerifyResult> verify(runtime::CublasLt& lt, const runtime::GemmShape& s,
+                                    const dsl::GemmDesc& desc, int draws) {
+  const bool all = s.m * s.n * s.k <= (int64_t{1} << 24);
+  const std::vector<int64_t> rows = all ? spread(s.m, s.m) : spread(s.m, 8);
+  const std::vector<int64_t> cols = all ? spread(s.n, s.n) : spread(s.n, 8);
+  VerifyResult res;
+  res.how = all ? "every output" : std::to_string(rows.size()) + " rows x " +
+                                       std::to_string(cols.size()) + " columns spread over D";
+  const size_t ea = runtime::cublaslt_element_bytes(s.a_dtype);
+  const size_t eb = runtime::cublaslt_element_bytes(s.b_dtype);
+  const size_t eo = runtime::cublaslt_element_bytes(s.out_dtype);
+  const runtime::Device& dev = *lt.device();
+  absl::StatusOr<runtime::Buffer> da = dev.alloc(s.m * s.k * ea), db = dev.alloc(s.k * s.n * eb),
+                                  dd = dev.alloc(s.m * s.n * eo);
+  if (!da.ok()) return da.status();
+  if (!db.ok()) return db.status();
+  if (!dd.ok()) return dd.status();
+  for (int d = 0; d < draws; ++d) {
+    std::mt19937_64 rng(0xc0ffee + 7919 * d);
+    std::vector<uint8_t> a(s.m * s.k * ea), b(s.k * s.n * eb), out(s.m * s.n * eo);
+    for (size_t i = 0; i < a.size() / ea; ++i) {
+      const uint32_t x = draw_bits(s.a_dtype, rng);
+      std::memcpy(a.data() + i * ea, &x, ea);
+    }
+    for (size_t i = 0; i < b.size() / eb; ++i) {
+      const uint32_t x = draw_bits(s.b_dtype, rng);
+      std::memcpy(b.data() + i * eb, &x, eb);
+    }
+    if (auto st = da->copy_from_host(a.data(), a.size()); !st.ok()) return st;
+    if (auto st = db->copy_from_host(b.data(), b.size()); !st.ok()) return st;
+    absl::StatusOr<runtime::MatmulReport> r = lt.matmul(s, *da, *db, *dd);
+    if (!r.ok()) return r.status();
+    if (auto st = dd->copy_to_host(out.data(), out.size()); !st.ok()) return st;
+    // The checked rows of A and columns of B as a small row-major problem.
+    dsl::reference::GemmProblem p;
+    p.m = static_cast<int64_t>(rows.size());
+    p.n = static_cast<int64_t>(cols.size());
+    p.k = s.k;
+    auto elem = [](const std::vector<uint8_t>& v, size_t i, size_t e) {
+      uint32_t x = 0;
+      std::memcpy(&x, v.data() + i * e, e);
+      return x;
+    };
+    for (int64_t i : rows)
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        p.a.push_back(elem(a, s.a_row_major ? i * s.k + kk : kk * s.m + i, ea));
+    for (int64_t kk = 0; kk < s.k; ++kk)
+      for (int64_t j : cols)
+        p.b.push_back(elem(b, s.b_row_major ? kk * s.n + j : j * s.k + kk, eb));
+    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(desc, p);
+    if (!want.ok()) return want.status();
+    int misses = 0;
+    for (size_t ri = 0; ri < rows.size(); ++ri) {
+      for (size_t ci = 0; ci < cols.size(); ++ci) {
+        const uint32_t got = elem(out, rows[ri] * s.n + cols[ci], eo);
+        const uint32_t ref = (*want)[ri * cols.size() + ci];
+        if (got != ref && misses++ == 0 && res.first_miss.empty()) {
+          char buf[160];
+          std::snprintf(buf, sizeof(buf), "draw %d D[%lld][%lld]: cuBLAS 0x%x, reference 0x%x", d,
+                        static_cast<long long>(rows[ri]), static_cast<long long>(cols[ci]), got,
+                        ref);
+          res.first_miss = buf;
+        }
+      }
+    }
+    if (misses == 0) ++res.draws_ok;
+  }
+  return res;
+}
+
+// One launch of the shape's kernel(s) under CUPTI: what runtime profiling sees.
+absl::StatusOr<runtime::LaunchProfile> profile_launch(profile::CublasBlackBox& box,
+                                                      runtime::Device& dev) {
+  dsl::reference::GemmProblem p;
+  p.m = p.n = 1;
+  p.k = box.shape().k;
+  p.a.assign(p.k, 0);
+  p.b.assign(p.k, 0);
+  if (absl::Status st = box.run(p).status(); !st.ok()) return st;  // loads PitchedCopy once
+  absl::StatusOr<std::unique_ptr<runtime::KernelRecorder>> rec = runtime::KernelRecorder::start();
+  if (!rec.ok()) return rec.status();
+  absl::Status ran = box.run(p).status();
+  absl::Status synced = dev.synchronize();
+  absl::StatusOr<runtime::LaunchProfile> prof = (*rec)->stop();
+  if (!ran.ok()) return ran;
+  if (!synced.ok()) return synced;
+  if (!prof.ok()) return prof.status();
+  std::vector<runtime::KernelRecord> library_kernels;
+  for (runtime::KernelRecord& k : prof->kernels)
+    if (k.name != "fixbits_pitched_copy") library_kernels.push_back(std::move(k));
+  prof->kernels = std::move(library_kernels);
+  return prof;
+}
+
+bool contains_any(const std::string& name, std::initializer_list<const char*> parts) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* p : parts)
+    if (lower.find(p) != std::string::npos) return true;
+  return false;
+}
+
+// The family the launched kernels name: a split-K GEMM or a reduce kernel after it
+// -> split_k; dot/gemv kernels -> gemv; otherwise plain. nullopt without a profile.
+std::optional<dsl::GemmFamily> family_from_profile(const runtime::LaunchProfile& p) {
+  if (p.kernels.empty()) return std::nullopt;
+  bool split = false, vec = false;
+  for (const runtime::KernelRecord& k : p.kernels) {
+    split |= contains_any(k.name, {"splitk", "reduce"});
+    vec |= contains_any(k.name, {"dot_kernel", "gemv"});
+  }
+  if (vec) return dsl::GemmFamily::kGemv;
+  if (split) return dsl::GemmFamily::kSplitK;
+  return dsl::GemmFamily::kPlain;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut short still leaves its lines
+  absl::StatusOr<Args> args = parse_args(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "fixbits-cublas-probe: %s\n", msg(args.status()).c_str());
+    return 2;
+  }
+  absl::StatusOr<std::shared_ptr<runtime::Device>> dev = runtime::cuda(0);
+  if (!dev.ok()) {
+    std::printf("skipped: no CUDA device: %s\n", msg(dev.status()).c_str());
+    return 0;
+  }
+  absl::StatusOr<std::shared_ptr<runtime::CublasLt>> lt = runtime::CublasLt::open(*dev);
+  if (!lt.ok()) {
+    std::printf("skipped: %s\n", msg(lt.status()).c_str());
+    return 0;
+  }
+  const runtime::DeviceInfo& info = (*dev)->info();
+  std::printf("device %s (%s, %d SMs), cuBLASLt %zu from %s\n", info.name.c_str(),
+              info.arch.c_str(), info.multiprocessor_count, (*lt)->version(),
+              (*lt)->library_path().c_str());
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  int failures = 0, probed = 0, exact = 0;
+  for (const runtime::GemmShape& s : args->shapes) {
+    std::printf("\nshape %s\n", runtime::to_string(s).c_str());
+    absl::StatusOr<runtime::MatmulReport> h = (*lt)->heuristic(s);
+    if (!h.ok()) {
+      std::printf("  heuristic: error: %s\n", msg(h.status()).c_str());
+      ++failures;
+      continue;
+    }
+    std::printf("  heuristic: %s workspace=%zu waves=%.3f answers=%d\n",
+                runtime::to_string(h->algo).c_str(), h->workspace_bytes, h->waves_count,
+                h->heuristic_answers);
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
+        profile::CublasBlackBox::create(*lt, s);
+    if (!box.ok()) {
+      std::printf("  black box: error: %s\n", msg(box.status()).c_str());
+      ++failures;
+      continue;
+    }
+    std::optional<dsl::GemmFamily> profiled;
+    absl::StatusOr<runtime::LaunchProfile> prof = profile_launch(**box, **dev);
+    if (prof.ok()) {
+      std::string text = runtime::to_string(*prof);
+      for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += 5)
+        text.replace(at, 1, "\n    ");
+      std::printf("  launched:\n    %s\n", text.c_str());
+      profiled = family_from_profile(*prof);
+    } else {
+      std::printf("  launched: not profiled: %s\n", msg(prof.status()).c_str());
+    }
+    if (s.k > args->max_probe_k) {
+      std::printf("  probe: skipped, K = %lld is above --max-probe-k=%lld\n",
+                  static_cast<long long>(s.k), static_cast<long long>(args->max_probe_k));
+      continue;
+    }
+    if (elapsed() > args->budget_s) {
+      std::printf("  probe: skipped, the --budget-s=%.0f seconds are spent\n", args->budget_s);
+      continue;
+    }
+    if (s.k < 2) {
+      std::printf("  probe: skipped, the probe needs K >= 2\n");
+      continue;
+    }
+    // The family: --family, else what the profile names, else the split count; the
+    // other of plain/split_k is tried when the first finds no descriptor.
+    std::vector<dsl::GemmFamily> order;
+    auto add = [&](dsl::GemmFamily f) {
+      if (std::find(order.begin(), order.end(), f) == order.end()) order.push_back(f);
+    };
+    if (args->family != "auto") {
+      add(family_of(args->family));
+    } else {
+      if (profiled) add(*profiled);
+      add(h->algo.splitk_num > 1 ? dsl::GemmFamily::kSplitK : dsl::GemmFamily::kPlain);
+      add(dsl::GemmFamily::kPlain);
+      add(dsl::GemmFamily::kSplitK);
+    }
+    absl::StatusOr<dsl::GemmDesc> desc = absl::NotFoundError("no family was tried");
+    for (dsl::GemmFamily f : order) {
+      const double t0 = elapsed();
+      const int64_t c0 = (*box)->calls();
+      dsl::probe::ProbeOptions o;
+      o.a_dtype = s.a_dtype;
+      o.b_dtype = s.b_dtype;
+      o.out_dtype = s.out_dtype;
+      o.family = f;
+      o.matrix_instruction = info.cc_major >= 9 ? dsl::Instruction::kWgmma
+                                                : dsl::Instruction::kMmaSync;
+      o.k = s.k;
+      desc = dsl::probe::recover_gemm_desc((*box)->as_black_box(), o);
+      std::printf("  probe as %s: %s (%lld calls, %.1f s)\n", family_name(f),
+                  desc.ok() ? "recovered" : msg(desc.status()).c_str(),
+                  static_cast<long long>((*box)->calls() - c0), elapsed() - t0);
+      if (desc.ok()) break;
+    }
+    ++probed;
+    if (!desc.ok()) {
+      ++failures;
+      continue;
+    }
+    std::printf("  recovered: %s\n", dsl::to_string(*desc).c_str());
+    if (args->draws == 0) continue;
+    const double t0 = elapsed();
+    absl::StatusOr<VerifyResult> v = verify(**lt, s, *desc, args->draws);
+    if (!v.ok()) {
+      std::printf("  verify: error: %s\n", msg(v.status()).c_str());
+      ++failures;
+      continue;
+    }
+    const bool ok = v->draws_ok == args->draws;
+    exact += ok;
+    failures += !ok;
+    std::printf("  verify: %d/%d full-shape draws bit-identical at %s (%.1f s)%s%s\n",
+                v->draws_ok, args->draws, v->how.c_str(), elapsed() - t0,
+                v->first_miss.empty() ? "" : "; first miss: ", v->first_miss.c_str());
+  }
+  std::printf("\nsummary: %zu shapes, %d probed, %d reproduced bit for bit, %d failures, %.1f s\n",
+              args->shapes.size(), probed, exact, failures, elapsed());
+  return failures == 0 ? 0 : 1;
+}

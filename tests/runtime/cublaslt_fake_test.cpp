@@ -1,0 +1,231 @@
+// runtime/CublasLt and profile/CublasBlackBox end to end on the CPU: the cuBLASLt
+// loaded is tests/runtime/fake/FakeCublasLt.cpp (cuBLAS's documented column-major
+// semantics, a sequential f32 fma chain), the device a host-memory Driver whose
+// launch() performs PitchedCopy's copy. So the dlopen table, the row-major to
+// column-major call, the report's attribute reading, the black box's uploads
+// (contiguous and pitched), its row/column passes and the probe on top all run here,
+// and the GPU test repeats the same against the real library.
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "dsl/FloatFormat.h"
+#include "dsl/probe/Probe.h"
+#include "dsl/reference/Reference.h"
+#include "gtest/gtest.h"
+#include "profile/CublasBlackBox.h"
+#include "runtime/CublasLt.h"
+#include "runtime/Driver.h"
+
+namespace fixbits::runtime {
+namespace {
+
+// Host memory as device memory; launch() runs fixbits_pitched_copy on the CPU.
+class HostDriver final : public Driver {
+ public:
+  HostDriver() {
+    info_.name = "host";
+    info_.max_threads_per_block = 1024;
+  }
+  const DeviceInfo& info() const override { return info_; }
+  absl::StatusOr<void*> module_load(std::string_view image) override {
+    if (image.find(".entry fixbits_pitched_copy") == std::string_view::npos) {
+      return absl::InvalidArgumentError("host driver: only the pitched copy runs here");
+    }
+    return reinterpret_cast<void*>(0x10);
+  }
+  absl::Status module_unload(void*) override { return absl::OkStatus(); }
+  absl::StatusOr<void*> module_function(void*, const std::string&) override {
+    return reinterpret_cast<void*>(0x20);
+  }
+  absl::StatusOr<uint64_t> mem_alloc(size_t bytes) override {
+    return reinterpret_cast<uint64_t>(new uint8_t[bytes]);
+  }
+  absl::Status mem_free(uint64_t p) override {
+    delete[] reinterpret_cast<uint8_t*>(p);
+    return absl::OkStatus();
+  }
+  absl::Status copy_to_device(uint64_t d, const void* s, size_t n, void*) override {
+    std::memcpy(reinterpret_cast<void*>(d), s, n);
+    return absl::OkStatus();
+  }
+  absl::Status copy_to_host(void* d, uint64_t s, size_t n, void*) override {
+    std::memcpy(d, reinterpret_cast<const void*>(s), n);
+    return absl::OkStatus();
+  }
+  absl::Status memset8(uint64_t d, uint8_t v, size_t n) override {
+    std::memset(reinterpret_cast<void*>(d), v, n);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<void*> stream_create() override { return reinterpret_cast<void*>(1); }
+  absl::Status stream_destroy(void*) override { return absl::OkStatus(); }
+  absl::Status stream_synchronize(void*) override { return absl::OkStatus(); }
+  absl::StatusOr<void*> event_create() override { return reinterpret_cast<void*>(1); }
+  absl::Status event_destroy(void*) override { return absl::OkStatus(); }
+  absl::Status event_record(void*, void*) override { return absl::OkStatus(); }
+  absl::Status event_synchronize(void*) override { return absl::OkStatus(); }
+  absl::StatusOr<float> event_elapsed_ms(void*, void*) override { return 0.0f; }
+  absl::StatusOr<std::vector<size_t>> param_sizes(void*) override {
+    return std::vector<size_t>(6, 8);
+  }
+  absl::Status set_max_dynamic_shared(void*, uint32_t) override { return absl::OkStatus(); }
+  absl::Status launch(void*, const uint32_t grid[3], const uint32_t block[3], uint32_t, void*,
+                      void** args) override {
+    uint64_t w[6];
+    for (int i = 0; i < 6; ++i) std::memcpy(&w[i], args[i], 8);
+    const uint64_t dst = w[0], src = w[1], rows = w[2], width = w[3], dp = w[4], sp = w[5];
+    if (uint64_t{grid[0]} * block[0] < rows * width) {
+      return absl::InternalError("host driver: the grid does not cover rows * width threads");
+    }
+    for (uint64_t i = 0; i < rows * width; ++i) {
+      const uint64_t r = i / width, c = i % width;
+      reinterpret_cast<uint8_t*>(dst)[r * dp + c] = reinterpret_cast<const uint8_t*>(src)[r * sp + c];
+    }
+    ++copies;
+    return absl::OkStatus();
+  }
+  absl::Status synchronize() override { return absl::OkStatus(); }
+
+  int copies = 0;
+
+ private:
+  DeviceInfo info_;
+};
+
+class CublasLtFakeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef FIXBITS_FAKE_CUBLASLT_PATH
+    GTEST_SKIP() << "[SKIP] the fake cuBLASLt was not built (FIXBITS_FAKE_CUBLASLT_PATH unset)";
+#else
+    driver_ = std::make_shared<HostDriver>();
+    device_ = std::make_shared<Device>(driver_);
+    CublasLtOptions o;
+    o.library_paths = {FIXBITS_FAKE_CUBLASLT_PATH};
+    o.workspace_bytes = 4096;
+    absl::StatusOr<std::shared_ptr<CublasLt>> lt = CublasLt::open(device_, o);
+    ASSERT_TRUE(lt.ok()) << lt.status();
+    lt_ = *lt;
+#endif
+  }
+  std::shared_ptr<HostDriver> driver_;
+  std::shared_ptr<Device> device_;
+  std::shared_ptr<CublasLt> lt_;
+};
+
+TEST_F(CublasLtFakeTest, EveryLayoutComputesTheRowMajorProduct) {
+  for (bool a_row : {true, false}) {
+    for (bool b_row : {true, false}) {
+      for (DType out : {DType::kF32, DType::kF16}) {
+        const GemmShape s{.m = 3, .n = 5, .k = 7, .out_dtype = out, .a_row_major = a_row,
+                          .b_row_major = b_row};
+        std::vector<uint16_t> a(s.m * s.k), b(s.k * s.n);
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t l = 0; l < s.k; ++l)
+            a[a_row ? i * s.k + l : l * s.m + i] = to_bits(DType::kF16, float(i * 10 + l));
+        for (int64_t l = 0; l < s.k; ++l)
+          for (int64_t j = 0; j < s.n; ++j)
+            b[b_row ? l * s.n + j : j * s.k + l] = to_bits(DType::kF16, float(l * 3 + j));
+        absl::StatusOr<Buffer> da = device_->alloc(a.size() * 2), db = device_->alloc(b.size() * 2),
+                               dd = device_->alloc(s.m * s.n * 4);
+        ASSERT_TRUE(da.ok() && db.ok() && dd.ok());
+        ASSERT_TRUE(da->copy_from_host(a.data(), a.size() * 2).ok());
+        ASSERT_TRUE(db->copy_from_host(b.data(), b.size() * 2).ok());
+        absl::StatusOr<MatmulReport> r = lt_->matmul(s, *da, *db, *dd);
+        ASSERT_TRUE(r.ok()) << to_string(s) << ": " << r.status();
+        const size_t eo = cublaslt_element_bytes(out);
+        std::vector<uint8_t> d(s.m * s.n * eo);
+        ASSERT_TRUE(dd->copy_to_host(d.data(), d.size()).ok());
+        for (int64_t i = 0; i < s.m; ++i) {
+          for (int64_t j = 0; j < s.n; ++j) {
+            float want = 0;
+            for (int64_t l = 0; l < s.k; ++l) want += float(i * 10 + l) * float(l * 3 + j);
+            uint32_t bits = 0;
+            std::memcpy(&bits, d.data() + (i * s.n + j) * eo, eo);
+            EXPECT_EQ(bits, to_bits(out, want)) << to_string(s) << " D[" << i << "][" << j << "]";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CublasLtFakeTest, ReportCarriesTheHeuristicAndItsConfigAttributes) {
+  EXPECT_EQ(lt_->version(), 424242u);
+  absl::StatusOr<MatmulReport> r = lt_->heuristic(GemmShape{.m = 4, .n = 8, .k = 16});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const AlgoConfig want{.id = 42, .tile_id = 101, .splitk_num = 1, .reduction_scheme = 103,
+                        .cta_swizzling = 104, .custom_option = 105, .stages_id = 106,
+                        .inner_shape_id = 107, .cluster_shape_id = 108, .unreadable = ""};
+  EXPECT_EQ(r->algo, want) << to_string(r->algo);
+  EXPECT_EQ(r->heuristic_answers, 1);
+  EXPECT_EQ(r->waves_count, 1.5f);
+  EXPECT_EQ(r->workspace_bytes, 0u);
+  // The fake has no tf32 compute type: the library's refusal comes back as a Status
+  // naming the call and the cublasStatus_t.
+  absl::StatusOr<MatmulReport> tf32 = lt_->heuristic(
+      GemmShape{.m = 4, .n = 8, .k = 16, .a_dtype = DType::kTF32, .b_dtype = DType::kTF32,
+                .out_dtype = DType::kF32});
+  ASSERT_FALSE(tf32.ok());
+  EXPECT_NE(tf32.status().message().find("cublasLtMatmulDescCreate"), std::string::npos)
+      << tf32.status();
+  EXPECT_NE(tf32.status().message().find("CUBLAS_STATUS_NOT_SUPPORTED (15)"), std::string::npos)
+      << tf32.status();
+}
+
+TEST_F(CublasLtFakeTest, UndersizedBuffersAreRejectedBeforeTheLibrary) {
+  const GemmShape s{.m = 4, .n = 8, .k = 16};
+  absl::StatusOr<Buffer> a = device_->alloc(4 * 16 * 2), b = device_->alloc(16 * 8 * 2 - 2),
+                         d = device_->alloc(4 * 8 * 2);
+  ASSERT_TRUE(a.ok() && b.ok() && d.ok());
+  absl::StatusOr<MatmulReport> r = lt_->matmul(s, *a, *b, *d);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("buffer b holds 254 bytes"), std::string::npos) << r.status();
+}
+
+TEST_F(CublasLtFakeTest, ProbeThroughTheBlackBoxRecoversTheFakesChain) {
+  dsl::GemmDesc chain;  // what the fake computes: one fma chain in k order
+  chain.instruction = dsl::Instruction::kScalarFma;
+  chain.instruction_k = 1;
+  chain.use_fast_accum = true;
+  chain.k_loop_step = {0, dsl::ShortTurn::kLast};
+  for (bool b_row : {true, false}) {
+    // M = 2 < the probe's 4 x 4 draws: row passes; N = 8.
+    const GemmShape s{.m = 2, .n = 8, .k = 100, .b_row_major = b_row};
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt_, s);
+    ASSERT_TRUE(box.ok()) << box.status();
+    const int copies_before = driver_->copies;
+    dsl::probe::ProbeOptions o;
+    o.k = s.k;
+    absl::StatusOr<dsl::GemmDesc> got = dsl::probe::recover_gemm_desc((*box)->as_black_box(), o);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, chain) << to_string(s);
+    // Row-major B needs the pitched copy for its columns; column-major B does not.
+    EXPECT_EQ(driver_->copies > copies_before, b_row) << to_string(s);
+    // A problem taller and wider than the shape: 2 x 2 passes, against the reference.
+    std::mt19937 rng(5);
+    dsl::reference::GemmProblem p;
+    p.m = 3;
+    p.n = 11;
+    p.k = s.k;
+    p.b_row_major = false;  // the probe's problems may come in either layout
+    for (int64_t i = 0; i < p.m * p.k; ++i)
+      p.a.push_back(to_bits(DType::kF16, float(int(rng() % 200) - 100) / 64.0f));
+    for (int64_t i = 0; i < p.k * p.n; ++i)
+      p.b.push_back(to_bits(DType::kF16, float(int(rng() % 200) - 100) / 32.0f));
+    const int64_t launches_before = (*box)->launches();
+    absl::StatusOr<std::vector<uint32_t>> have = (*box)->run(p);
+    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(chain, p);
+    ASSERT_TRUE(have.ok()) << have.status();
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ((*box)->launches() - launches_before, 4);
+    EXPECT_EQ(*have, *want) << to_string(s);
+    // Bad problems name the field.
+    p.bias = {0};
+    EXPECT_NE((*box)->run(p).status().message().find("bias"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace fixbits::runtime
