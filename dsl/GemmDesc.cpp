@@ -72,9 +72,9 @@ bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 absl::Status bad(std::string msg) { return absl::InvalidArgumentError(std::move(msg)); }
 
-// The products one matrix instruction folds for input dtype `t` (0: no matrix
-// instruction takes `t`).
-int mma_k_for(DType t) {
+}  // namespace
+
+int matrix_instruction_k(DType t) {
   switch (t) {
     case DType::kF16:
     case DType::kBF16:
@@ -89,6 +89,8 @@ int mma_k_for(DType t) {
   }
   return 0;
 }
+
+namespace {
 
 absl::Status validate_dtypes(const GemmDesc& d) {
   for (auto [name, t] : {std::pair<const char*, DType>{"a_dtype", d.a_dtype},
@@ -136,7 +138,7 @@ absl::Status validate_instruction(const GemmDesc& d) {
           d.instruction_k, instr));
     }
   } else {
-    const int want_a = mma_k_for(d.a_dtype);
+    const int want_a = matrix_instruction_k(d.a_dtype);
     if (want_a == 0) {
       return bad(absl::StrFormat(
           "GemmDesc.a_dtype is %s but %s takes f16, bf16, tf32, f8e4m3 or f8e5m2 inputs.",

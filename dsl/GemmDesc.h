@@ -101,6 +101,10 @@ struct GemmDesc {
   bool operator==(const GemmDesc&) const = default;
 };
 
+// Products one sm_90 matrix instruction folds for inputs of `t` (mma.sync and
+// wgmma alike): 16 for f16/bf16, 32 for fp8, 8 for tf32, 0 for f32 (none).
+int matrix_instruction_k(DType t);
+
 // OK, or InvalidArgument naming the first bad field ("GemmDesc.instruction_k: ...").
 absl::Status validate(const GemmDesc& d);
 // Canonical one-line text form, e.g.

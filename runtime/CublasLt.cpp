@@ -21,18 +21,6 @@ namespace {
 
 using namespace cublaslt_api;  // NOLINT: the table's types
 
-std::string_view dtype_text(DType t) {
-  switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kF8E4M3: return "f8e4m3";
-    case DType::kF8E5M2: return "f8e5m2";
-    case DType::kTF32: return "tf32";
-  }
-  return "unknown";
-}
-
 // cudaDataType_t of the storage of `t` (tf32 is stored as f32).
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
@@ -225,8 +213,8 @@ absl::StatusOr<AlgoConfig> read_config(const Library& lib, const cublasLtMatmulA
 }  // namespace
 
 std::string to_string(const GemmShape& s) {
-  return absl::StrFormat("%dx%dx%d %s*%s->%s %c%c", s.m, s.n, s.k, dtype_text(s.a_dtype),
-                         dtype_text(s.b_dtype), dtype_text(s.out_dtype),
+  return absl::StrFormat("%dx%dx%d %s*%s->%s %c%c", s.m, s.n, s.k, dtype_name(s.a_dtype),
+                         dtype_name(s.b_dtype), dtype_name(s.out_dtype),
                          s.a_row_major ? 'N' : 'T', s.b_row_major ? 'N' : 'T');
 }
 
@@ -261,7 +249,7 @@ absl::Status validate_for_cublaslt(const GemmShape& s) {
     if (!is_fp8(a) || !is_fp8(b)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "GemmShape has a_dtype %s and b_dtype %s; cuBLASLt takes fp8 only with fp8.",
-          dtype_text(a), dtype_text(b)));
+          dtype_name(a), dtype_name(b)));
     }
     if (a == DType::kF8E5M2 && b == DType::kF8E5M2) {
       return absl::InvalidArgumentError(
@@ -270,7 +258,7 @@ absl::Status validate_for_cublaslt(const GemmShape& s) {
     if (o != DType::kF16 && o != DType::kBF16 && o != DType::kF32) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "GemmShape.out_dtype is %s; fixbits runs fp8 GEMMs with out f16, bf16 or f32 "
-          "(fp8 outputs need scales and amax).", dtype_text(o)));
+          "(fp8 outputs need scales and amax).", dtype_name(o)));
     }
     if (!s.a_row_major || s.b_row_major) {
       return absl::InvalidArgumentError(
@@ -282,20 +270,20 @@ absl::Status validate_for_cublaslt(const GemmShape& s) {
   if (a != b) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "GemmShape has a_dtype %s and b_dtype %s; cuBLASLt needs equal input types outside fp8.",
-        dtype_text(a), dtype_text(b)));
+        dtype_name(a), dtype_name(b)));
   }
   if (a == DType::kF16 || a == DType::kBF16) {
     if (o != a && o != DType::kF32) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "GemmShape.out_dtype is %s; with %s inputs cuBLASLt writes %s or f32.", dtype_text(o),
-          dtype_text(a), dtype_text(a)));
+          "GemmShape.out_dtype is %s; with %s inputs cuBLASLt writes %s or f32.", dtype_name(o),
+          dtype_name(a), dtype_name(a)));
     }
     return absl::OkStatus();
   }
   if (o != DType::kF32) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "GemmShape.out_dtype is %s; with %s inputs cuBLASLt writes f32.", dtype_text(o),
-        dtype_text(a)));
+        "GemmShape.out_dtype is %s; with %s inputs cuBLASLt writes f32.", dtype_name(o),
+        dtype_name(a)));
   }
   return absl::OkStatus();
 }

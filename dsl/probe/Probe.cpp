@@ -92,22 +92,6 @@ const char* family_name(GemmFamily f) {
   return "?";
 }
 
-int mma_k_for(DType t) {
-  switch (t) {
-    case DType::kF16:
-    case DType::kBF16:
-      return 16;
-    case DType::kF8E4M3:
-    case DType::kF8E5M2:
-      return 32;
-    case DType::kTF32:
-      return 8;
-    case DType::kF32:
-      return 0;
-  }
-  return 0;
-}
-
 struct Leaf {
   Instruction instruction;
   int instruction_k;
@@ -123,7 +107,7 @@ std::vector<Leaf> candidate_leaves(const ProbeOptions& o, int64_t range) {
   leaves.push_back({Instruction::kScalarFma, 1, true, {0, ShortTurn::kLast}});
   leaves.push_back({Instruction::kScalarMulAdd, 1, true, {0, ShortTurn::kLast}});
   if (o.family == GemmFamily::kChainedChunks) return leaves;
-  const int ik = mma_k_for(o.a_dtype);
+  const int ik = matrix_instruction_k(o.a_dtype);
   if (ik == 0) return leaves;
   const int64_t max_step = (range + ik - 1) / ik * ik;
   for (bool fast : {true, false}) {

@@ -29,6 +29,7 @@
 
 #include "absl/strings/str_format.h"
 #include "dsl/reference/MmaModel.h"
+#include "dsl/reference/PatternChecks.h"
 #include "dsl/reference/Reference.h"
 
 namespace fixbits::dsl::reference {
@@ -42,20 +43,6 @@ absl::Status check_count(const char* field, size_t have, int64_t want, const cha
   if (static_cast<int64_t>(have) != want) {
     return bad(absl::StrFormat("GemmProblem.%s has %d elements; %s = %d.", field, have, what,
                                want));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status check_patterns(const char* field, const std::vector<uint32_t>& v, DType t) {
-  const int width = dtype_bits(t);
-  if (width >= 32) return absl::OkStatus();
-  const uint32_t limit = uint32_t{1} << width;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] >= limit) {
-      return bad(absl::StrFormat(
-          "GemmProblem.%s[%d] is 0x%x, which does not fit the %d bits of %s.", field, i,
-          v[i], width, dtype_name(t)));
-    }
   }
   return absl::OkStatus();
 }
@@ -77,13 +64,13 @@ absl::Status check_problem(const GemmDesc& d, const GemmProblem& p) {
     return s;
   if (absl::Status s = check_count("b", p.b.size(), static_cast<int64_t>(kn), "k*n"); !s.ok())
     return s;
-  if (absl::Status s = check_patterns("a", p.a, d.a_dtype); !s.ok()) return s;
-  if (absl::Status s = check_patterns("b", p.b, d.b_dtype); !s.ok()) return s;
+  if (absl::Status s = check_patterns("GemmProblem", "a", p.a, d.a_dtype); !s.ok()) return s;
+  if (absl::Status s = check_patterns("GemmProblem", "b", p.b, d.b_dtype); !s.ok()) return s;
   if (d.alpha_beta) {
     if (absl::Status s = check_count("c", p.c.size(), static_cast<int64_t>(mn), "m*n");
         !s.ok())
       return s;
-    if (absl::Status s = check_patterns("c", p.c, d.out_dtype); !s.ok()) return s;
+    if (absl::Status s = check_patterns("GemmProblem", "c", p.c, d.out_dtype); !s.ok()) return s;
   }
   if (d.bias) {
     if (absl::Status s = check_count("bias", p.bias.size(), p.n, "n"); !s.ok()) return s;

@@ -24,6 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "dsl/reference/ExpF32.h"
+#include "dsl/reference/PatternChecks.h"
 #include "dsl/reference/Reference.h"
 
 namespace fixbits::dsl::reference {
@@ -125,20 +126,6 @@ uint32_t store(DType out, float y) {
   return to_bits(out, y);
 }
 
-absl::Status check_patterns(const char* field, const std::vector<uint32_t>& v, DType t) {
-  const int width = dtype_bits(t);
-  if (width >= 32) return absl::OkStatus();
-  const uint32_t limit = uint32_t{1} << width;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] >= limit) {
-      return bad(absl::StrFormat(
-          "ReduceProblem.%s[%d] is 0x%x, which does not fit the %d bits of %s.", field, i,
-          v[i], width, dtype_name(t)));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status check_problem(const ReduceDesc& d, const ReduceProblem& p) {
   if (p.rows < 0 || p.cols < 0) {
     return bad(absl::StrFormat("ReduceProblem shape rows=%d cols=%d has a negative extent.",
@@ -153,7 +140,7 @@ absl::Status check_problem(const ReduceDesc& d, const ReduceProblem& p) {
     return bad(absl::StrFormat("ReduceProblem.x has %d elements; rows*cols = %d.", p.x.size(),
                                static_cast<int64_t>(count)));
   }
-  if (absl::Status s = check_patterns("x", p.x, d.in_dtype); !s.ok()) return s;
+  if (absl::Status s = check_patterns("ReduceProblem", "x", p.x, d.in_dtype); !s.ok()) return s;
   if (d.op == ReduceOp::kRmsNorm) {
     const int64_t line = d.axis == ReduceAxis::kRow ? p.cols : p.rows;
     if (static_cast<int64_t>(p.w.size()) != line) {
@@ -163,7 +150,7 @@ absl::Status check_problem(const ReduceDesc& d, const ReduceProblem& p) {
           p.w.size(), d.axis == ReduceAxis::kRow ? "rows" : "columns",
           d.axis == ReduceAxis::kRow ? "cols" : "rows", line));
     }
-    if (absl::Status s = check_patterns("w", p.w, d.in_dtype); !s.ok()) return s;
+    if (absl::Status s = check_patterns("ReduceProblem", "w", p.w, d.in_dtype); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
