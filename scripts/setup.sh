@@ -2,7 +2,7 @@
 # Installs everything fixbits needs to build and test on Debian 12, from Debian's
 # own registry only. Idempotent: packages already present are left alone.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config llvm-22-dev llvm-22-tools libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libzstd-dev)
+pkgs=(cmake ninja-build g++ pkg-config python3 llvm-22-dev llvm-22-tools libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libzstd-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
