@@ -118,9 +118,40 @@ Affine scale(const Affine& a, int64_t k) {
 
 Affine sub(const Affine& a, const Affine& b) { return add(a, scale(b, -1)); }
 
+namespace {
+
+// c * ctaid.<d>: the block coordinate symbol and its coefficient.
+std::optional<std::pair<std::string, int64_t>> block_coordinate(const Affine& a) {
+  if (a.c0 != 0 || a.terms.size() != 1 || a.terms.begin()->first.rfind("ctaid.", 0) != 0 ||
+      a.terms.begin()->first.find('*') != std::string::npos) {
+    return std::nullopt;
+  }
+  return *a.terms.begin();
+}
+
+// No thread coordinate or loop hole: a value every thread of a block shares per launch.
+bool block_uniform(const Affine& a) {
+  for (const auto& [s, c] : a.terms) {
+    if (s.rfind("tid.", 0) == 0 || s.rfind("laneid", 0) == 0 || s[0] == '~') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<Affine> mul(const Affine& a, const Affine& b) {
   if (b.is_const()) return scale(a, b.c0);
   if (a.is_const()) return scale(b, a.c0);
+  // ctaid * e, e block-uniform (a row offset "block * row length"): one new symbol for the
+  // exact product, named from the coordinate so it is blanked wherever block coordinates
+  // are; no bit rule ever applies to it (it is not a "<name>.b<i>" bit symbol).
+  for (int side = 0; side < 2; ++side) {
+    const Affine& x = side == 0 ? a : b;
+    const Affine& y = side == 0 ? b : a;
+    if (auto bc = block_coordinate(x); bc && block_uniform(y)) {
+      return Affine::symbol(absl::StrCat(bc->first, "*(", y.text(), ")"), bc->second);
+    }
+  }
   return std::nullopt;
 }
 

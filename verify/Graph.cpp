@@ -4,11 +4,14 @@
 // After:  one hash H("balanced", add.rn.f32, blank(ld.global.f32 [p]), height 2, stride 1).
 #include "verify/Graph.h"
 
+#include <functional>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -170,6 +173,8 @@ NodeId Graph::finish(Node n) {
   if (n.kind == Kind::kInt) {
     for (const auto& [s, c] : n.aff.terms) n.has_hole = n.has_hole || s[0] == '~';
   }
+  n.mentions_hole = n.has_hole;
+  for (NodeId k : n.kids) n.mentions_hole = n.mentions_hole || at(k).mentions_hole;
   // Structural and blanked hashes; commutative children already sorted by the maker.
   uint64_t h = mix(hash_str(kind_name(n.kind)), hash_str(n.op));
   h = mix(h, static_cast<uint64_t>(n.imm));
@@ -230,6 +235,8 @@ NodeId Graph::finish(Node n) {
   } else if (n.kind == Kind::kRelocate) {
     n.bal = at(n.kids[0]).bal;
     n.bal.rep.reset();
+    // The writer's leaves start origin_shift bytes after the symbolic thread's own.
+    if (n.op == "from" && n.bal.origin) n.bal.origin = wrap_add(*n.bal.origin, n.imm);
   } else {
     n.bal = leaf_of(n, *this);
   }
@@ -327,11 +334,15 @@ NodeId Graph::shfl(const std::string& mode, int64_t offset, NodeId x, int line) 
   return finish(std::move(n));
 }
 
-NodeId Graph::relocate(NodeId value, int line) {
+NodeId Graph::relocate(NodeId value, int line, std::optional<int64_t> origin_shift) {
   Node n;
   n.kind = Kind::kRelocate;
   n.kids = {value};
   n.line = line;
+  if (origin_shift) {
+    n.op = "from";
+    n.imm = *origin_shift;
+  }
   return finish(std::move(n));
 }
 
@@ -346,6 +357,45 @@ NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line) {
   NodeId id = finish(std::move(n));
   nodes_[static_cast<size_t>(id)].has_hole = nested;  // the fold closes its own holes
   return id;
+}
+
+std::optional<NodeId> Graph::rename_holes(NodeId id, const std::map<std::string, std::string>& names,
+                                          size_t budget) {
+  absl::flat_hash_map<NodeId, NodeId> memo;
+  size_t rebuilt = 0;
+  bool over = false;
+  std::function<NodeId(NodeId)> go = [&](NodeId x) -> NodeId {
+    if (over || !at(x).mentions_hole) return x;
+    if (auto it = memo.find(x); it != memo.end()) return it->second;
+    if (++rebuilt > budget) {
+      over = true;
+      return x;
+    }
+    Node n = at(x);  // copy: nodes_ may grow below
+    for (NodeId& k : n.kids) k = go(k);
+    if (n.kind == Kind::kInt) {
+      Affine a = Affine::constant(n.aff.c0);
+      for (const auto& [sym, c] : n.aff.terms) {
+        auto it = names.find(sym);
+        a = add(a, Affine::symbol(it != names.end() ? it->second : sym, c));
+      }
+      n.aff = a;
+    }
+    const bool fold = n.kind == Kind::kFold;
+    n.has_hole = false;
+    n.mentions_hole = false;
+    n.bal = Balance();
+    NodeId y = finish(std::move(n));
+    if (fold) {  // a fold closes its own holes (see fold())
+      Node& f = nodes_[static_cast<size_t>(y)];
+      f.has_hole = f.kids.size() > 1 && at(f.kids[1]).has_hole;
+    }
+    memo[x] = y;
+    return y;
+  };
+  NodeId r = go(id);
+  if (over) return std::nullopt;
+  return r;
 }
 
 NodeId Graph::guard(NodeId pred, NodeId value, NodeId other, int line) {

@@ -32,7 +32,8 @@ enum class Kind : uint8_t {
   kArith,     // a floating-point operation: op = opcode with rounding and type
   kShfl,      // lane exchange: op = mode ("bfly", "row_shr", ...), imm = offset, kids[0]
   kXchg,      // within-warp exchange: combine op(x, shfl(x, imm)); kids[0] = x
-  kRelocate,  // a value read back from shared memory after a barrier; kids[0] = value
+  kRelocate,  // a value read back from shared memory after a barrier; kids[0] = value;
+              // op "from", imm = the writer's leaf origin shift in bytes, when known
   kFold,      // loop accumulation: kids[0] = one iteration's body over its hole, op = key,
               // kids[1] = the seed when it belongs to an enclosing loop
   kGuard,     // value guarded by a data predicate: kids = {pred, value, else}
@@ -67,6 +68,7 @@ struct Node {
   uint64_t coord_blank = 0;   // hash with only thread/block coordinate terms removed
   bool data = false;
   bool has_hole = false;      // depends on a loop hole (kInt symbol "~hole...")
+  bool mentions_hole = false; // some descendant names a hole, closed folds included
   Balance bal;
   int line = 0;               // source line that made it, for explanations
 };
@@ -81,13 +83,21 @@ class Graph {
   // product pair) and recognises combine(x, shfl(x, k)) as an exchange node.
   NodeId arith(const std::string& op, std::vector<NodeId> kids, int line = 0);
   NodeId shfl(const std::string& mode, int64_t offset, NodeId x, int line = 0);
-  NodeId relocate(NodeId value, int line = 0);
+  // `origin_shift`, when known: how many bytes after the symbolic thread's lowest leaf
+  // the writing thread's lowest leaf lies (moves the balanced summary's origin).
+  NodeId relocate(NodeId value, int line = 0, std::optional<int64_t> origin_shift = std::nullopt);
   // `seed` (optional, -1 for none) is kept only when it is itself an outer loop's hole,
   // so a nest of folds stays a nest instead of losing the outer accumulation.
   NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0);
   NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
   NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
   NodeId root(const std::string& op, NodeId value, NodeId address, int line = 0);
+
+  // The same tree with hole symbols renamed by `names` (symbols not in it are kept); the
+  // map must be injective so distinct holes stay distinct. Nodes that mention no hole are
+  // shared, not copied. Returns nullopt when more than `budget` nodes would be rebuilt.
+  std::optional<NodeId> rename_holes(NodeId id, const std::map<std::string, std::string>& names,
+                                     size_t budget);
 
   const Node& at(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
   size_t size() const { return nodes_.size(); }

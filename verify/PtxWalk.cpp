@@ -186,6 +186,68 @@ class PtxWalker : public Walker {
     return std::nullopt;
   }
 
+  // Unpacking a w-bit load at address a into k pieces: piece i is the (w/k)-bit load at
+  // a + i*w/(8k) (PTX is little-endian and the first vector item is the low part), so the
+  // pieces are leaves exactly as if loaded one by one. nullopt unless the load's address
+  // is affine and the pieces are whole bytes.
+  std::optional<std::vector<NodeId>> split_load(NodeId s, size_t k) {
+    const Node& x = g_.at(s);
+    if (x.kind != Kind::kLoad || x.kids.empty() || g_.at(x.kids[0]).kind != Kind::kInt || k < 2) return std::nullopt;
+    const size_t dot = x.op.rfind('.');
+    if (dot == std::string::npos || dot + 2 > x.op.size()) return std::nullopt;
+    const int bits = type_bits(x.op.substr(dot + 1));
+    if (bits <= 0 || bits % static_cast<int>(k) != 0 || (bits / static_cast<int>(k)) % 8 != 0) return std::nullopt;
+    const int piece = bits / static_cast<int>(k);
+    const Affine a = g_.at(x.kids[0]).aff;
+    const std::string space = x.op.substr(0, dot);
+    std::vector<NodeId> out;
+    for (size_t i = 0; i < k; ++i) {
+      const NodeId addr = g_.integer(add(a, Affine::constant(static_cast<int64_t>(i) * piece / 8)));
+      out.push_back(g_.load(absl::StrCat(space, ".b", piece), addr, x.line));
+    }
+    return out;
+  }
+
+  // The symbol of a shared-variable base plus a constant (one shared symbol, coefficient 1).
+  std::optional<std::string> shared_base(NodeId n) const {
+    const Node& x = g_.at(n);
+    if (x.kind == Kind::kInt && x.aff.terms.size() == 1 && x.aff.terms.begin()->second == 1 &&
+        starts(x.aff.terms.begin()->first, "shared")) {
+      return x.aff.terms.begin()->first;
+    }
+    return std::nullopt;
+  }
+
+  // A shared load. When the address names buffer k directly and a double-buffer selection
+  // sel = p ? k : other (or p ? other : k) stored into the same offsets, the value is
+  // guard(p, what sel's stores left, what k held before) by cases on p; selp on the same
+  // p then picks one side exactly. Only when no store named k directly and no other
+  // selection naming k stored (else which store k holds last would matter).
+  NodeId shared_load(NodeId addr, const std::string& type) {
+    const Node& x = g_.at(addr);
+    if (x.kind == Kind::kInt) {
+      for (auto it = sels_.rbegin(); it != sels_.rend(); ++it) {
+        for (const std::string& k : {it->a, it->b}) {
+          auto t = x.aff.terms.find(k);
+          if (t == x.aff.terms.end() || t->second != 1 || smem_has_base(Affine::symbol(k))) continue;
+          // Another selection naming k may also have stored there: unsure, so a data leaf.
+          bool other = false;
+          for (const Sel& o : sels_) {
+            other = other || (o.name != it->name && (o.a == k || o.b == k) && smem_has_base(Affine::symbol(o.name)));
+          }
+          if (other) return smem_load(addr, type, line_);
+          Affine alt = x.aff;
+          alt.terms.erase(k);
+          alt = add(alt, Affine::symbol(it->name));
+          const NodeId sel_v = smem_load(g_.integer(alt), type, line_);
+          const NodeId stale = smem_load(addr, type, line_);
+          return k == it->a ? g_.guard(it->p, sel_v, stale, line_) : g_.guard(it->p, stale, sel_v, line_);
+        }
+      }
+    }
+    return smem_load(addr, type, line_);
+  }
+
   // "[%rd1+16]", "sm+4", "[k_param_0]" -> integer node.
   NodeId address_expr(std::string s) {
     s = std::string(absl::StripAsciiWhitespace(s));
@@ -300,7 +362,7 @@ class PtxWalker : public Walker {
     for (size_t i = 0; i < ds.size(); ++i) {
       NodeId addr = i == 0 ? base : int_add(base, g_.integer(Affine::constant(static_cast<int64_t>(i) * eb)));
       NodeId v;
-      if (space == "shared") v = smem_load(addr, type, line_);
+      if (space == "shared") v = shared_load(addr, type);
       else if (space == "local") v = local_load(addr, type, line_);
       else v = g_.load(absl::StrCat(space == "generic" ? "global" : space, ".", type), addr, line_);
       set(ds[i], v);
@@ -385,6 +447,10 @@ class PtxWalker : public Walker {
         return set(ds[0], g_.opaque("pack", v, line_));
       }
       NodeId s = val(ss[0]);  // unpack
+      if (auto parts = split_load(s, ds.size())) {
+        for (size_t i = 0; i < ds.size(); ++i) set(ds[i], (*parts)[i]);
+        return;
+      }
       for (size_t i = 0; i < ds.size(); ++i) set(ds[i], g_.opaque(absl::StrCat("unpack#", i), {s}, line_));
       return;
     }
@@ -482,6 +548,27 @@ class PtxWalker : public Walker {
         if (neg_zero(a)) return set(ins.operands[0], b);
       }
       if (g_.at(p).data) return set(ins.operands[0], g_.guard(p, a, b, line_));
+      // p ? guard(p, x, _) : guard(p, _, y) is p ? x : y, exactly; equal sides are one value.
+      auto under = [&](NodeId v, bool taken) {
+        const Node& x = g_.at(v);
+        if (x.kind == Kind::kGuard && x.kids.size() == 3 && g_.at(x.kids[0]).hash == g_.at(p).hash) {
+          return x.kids[taken ? 1 : 2];
+        }
+        return v;
+      };
+      const NodeId ta = under(a, true), tb = under(b, false);
+      if (g_.at(ta).hash == g_.at(tb).hash) return set(ins.operands[0], ta);
+      if (auto sa = shared_base(a), sb = shared_base(b); sa && sb && g_.at(a).aff.c0 == g_.at(b).aff.c0) {
+        // A thread predicate picking one of two shared buffers (double buffering): one
+        // fixed base for every use of this value, named by the two bases and the predicate,
+        // so stores and loads through it match by offset as through a declared variable.
+        if (*sa == *sb) return set(ins.operands[0], a);
+        const std::string name = absl::StrCat("shared.sel(", *sa, ",", *sb, ",", hex64(g_.at(p).hash), ")");
+        sels_.push_back({name, *sa, *sb, p});
+        Affine r = Affine::symbol(name);
+        r.c0 = g_.at(a).aff.c0;
+        return set(ins.operands[0], g_.integer(r));
+      }
       return set(ins.operands[0], g_.opaque(op, {a, b, p}, line_));
     }
     const bool fl = is_float_type(type);
@@ -503,6 +590,11 @@ class PtxWalker : public Walker {
 
  private:
   const Module& m_;
+  struct Sel {
+    std::string name, a, b;  // the selection symbol, and p ? a : b
+    NodeId p;
+  };
+  std::vector<Sel> sels_;
   int tid_bits_[3] = {10, 10, 6};
   absl::flat_hash_map<std::string, std::string> sym_;
   std::vector<std::string> parts_;

@@ -7,6 +7,8 @@
 #include "verify/Walk.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -64,8 +66,54 @@ NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
     }
     if (best == nullptr) best = any;
   }
-  if (best != nullptr) return g_.relocate(best->value, line);
+  if (best != nullptr) return g_.relocate(best->value, line, writer_shift(best->addr, addr, best->value));
   return g_.load(absl::StrCat("shared.", type), addr, line);
+}
+
+bool Walker::smem_has_base(const Affine& base) const {
+  for (const Store& st : smem_) {
+    const Node& sa = g_.at(st.addr);
+    if (sa.kind == Kind::kInt && sa.aff.keep_prefix({"shared", "param"}) == base) return true;
+  }
+  return false;
+}
+
+// The store wrote base + sum a_i * bit_i + c_s (bit_i thread-index bits); the load reads
+// base + c_l. When the a_i are positive and each exceeds the sum of the smaller ones, one
+// assignment of the bits gives c_l, so the writer is known: its leaves lie
+// sum rep_i * bit_i bytes after the symbolic thread's, rep_i the bit's coefficient in the
+// stored tree's representative leaf address. Unknown otherwise (nullopt).
+std::optional<int64_t> Walker::writer_shift(NodeId store_addr, NodeId load_addr, NodeId value) const {
+  const Node &s = g_.at(store_addr), &l = g_.at(load_addr);
+  if (s.kind != Kind::kInt || l.kind != Kind::kInt) return std::nullopt;
+  const Affine base = l.aff.keep_prefix({"shared", "param"});
+  if (!(sub(l.aff, base).is_const())) return std::nullopt;
+  const Affine var = sub(s.aff, s.aff.keep_prefix({"shared", "param"}));
+  const Balance& vb = g_.at(value).bal;
+  if (!vb.rep) return std::nullopt;
+  std::vector<std::pair<int64_t, std::string>> bits;
+  for (const auto& [sym, c] : var.terms) {
+    if (sym.rfind("tid.", 0) != 0 || sym.find(".b") == std::string::npos || c <= 0) return std::nullopt;
+    bits.push_back({c, sym});
+  }
+  std::sort(bits.begin(), bits.end());
+  int64_t below = 0;
+  for (const auto& [c, sym] : bits) {
+    if (c <= below) return std::nullopt;  // not superincreasing: the writer may not be unique
+    below = wrap_add(below, c);
+  }
+  int64_t rest = wrap_add(l.aff.c0, -var.c0);
+  int64_t shift = 0;
+  for (auto it = bits.rbegin(); it != bits.rend(); ++it) {
+    if (rest >= it->first) {
+      rest -= it->first;
+      auto r = vb.rep->terms.find(it->second);
+      if (r == vb.rep->terms.end()) return std::nullopt;
+      shift = wrap_add(shift, r->second);
+    }
+  }
+  if (rest != 0) return std::nullopt;
+  return shift;
 }
 
 void Walker::local_store(NodeId addr, NodeId value) {
@@ -122,6 +170,48 @@ std::optional<NodeId> mma_chain(Graph& g, NodeId body) {
   return g.opaque(text, {g.integer(n->aff)});
 }
 
+// A pinned pass wider than its strip: body = ((self ⊕ T_0) ⊕ T_1) ... ⊕ T_{m-1}, m >= 2,
+// where every T_j is one balanced ⊕ tree of the same shape (height, leaf, nearest stride)
+// over a contiguous strip of E = 2^height * nearest elements, and T_j starts E elements
+// after T_{j-1} (origins read from the leaf addresses). Such a loop chains the same strips
+// in the same order as the loop whose body is self ⊕ T_0 and whose inductions advance m
+// times less, so it is that fold: returns the smaller body and sets *m.
+std::optional<NodeId> unrolled_strips(Graph& g, NodeId body, int* m) {
+  std::vector<NodeId> trees;  // outermost first
+  NodeId n = body;
+  std::string op;
+  for (int guard = 0; guard < 4096; ++guard) {
+    const Node& x = g.at(n);
+    if (x.kind == Kind::kInt) break;
+    if (x.kind != Kind::kArith || x.kids.size() != 2 || !is_combine(x.op)) return std::nullopt;
+    if (!op.empty() && x.op != op) return std::nullopt;
+    op = x.op;
+    auto tree = [&](NodeId k) { return g.at(k).bal.valid && !g.at(k).bal.is_leaf && g.at(k).bal.op == op; };
+    const bool t0 = tree(x.kids[0]), t1 = tree(x.kids[1]);
+    if (t0 == t1) return std::nullopt;
+    trees.push_back(t0 ? x.kids[0] : x.kids[1]);
+    n = t0 ? x.kids[1] : x.kids[0];
+  }
+  const Node& self = g.at(n);
+  if (self.kind != Kind::kInt || self.aff.terms.size() != 1 || self.aff.c0 != 0 ||
+      self.aff.terms.begin()->second != 1 || self.aff.terms.begin()->first.find(".self") == std::string::npos ||
+      trees.size() < 2) {
+    return std::nullopt;
+  }
+  const Balance& b0 = g.at(trees.back()).bal;  // the strip chained first
+  if (!b0.origin || !b0.nearest || b0.elem_bytes <= 0 || b0.height > 30) return std::nullopt;
+  const int64_t extent = (int64_t{1} << b0.height) * *b0.nearest * b0.elem_bytes;  // bytes
+  for (size_t j = 0; j < trees.size(); ++j) {
+    const Balance& b = g.at(trees[trees.size() - 1 - j]).bal;  // j-th strip chained
+    if (b.height != b0.height || b.leaf != b0.leaf || b.nearest != b0.nearest || b.elem_bytes != b0.elem_bytes ||
+        !b.origin || *b.origin != *b0.origin + static_cast<int64_t>(j) * extent) {
+      return std::nullopt;
+    }
+  }
+  *m = static_cast<int>(trees.size());
+  return g.arith(op, {n, trees.back()}, g.at(trees.back()).line);
+}
+
 }  // namespace
 
 void Walker::close_loop(const Loop& l) {
@@ -135,11 +225,32 @@ void Walker::close_loop(const Loop& l) {
     }
   }
   std::sort(incs.begin(), incs.end());
+  // Hole names by role, not by the order the body first reads them: the inductions (a
+  // register that is its own hole plus a constant at the back edge) are "i0", "i1", ...
+  // by increasing step (ties in first-read order; the steps themselves are the key), and
+  // below each fold's own hole is "self". Both maps are injective on this loop's holes,
+  // so distinct carried registers keep distinct names.
+  std::map<std::string, std::string> role;
+  {
+    std::vector<std::pair<int64_t, size_t>> steps;
+    for (size_t k = 0; k < l.carried.size(); ++k) {
+      const std::string hole = absl::StrCat("~h", l.depth, ".", k);
+      const Node& n = g_.at(get(l.carried[k]));
+      if (n.kind == Kind::kInt && n.aff.terms.size() == 1 && n.aff.terms.begin()->first == hole &&
+          n.aff.terms.begin()->second == 1) {
+        steps.push_back({n.aff.c0, k});
+      }
+    }
+    std::sort(steps.begin(), steps.end());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      role[absl::StrCat("~h", l.depth, ".", steps[i].second)] = absl::StrCat("~h", l.depth, ".i", i);
+    }
+  }
   const std::string key = absl::StrCat("inc:", absl::StrJoin(incs, ","));
   std::vector<std::string> written;
-  for (size_t i = l.header; i <= l.back && i < f_.body.size(); ++i) {
+  for (size_t i = l.header; i <= l.back && i < body_->size(); ++i) {
     std::vector<std::string> d, u;
-    defs_uses(f_.body[i], &d, &u);
+    defs_uses((*body_)[i], &d, &u);
     written.insert(written.end(), d.begin(), d.end());
   }
   std::sort(written.begin(), written.end());
@@ -153,17 +264,126 @@ void Walker::close_loop(const Loop& l) {
     } else {
       auto seed = seeds_.find(absl::StrCat(l.header, ":", r));
       const NodeId s = carried.contains(r) && seed != seeds_.end() ? seed->second : -1;
+      std::map<std::string, std::string> names = role;
+      for (size_t k = 0; k < l.carried.size(); ++k) {
+        if (l.carried[k] == r) names[absl::StrCat("~h", l.depth, ".", k)] = absl::StrCat("~h", l.depth, ".self");
+      }
+      if (auto renamed = g_.rename_holes(it->second, names, kMaxRename)) it->second = *renamed;
       if (auto chain = mma_chain(g_, it->second)) {
         it->second = g_.fold(*chain, "exact-mma", s, line_);
       } else {
-        it->second = g_.fold(it->second, key, s, line_);
+        int m = 1;
+        std::vector<int64_t> steps;
+        for (const std::string& inc : incs) steps.push_back(std::strtoll(inc.c_str(), nullptr, 10));
+        auto strip = unrolled_strips(g_, it->second, &m);
+        bool divides = strip.has_value() && !steps.empty();
+        for (int64_t st : steps) divides = divides && st % m == 0 && st != 0;
+        if (divides) {
+          for (int64_t& st : steps) st /= m;
+          std::sort(steps.begin(), steps.end(),
+                    [](int64_t a, int64_t b) { return absl::StrCat(a) < absl::StrCat(b); });
+          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ",")), s, line_);
+        } else {
+          it->second = g_.fold(it->second, key, s, line_);
+        }
       }
     }
   }
 }
 
+std::vector<Instr> Walker::lay_out() const {
+  // A moved run may free the run above it (its predecessor moved below it): repeat.
+  std::vector<Instr> body = f_.body;
+  for (int round = 0; round < kMaxLayoutRounds; ++round) {
+    bool changed = false;
+    std::vector<Instr> next = lay_out_once(body, &changed);
+    if (!changed) break;
+    body = std::move(next);
+  }
+  return body;
+}
+
+std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* changed) const {
+  struct Block {
+    size_t begin = 0, end = 0;  // [begin, end)
+  };
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (i == 0 || !body[i].label.empty()) blocks.push_back({i, i});
+    blocks.back().end = i + 1;
+  }
+  const size_t nb = blocks.size();
+  // A block whose last statement is an unguarded branch: control never falls out of it.
+  auto ends_uncond = [&](size_t b) {
+    const Instr& last = body[blocks[b].end - 1];
+    if (!last.label.empty()) return false;
+    bool uncond = false;
+    auto t = branch_target(last, &uncond);
+    return t.has_value() && uncond;
+  };
+  absl::flat_hash_map<std::string, size_t> block_of_label;
+  for (size_t b = 0; b < nb; ++b) {
+    if (!body[blocks[b].begin].label.empty()) block_of_label[body[blocks[b].begin].label] = b;
+  }
+  // Move a run of blocks s..e below p, the last block that branches into it, when nothing
+  // falls into s or out of e (so the run is entered and left only by branches), every
+  // branch into the run from outside it lies below e, and p ends in an unguarded branch
+  // (so nothing fell from p into the block after it). Every edge of the control-flow
+  // graph stays as written; only the order the walk meets the blocks in changes.
+  std::vector<bool> moved(nb, false), is_target(nb, false);
+  std::vector<std::vector<size_t>> after(nb);
+  std::vector<std::vector<size_t>> preds(nb);
+  for (size_t b = 0; b < nb; ++b) {
+    for (size_t i = blocks[b].begin; i < blocks[b].end; ++i) {
+      if (body[i].opcode.empty()) continue;
+      bool uncond = false;
+      auto t = branch_target(body[i], &uncond);
+      if (!t) continue;
+      if (auto it = block_of_label.find(*t); it != block_of_label.end()) preds[it->second].push_back(b);
+    }
+  }
+  for (size_t s = 1; s < nb; ++s) {
+    if (!ends_uncond(s - 1)) continue;
+    size_t e = s;
+    while (e + 1 < nb && !ends_uncond(e)) ++e;
+    if (!ends_uncond(e)) break;
+    bool ok = true, any = false;
+    size_t p = 0;
+    for (size_t b = s; b <= e && ok; ++b) {
+      if (is_target[b]) ok = false;
+      for (size_t q : preds[b]) {
+        if (q >= s && q <= e) continue;
+        if (q < s) ok = false;
+        any = true;
+        p = std::max(p, q);
+      }
+    }
+    if (ok && any && !moved[p] && ends_uncond(p)) {
+      *changed = true;
+      for (size_t b = s; b <= e; ++b) {
+        moved[b] = true;
+        after[p].push_back(b);
+      }
+      is_target[p] = true;
+    }
+    s = e;
+  }
+  std::vector<Instr> out;
+  out.reserve(body.size());
+  for (size_t b = 0; b < nb; ++b) {
+    if (moved[b]) continue;
+    out.insert(out.end(), body.begin() + blocks[b].begin, body.begin() + blocks[b].end);
+    for (size_t m : after[b]) {
+      out.insert(out.end(), body.begin() + blocks[m].begin, body.begin() + blocks[m].end);
+    }
+  }
+  return out;
+}
+
 void Walker::run() {
-  const auto& body = f_.body;
+  laid_out_ = lay_out();
+  body_ = &laid_out_;
+  const auto& body = *body_;
   absl::flat_hash_map<std::string, size_t> label_at;
   for (size_t i = 0; i < body.size(); ++i) {
     if (!body[i].label.empty()) label_at[body[i].label] = i;

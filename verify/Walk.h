@@ -7,7 +7,11 @@
 // increments, the key dropped for an exact MMA chain), forward branches on data
 // predicates (destinations written under them become guard nodes), shared-memory
 // store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
-// roots at global stores. Walking is linear in the statements; loops are not iterated.
+// roots at global stores. Before walking, a run of blocks that control can neither fall
+// into nor out of and whose outside predecessors all lie below it (a loop latch the backend
+// laid out above the loop header) is moved below its last predecessor: the control-flow
+// graph is unchanged, only the order the walk meets the blocks in. Walking is linear in the statements; loops
+// are not iterated.
 #pragma once
 
 #include <optional>
@@ -57,6 +61,11 @@ class Walker {
   void smem_store(NodeId addr, NodeId value);
   NodeId smem_load(NodeId addr, const std::string& type, int line);
   void barrier() { ++epoch_; }
+  // True when some shared store so far used exactly this base (shared/param terms).
+  bool smem_has_base(const Affine& base) const;
+  // Bytes from the symbolic thread's lowest leaf to the lowest leaf of the thread whose
+  // store (at store_addr, of value) a load at load_addr reads; nullopt unless unique.
+  std::optional<int64_t> writer_shift(NodeId store_addr, NodeId load_addr, NodeId value) const;
   // Thread-private memory (.local / scratch): an exact address match returns the value.
   void local_store(NodeId addr, NodeId value);
   NodeId local_load(NodeId addr, const std::string& type, int line);
@@ -81,6 +90,12 @@ class Walker {
     int depth = 0;
     std::vector<std::string> carried;
   };
+  // Program order with latch blocks laid out early moved after their last predecessor
+  // (see lay_out in Walk.cpp); the walk reads *body_, never f_.body directly.
+  std::vector<Instr> lay_out() const;
+  std::vector<Instr> lay_out_once(const std::vector<Instr>& body, bool* changed) const;
+  std::vector<Instr> laid_out_;
+  const std::vector<Instr>* body_ = nullptr;
   absl::flat_hash_map<std::string, NodeId> seeds_;  // "<header>:<reg>" -> value at loop entry
   void open_loop(const Loop& l);
   void close_loop(const Loop& l);
@@ -99,5 +114,7 @@ inline constexpr size_t kMaxLoops = 4096;
 inline constexpr size_t kMaxLoopScan = 16u << 20;   // statements scanned for carried registers
 inline constexpr size_t kMaxMemoryHistory = 4096;   // shared/local stores searched per load
 inline constexpr size_t kMaxNodes = 2u << 20;  // a few hundred MiB at most
+inline constexpr int kMaxLayoutRounds = 8;     // passes of the block layout fix-up
+inline constexpr size_t kMaxRename = 1u << 16;  // nodes rebuilt to rename one fold's holes
 
 }  // namespace fixbits::verify

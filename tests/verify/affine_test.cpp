@@ -16,6 +16,29 @@ TEST(Affine, TextIsCanonical) {
   EXPECT_EQ(sub(a, a).text(), "0");  // zero coefficients vanish
 }
 
+TEST(Affine, BlockCoordinateTimesUniformIsOneSymbol) {
+  // ctaid.x * (param2 + 1): a row offset, one exact symbol with the coordinate's coefficient.
+  Affine row = Affine::symbol("param2");
+  row.c0 = 1;
+  auto r = mul(Affine::symbol("ctaid.x", 2), row);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->text(), "2*ctaid.x*(param2 + 1)");
+  auto commuted = mul(row, Affine::symbol("ctaid.x", 2));
+  ASSERT_TRUE(commuted.has_value());
+  EXPECT_EQ(commuted->text(), r->text());
+  // The symbol is blanked with the block coordinates, not kept as a parameter.
+  EXPECT_EQ(r->keep_prefix({"param", "shared", "~"}).text(), "0");
+  // Thread-dependent, hole-dependent, offset or two-symbol factors stay refused.
+  EXPECT_FALSE(mul(Affine::symbol("ctaid.x"), tid(5)).has_value());
+  EXPECT_FALSE(mul(Affine::symbol("ctaid.x"), Affine::symbol("~h1.0")).has_value());
+  Affine shifted = Affine::symbol("ctaid.x");
+  shifted.c0 = 1;
+  EXPECT_FALSE(mul(shifted, Affine::symbol("param2")).has_value());
+  EXPECT_FALSE(mul(Affine::symbol("param1"), Affine::symbol("param2")).has_value());
+  // No bit rule applies to it: shr by a non-divisor is refused.
+  EXPECT_FALSE(shr(*r, 2).has_value());
+}
+
 TEST(Affine, ShiftRightByTrailingZeros) {
   Affine a = add(Affine::symbol("ctaid.x", 16), scale(Affine::symbol("param0"), 8));
   a.c0 = 24;
