@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "gtest/gtest.h"
+#include "tests/runtime/AddOnePtx.h"
 #include "runtime/KernelLoader.h"
 #include "tests/runtime/FakeDriver.h"
 #include "tests/runtime/ReducePtx.h"
@@ -18,6 +19,7 @@ namespace {
 using dsl::ReduceConfig;
 using dsl::ReduceDesc;
 using dsl::TreeOrder;
+using testing::kAddOnePtx;
 using testing::reduce_text;
 
 ReduceDesc pinned_sum() { return ReduceDesc{}; }
@@ -150,41 +152,8 @@ TEST_F(TreeSignatureHookTest, TheLoaderVerifiesWithItByDefault) {
   EXPECT_EQ(driver->loaded_images.size(), images);
 }
 
-// The elementwise kernel driver_gpu_test loads through the default hook: a bounds
-// predicate on the thread coordinate and one add per element.
-constexpr const char* kAddOnePtx = R"(
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry add_one(
-    .param .u64 p_data,
-    .param .u32 p_n
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<6>;
-    .reg .f32 %f<3>;
-    .reg .b64 %rd<5>;
-
-    ld.param.u64 %rd1, [p_data];
-    ld.param.u32 %r1, [p_n];
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r4, %tid.x;
-    mad.lo.s32 %r5, %r2, %r3, %r4;
-    setp.ge.u32 %p1, %r5, %r1;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r5, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    ld.global.f32 %f1, [%rd4];
-    add.rn.f32 %f2, %f1, 0f3F800000;
-    st.global.f32 [%rd4], %f2;
-DONE:
-    ret;
-}
-)";
+// The elementwise kernel driver_gpu_test loads through the default hook (AddOnePtx.h):
+// a bounds predicate on the thread coordinate and one add per element.
 
 TEST_F(TreeSignatureHookTest, SignsTheDriverTestsElementwiseKernel) {
   absl::StatusOr<std::string> sig = hook.signature(kAddOnePtx, "sm_90");
