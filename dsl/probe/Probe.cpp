@@ -34,38 +34,6 @@
 namespace fixbits::dsl::probe {
 namespace {
 
-// A butterfly over `v` padded with -0.0 to a power of two, offsets counting up or
-// down; the value that reaches part 0.
-float butterfly(std::vector<float> v, bool up) {
-  size_t size = 1;
-  while (size < v.size()) size *= 2;
-  v.resize(size, -0.0f);
-  std::vector<size_t> offsets;
-  for (size_t d = 1; d < size; d *= 2) offsets.push_back(d);
-  if (!up) std::reverse(offsets.begin(), offsets.end());
-  std::vector<float> next(size);
-  for (size_t d : offsets) {
-    for (size_t l = 0; l < size; ++l) next[l] = v[l] + v[l ^ d];
-    v.swap(next);
-  }
-  return v[0];
-}
-
-float fold_parts(const std::vector<float>& parts, Fold f) {
-  switch (f) {
-    case Fold::kChain: {
-      float r = parts[0];
-      for (size_t j = 1; j < parts.size(); ++j) r = r + parts[j];
-      return r;
-    }
-    case Fold::kTreeUp:
-      return butterfly(parts, true);
-    case Fold::kTreeDown:
-      return butterfly(parts, false);
-  }
-  return parts[0];
-}
-
 // What the pair walk returns at m for a level of span s and fold f over [0, range),
 // when the pair does not lie inside part 0.
 Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeValues& v,
@@ -78,7 +46,7 @@ Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeVa
     parts[static_cast<size_t>(j)] = v.L;  // j == 0: r met +L inside part 0 and was lost
     parts[static_cast<size_t>(j2)] = -v.L;
   }
-  const float x = fold_parts(parts, f);
+  const float x = reference::fold_parts(parts, f);
   return classify(out, v.r, to_bits(out, x));
 }
 

@@ -80,22 +80,6 @@ absl::Status check_problem(const GemmDesc& d, const GemmProblem& p) {
 
 bool is_matrix(Instruction i) { return i == Instruction::kMmaSync || i == Instruction::kWgmma; }
 
-// A butterfly over `v` padded with -0.0 to a power of two: every lane l sets
-// v[l] = v[l] (+) v[l ^ d] for d = 1, 2, ... (up) or ..., 2, 1 (down). Returns v[0].
-float butterfly(std::vector<float> v, bool up) {
-  size_t size = 1;
-  while (size < v.size()) size *= 2;
-  v.resize(size, -0.0f);
-  std::vector<size_t> offsets;
-  for (size_t d = 1; d < size; d *= 2) offsets.push_back(d);
-  if (!up) std::reverse(offsets.begin(), offsets.end());
-  std::vector<float> next(size);
-  for (size_t d : offsets) {
-    for (size_t l = 0; l < size; ++l) next[l] = v[l] + v[l ^ d];
-    v.swap(next);
-  }
-  return v[0];
-}
 
 // Evaluates one output element's tree; a_row and b_col hold the K operands.
 class ElementTree {
@@ -120,18 +104,7 @@ class ElementTree {
     }
     if (parts.empty()) return 0.0f;
     if (d_.family == GemmFamily::kSplitK && i == 0) return merge_split(parts);
-    switch (cut.fold) {
-      case Fold::kChain: {
-        float r = parts[0];
-        for (size_t j = 1; j < parts.size(); ++j) r = r + parts[j];
-        return r;
-      }
-      case Fold::kTreeUp:
-        return butterfly(std::move(parts), /*up=*/true);
-      case Fold::kTreeDown:
-        return butterfly(std::move(parts), /*up=*/false);
-    }
-    return parts[0];
+    return fold_parts(std::move(parts), cut.fold);
   }
 
   float merge_split(const std::vector<float>& parts) const {
@@ -281,6 +254,43 @@ absl::StatusOr<std::vector<uint32_t>> gemm(const GemmDesc& desc, const GemmProbl
     }
   }
   return out;
+}
+
+namespace {
+
+// A butterfly over `v` padded with -0.0 to a power of two: every lane l sets
+// v[l] = v[l] (+) v[l ^ d] for d = 1, 2, ... (up) or ..., 2, 1 (down). Returns v[0].
+float butterfly(std::vector<float> v, bool up) {
+  size_t size = 1;
+  while (size < v.size()) size *= 2;
+  v.resize(size, -0.0f);
+  std::vector<size_t> offsets;
+  for (size_t d = 1; d < size; d *= 2) offsets.push_back(d);
+  if (!up) std::reverse(offsets.begin(), offsets.end());
+  std::vector<float> next(size);
+  for (size_t d : offsets) {
+    for (size_t l = 0; l < size; ++l) next[l] = v[l] + v[l ^ d];
+    v.swap(next);
+  }
+  return v[0];
+}
+
+}  // namespace
+
+float fold_parts(std::vector<float> parts, Fold f) {
+  if (parts.empty()) return 0.0f;
+  switch (f) {
+    case Fold::kChain: {
+      float r = parts[0];
+      for (size_t j = 1; j < parts.size(); ++j) r = r + parts[j];
+      return r;
+    }
+    case Fold::kTreeUp:
+      return butterfly(std::move(parts), /*up=*/true);
+    case Fold::kTreeDown:
+      return butterfly(std::move(parts), /*up=*/false);
+  }
+  return parts[0];
 }
 
 }  // namespace fixbits::dsl::reference

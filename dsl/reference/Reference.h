@@ -42,6 +42,11 @@ struct GemmProblem {
   float alpha = 1.0f, beta = 0.0f;
 };
 
+// One cut level's fold of its part results at f32, as GemmDesc.h defines it: kChain
+// left to right; kTreeUp/kTreeDown a butterfly over the part index padded with -0.0.
+// An empty list folds to +0.0.
+float fold_parts(std::vector<float> parts, Fold f);
+
 // m x n row-major output, out_dtype bits. `model` defaults to the sm_90 model.
 absl::StatusOr<std::vector<uint32_t>> gemm(const GemmDesc& desc, const GemmProblem& p,
                                            const MmaModel* model = nullptr);
