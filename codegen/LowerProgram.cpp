@@ -142,6 +142,23 @@ class Lowerer {
     return b_.CreateInBoundsGEP(elem, at(op, 0, 0), {at(op, 1, r)});
   }
 
+  // Element r of load `op`, one scalar load: under its mask (operand 2) when the load
+  // has one, with the `other` value (operand 3) where the mask is false.
+  llvm::Value* load_element(const tile::Op& op, llvm::Type* elem, size_t r) {
+    if (!op.has_mask) return b_.CreateLoad(elem, element_ptr(op, r));
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    llvm::Value* loaded = nullptr;
+    llvm::BasicBlock* load_bb = nullptr;
+    guarded(at(op, 2, r), [&] {
+      loaded = b_.CreateLoad(elem, element_ptr(op, r));
+      load_bb = b_.GetInsertBlock();
+    });
+    llvm::PHINode* phi = b_.CreatePHI(elem, 2);
+    phi->addIncoming(loaded, load_bb);
+    phi->addIncoming(at(op, 3, 0), from);
+    return phi;
+  }
+
   absl::Status lower(const tile::Op& op, int n) {
     Lowered out;
     if (!op.results.empty()) {
@@ -272,23 +289,7 @@ class Lowerer {
           out.regs = load_vectorized(op, elem, count);
           return set_result(op, out);
         }
-        for (size_t r = 0; r < count; ++r) {
-          if (!op.has_mask) {
-            out.regs.push_back(b_.CreateLoad(elem, element_ptr(op, r)));
-            continue;
-          }
-          llvm::BasicBlock* from = b_.GetInsertBlock();
-          llvm::Value* loaded = nullptr;
-          llvm::BasicBlock* load_bb = nullptr;
-          guarded(at(op, 2, r), [&] {
-            loaded = b_.CreateLoad(elem, element_ptr(op, r));
-            load_bb = b_.GetInsertBlock();
-          });
-          llvm::PHINode* phi = b_.CreatePHI(elem, 2);
-          phi->addIncoming(loaded, load_bb);
-          phi->addIncoming(at(op, 3, 0), from);
-          out.regs.push_back(phi);
-        }
+        for (size_t r = 0; r < count; ++r) out.regs.push_back(load_element(op, elem, r));
         return set_result(op, out);
       }
       case tile::OpKind::kStore: {
@@ -403,23 +404,7 @@ class Lowerer {
 
     b_.SetInsertPoint(slow);
     std::vector<llvm::Value*> slow_vals;
-    for (size_t r = 0; r < count; ++r) {
-      if (!op.has_mask) {
-        slow_vals.push_back(b_.CreateLoad(elem, element_ptr(op, r)));
-        continue;
-      }
-      llvm::BasicBlock* from = b_.GetInsertBlock();
-      llvm::Value* loaded = nullptr;
-      llvm::BasicBlock* load_bb = nullptr;
-      guarded(at(op, 2, r), [&] {
-        loaded = b_.CreateLoad(elem, element_ptr(op, r));
-        load_bb = b_.GetInsertBlock();
-      });
-      llvm::PHINode* phi = b_.CreatePHI(elem, 2);
-      phi->addIncoming(loaded, load_bb);
-      phi->addIncoming(at(op, 3, 0), from);
-      slow_vals.push_back(phi);
-    }
+    for (size_t r = 0; r < count; ++r) slow_vals.push_back(load_element(op, elem, r));
     llvm::BasicBlock* slow_end = b_.GetInsertBlock();
     b_.CreateBr(join);
 
