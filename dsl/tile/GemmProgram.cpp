@@ -355,19 +355,27 @@ OutFrame out_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const O
                                                 : scalar_frame(b, d, cfg, o);
 }
 
+// The parameters of a kernel that writes the output (kPlain, kChainedChunks, kGemv),
+// in the documented order: a, b, out, c, bias, m, n, k, strides, alpha, beta.
+Operands read_output_kernel_params(Builder& b, const GemmDesc& d, Value* out, Epilogue* ep) {
+  Operands o = read_operands(b, d);
+  *ep = read_epilogue(b, d, out);
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  ep->alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  ep->beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, o, /*with_k=*/true);
+  return o;
+}
+
 // kPlain / kChainedChunks: products, tree and epilogue in one kernel.
 absl::StatusOr<tile::Program> build_plain(const GemmDesc& d, const GemmConfig& cfg) {
   Builder b(kernel_name(d, cfg, "main"));
   b.set_num_warps(cfg.warps);
   b.set_grid("gemm");
-  Operands o = read_operands(b, d);
   Value out;
-  Epilogue ep = read_epilogue(b, d, &out);
-  declare_sizes(b, o, /*with_k=*/true);
-  read_strides(b, o);
-  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
-  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
-  widen_sizes(b, o, /*with_k=*/true);
+  Epilogue ep;
+  Operands o = read_output_kernel_params(b, d, &out, &ep);
   OutFrame f = out_frame(b, d, cfg, o);
   Accs acc = top(b, d, 0, i64(b, 0), o.k, f.shape_like, f.leaf);
   for (size_t j = 0; j < acc.size(); ++j) {
@@ -453,14 +461,9 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
   Builder b(kernel_name(d, cfg, "gemv"));
   b.set_num_warps(cfg.warps);
   b.set_grid("gemm");
-  Operands o = read_operands(b, d);
   Value out;
-  Epilogue ep = read_epilogue(b, d, &out);
-  declare_sizes(b, o, /*with_k=*/true);
-  read_strides(b, o);
-  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
-  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
-  widen_sizes(b, o, /*with_k=*/true);
+  Epilogue ep;
+  Operands o = read_output_kernel_params(b, d, &out, &ep);
   const int64_t g = gemv_outputs_per_block(d, cfg);
   const int64_t e = g * d.lanes;
   const int64_t lanes = d.lanes, tile = d.lane_tile;
