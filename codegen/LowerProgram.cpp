@@ -36,6 +36,8 @@ llvm::Type* llvm_type(llvm::LLVMContext& c, tile::Elem e, unsigned global_as) {
     case tile::Elem::kBF16: return llvm::Type::getBFloatTy(c);
     case tile::Elem::kF32: return llvm::Type::getFloatTy(c);
     case tile::Elem::kPtr: return llvm::PointerType::get(c, global_as);
+    case tile::Elem::kE4M3:
+    case tile::Elem::kE5M2: return llvm::Type::getInt8Ty(c);  // fp8 bits, storage only
   }
   return nullptr;
 }
@@ -180,6 +182,10 @@ class Lowerer {
                       llvm::APFloat::rmNearestTiesToEven, &lost);
           }
           out.regs = {llvm::ConstantFP::get(llvm_ctx(), v)};
+        } else if (tile::is_fp8(e)) {
+          // TypeRules checked that the value is exact in the format.
+          const DType dt = e == tile::Elem::kE4M3 ? DType::kF8E4M3 : DType::kF8E5M2;
+          out.regs = {b_.getInt8(static_cast<uint8_t>(to_bits(dt, std::bit_cast<float>(op.fbits))))};
         } else {
           out.regs = {llvm::ConstantInt::get(ty(e), static_cast<uint64_t>(op.imm), true)};
         }
@@ -321,6 +327,11 @@ class Lowerer {
         return unsupported(op, n, "matrix products are not lowered by this codegen yet");
       case tile::OpKind::kMmaSync: {
         absl::StatusOr<Lowered> r = lower_mma_sync(ctx_, op, n);
+        if (!r.ok()) return r.status();
+        return set_result(op, *std::move(r));
+      }
+      case tile::OpKind::kWgmma: {
+        absl::StatusOr<Lowered> r = lower_wgmma(ctx_, op, n);
         if (!r.ok()) return r.status();
         return set_result(op, *std::move(r));
       }

@@ -51,22 +51,32 @@ int64_t max_parts(const GemmDesc& d, size_t i) {
   return (d.k_cuts[i - 1].span + d.k_cuts[i].span - 1) / d.k_cuts[i].span;
 }
 
+bool is_matrix(Instruction i) { return i == Instruction::kMmaSync || i == Instruction::kWgmma; }
+
 absl::Status check_desc(const GemmDesc& d) {
   if (absl::Status s = validate(d); !s.ok()) return s;
-  if (d.instruction == Instruction::kWgmma) {
-    return unimplemented(
-        "dsl::gemm: GemmDesc.instruction wgmma is not generated yet; use mma_sync (the same "
-        "sm_90 accumulation model) or a scalar instruction.");
-  }
-  if (d.instruction == Instruction::kMmaSync &&
-      ((d.a_dtype != DType::kF16 && d.a_dtype != DType::kBF16) || d.instruction_k != 16)) {
+  const bool half_in = (d.a_dtype == DType::kF16 || d.a_dtype == DType::kBF16) &&
+                       d.b_dtype == d.a_dtype && d.instruction_k == 16;
+  const bool fp8_in = dtype_is_fp8(d.a_dtype) && dtype_is_fp8(d.b_dtype) && d.instruction_k == 32;
+  if (d.instruction == Instruction::kMmaSync && !half_in) {
     return unimplemented(absl::StrFormat(
         "dsl::gemm: GemmDesc.a_dtype is %s; mma_sync is generated for f16 and bf16 inputs "
-        "(m16n8k16) only so far.",
+        "(m16n8k16) only (mma.sync with fp8 does not follow the measured sm_90 model, see "
+        "docs/mma-model.md: use instruction wgmma for fp8).",
         std::string(dtype_name(d.a_dtype))));
   }
-  if (absl::Status s = check_io_dtype("a_dtype", d.a_dtype); !s.ok()) return s;
-  if (absl::Status s = check_io_dtype("b_dtype", d.b_dtype); !s.ok()) return s;
+  if (d.instruction == Instruction::kWgmma && !half_in && !fp8_in) {
+    return unimplemented(absl::StrFormat(
+        "dsl::gemm: GemmDesc.a_dtype %s with b_dtype %s and instruction_k %d; wgmma is "
+        "generated for f16 x f16 or bf16 x bf16 (m64n8k16) and e4m3/e5m2 x e4m3/e5m2 "
+        "(m64n8k32).",
+        std::string(dtype_name(d.a_dtype)), std::string(dtype_name(d.b_dtype)),
+        d.instruction_k));
+  }
+  if (!(d.instruction == Instruction::kWgmma && fp8_in)) {
+    if (absl::Status s = check_io_dtype("a_dtype", d.a_dtype); !s.ok()) return s;
+    if (absl::Status s = check_io_dtype("b_dtype", d.b_dtype); !s.ok()) return s;
+  }
   if (absl::Status s = check_io_dtype("out_dtype", d.out_dtype); !s.ok()) return s;
   if (absl::Status s = check_io_dtype("partial_dtype", d.partial_dtype); !s.ok()) return s;
   if (absl::Status s = check_io_dtype("merge_dtype", d.merge_dtype); !s.ok()) return s;
@@ -351,7 +361,7 @@ OutFrame scalar_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, cons
 OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o);
 
 OutFrame out_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
-  return d.instruction == Instruction::kMmaSync ? mma_frame(b, d, cfg, o)
+  return is_matrix(d.instruction) ? mma_frame(b, d, cfg, o)
                                                 : scalar_frame(b, d, cfg, o);
 }
 
@@ -524,11 +534,14 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
   return b.finish();
 }
 
-// Matrix path (mma.sync m16n8k16): warp w of the block owns output rows
+// Matrix path (mma.sync m16n8k16, or wgmma m64n8k16 / m64n8k32 whose per-warp
+// fragments are the same): warp w of the block owns output rows
 // pid.y*16W + 16w + [0, 16) and columns pid.x*8 + [0, 8). Fragment coordinates per
-// PTX ISA (g = lane / 4, t = lane % 4, r the register index):
+// PTX ISA (g = lane / 4, t = lane % 4, r the value index):
 //   A (16x16, row): row g + 8*((r/2)%2), k 2t + r%2 + 8*(r/4)      r in 0..7
 //   B (16x8, col):  k 2t + r%2 + 8*(r/2), column g                   r in 0..3
+//   A (16x32, fp8): row g + 8*((r/4)%2), k 4t + r%4 + 16*(r/8)     r in 0..15
+//   B (32x8, fp8):  k 4t + r%4 + 16*(r/4), column g                  r in 0..7
 //   C (16x8):       row g + 8*(r/2),      column 2t + r%2            r in 0..3
 struct Frag {
   Value warp, g, t, r;  // i32 tiles
@@ -555,15 +568,20 @@ OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const O
   Value n0 = b.mul(b.program_id(0), c(8));
   Value zero64 = i64(b, 0);
 
-  Frag fa = frag(b, threads * 8, 8);
+  // p = values per 32-bit register: 2 (f16/bf16), 4 (fp8); A holds 4p, B 2p values.
+  const bool fp8 = dtype_is_fp8(d.a_dtype);
+  const int64_t p = fp8 ? 4 : 2;
+  auto mod_p = [&](Value r) { return b.sub(r, b.mul(b.div(r, c(p)), c(p))); };  // r % p
+  Frag fa = frag(b, threads * 4 * p, 4 * p);
   Value a_row = wide(b.add(b.add(m0, b.mul(fa.warp, c(16))),
-                           b.add(fa.g, b.mul(half(b.div(fa.r, c(2))), c(8)))));   // (8T)
-  Value a_k = wide(b.add(b.add(b.mul(fa.t, c(2)), half(fa.r)), b.mul(b.div(fa.r, c(4)), c(8))));
+                           b.add(fa.g, b.mul(half(b.div(fa.r, c(p))), c(8)))));
+  Value a_k = wide(b.add(b.add(b.mul(fa.t, c(p)), mod_p(fa.r)),
+                         b.mul(b.div(fa.r, c(2 * p)), c(4 * p))));
   Value a_row_ok = b.compare(CompareOp::kLt, a_row, o.m);
   Value a_row_off = b.mul(a_row, o.a_sm);
 
-  Frag fb = frag(b, threads * 4, 4);
-  Value b_k = wide(b.add(b.add(b.mul(fb.t, c(2)), half(fb.r)), b.mul(b.div(fb.r, c(2)), c(8))));
+  Frag fb = frag(b, threads * 2 * p, 2 * p);
+  Value b_k = wide(b.add(b.add(b.mul(fb.t, c(p)), mod_p(fb.r)), b.mul(b.div(fb.r, c(p)), c(4 * p))));
   Value b_col = wide(b.add(n0, fb.g));                                             // (4T)
   Value b_col_ok = b.compare(CompareOp::kLt, b_col, o.n);
   Value b_col_off = b.mul(b_col, o.b_sn);
@@ -580,6 +598,8 @@ OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const O
   out.mask = {b.compare(CompareOp::kLt, c_row, b.select(c_col_ok, o.m, zero64))};
 
   const Elem in = *tile::elem_of(d.a_dtype);
+  const Elem in_b = *tile::elem_of(d.b_dtype);
+  const bool wgmma = d.instruction == Instruction::kWgmma;
   const int64_t ik = d.instruction_k;
   const int64_t step = d.k_loop_step.step > 0 ? d.k_loop_step.step : ik;
   const bool fast = d.use_fast_accum;
@@ -593,8 +613,8 @@ OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const O
     Value av = b.load(o.a, b.add(a_row_off, b.mul(ka, o.a_sk)), a_mask, b.const_float(in, 0.0f));
     Value kb = b.add(b_k, g0);
     Value b_mask = b.compare(CompareOp::kLt, kb, b.select(b_col_ok, gend, zero64));
-    Value bv = b.load(o.b, b.add(b.mul(kb, o.b_sk), b_col_off), b_mask, b.const_float(in, 0.0f));
-    return b.mma_sync(av, bv, acc);
+    Value bv = b.load(o.b, b.add(b.mul(kb, o.b_sk), b_col_off), b_mask, b.const_float(in_b, 0.0f));
+    return wgmma ? b.wgmma(av, bv, acc) : b.mma_sync(av, bv, acc);
   };
   // One mainloop turn [t0, t1): its groups chained into acc (fast accumulation) or
   // into a fresh +0.0 partial added to acc once.
@@ -661,6 +681,12 @@ int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c) {
 absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
   if (absl::Status s = check_desc(d); !s.ok()) return s;
   if (absl::Status s = validate(cfg); !s.ok()) return s;
+  if (d.instruction == Instruction::kWgmma && cfg.warps % 4 != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GemmConfig.warps %d: instruction wgmma runs per warpgroup of 4 warps, so warps must "
+        "be a multiple of 4.",
+        cfg.warps));
+  }
   GemmPrograms out;
   absl::StatusOr<tile::Program> main;
   switch (d.family) {
@@ -696,7 +722,7 @@ absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmC
   const std::array<int64_t, 3> scalar_grid = {ceil_div(n, cfg.block_n), ceil_div(m, block_m(cfg)), 1};
   if (d.family == GemmFamily::kGemv) {
     s.main_grid = {ceil_div(n, gemv_outputs_per_block(d, cfg)), m, 1};
-  } else if (d.instruction == Instruction::kMmaSync) {
+  } else if (is_matrix(d.instruction)) {
     s.main_grid = {ceil_div(n, 8), ceil_div(m, int64_t{16} * cfg.warps), 1};
   } else {
     s.main_grid = scalar_grid;

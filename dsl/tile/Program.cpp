@@ -19,6 +19,7 @@ namespace fixbits::tile {
 
 bool is_float(Elem e) { return e == Elem::kF16 || e == Elem::kBF16 || e == Elem::kF32; }
 bool is_int(Elem e) { return e == Elem::kI1 || e == Elem::kI32 || e == Elem::kI64; }
+bool is_fp8(Elem e) { return e == Elem::kE4M3 || e == Elem::kE5M2; }
 
 std::string elem_name(Elem e) {
   switch (e) {
@@ -29,6 +30,8 @@ std::string elem_name(Elem e) {
     case Elem::kBF16: return "bf16";
     case Elem::kF32: return "f32";
     case Elem::kPtr: return "ptr";
+    case Elem::kE4M3: return "e4m3";
+    case Elem::kE5M2: return "e5m2";
   }
   return "?";
 }
@@ -44,6 +47,8 @@ absl::StatusOr<Elem> elem_of(DType d) {
     case DType::kF32: return Elem::kF32;
     case DType::kF16: return Elem::kF16;
     case DType::kBF16: return Elem::kBF16;
+    case DType::kF8E4M3: return Elem::kE4M3;
+    case DType::kF8E5M2: return Elem::kE5M2;
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "pointers to ", std::string(dtype_name(d)), " cannot be loaded or stored by tile programs yet"));
@@ -108,7 +113,7 @@ void print_ops(const Program& p, const std::vector<Op>& ops, int indent, std::st
         absl::StrAppend(out, " ", op.imm);
         break;
       case OpKind::kConst:
-        if (is_float(op.type.elem)) {
+        if (is_float(op.type.elem) || is_fp8(op.type.elem)) {
           float f;
           std::memcpy(&f, &op.fbits, 4);
           absl::StrAppend(out, absl::StrFormat(" %a [0x%08x]", static_cast<double>(f), op.fbits));
@@ -272,6 +277,7 @@ std::string op_name(const Op& op) {
     case OpKind::kFma: return "fma";
     case OpKind::kXorPermute: return "xor_permute";
     case OpKind::kMmaSync: return "mma_sync";
+    case OpKind::kWgmma: return "wgmma";
   }
   return "unknown";
 }
@@ -519,6 +525,13 @@ Value Builder::fma(Value a, Value b, Value c) {
 Value Builder::mma_sync(Value a, Value b, Value c) {
   Op op;
   op.kind = OpKind::kMmaSync;
+  op.args = {a.id, b.id, c.id};
+  return emit(std::move(op));
+}
+
+Value Builder::wgmma(Value a, Value b, Value c) {
+  Op op;
+  op.kind = OpKind::kWgmma;
   op.args = {a.id, b.id, c.id};
   return emit(std::move(op));
 }

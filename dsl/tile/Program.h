@@ -36,7 +36,10 @@
 namespace fixbits::tile {
 
 // Element types. kPtr is a global pointer to `pointee` elements (always rank 0).
-enum class Elem : uint8_t { kI1, kI32, kI64, kF16, kBF16, kF32, kPtr };
+// kE4M3 and kE5M2 are fp8 storage elements: they can be loaded, stored, selected,
+// made constant (exactly representable values) and fed to wgmma, which gives them
+// their meaning; tile arithmetic and casts on them are rejected.
+enum class Elem : uint8_t { kI1, kI32, kI64, kF16, kBF16, kF32, kPtr, kE4M3, kE5M2 };
 
 struct Type {
   Elem elem = Elem::kF32;
@@ -51,11 +54,13 @@ struct Type {
   }
 };
 
-bool is_float(Elem e);
+bool is_float(Elem e);                     // f16, bf16, f32: the elements with arithmetic
 bool is_int(Elem e);                       // i1, i32, i64
+bool is_fp8(Elem e);                       // e4m3, e5m2 (storage only)
 std::string elem_name(Elem e);             // "f32", "i32", "ptr"
 std::string to_string(const Type& t);      // "f32", "i32<128>", "f32<8x128>", "ptr<f16>"
-// The element type a pointer to `d` loads; NotFound-free: fp8/tf32 give an error.
+// The element type a pointer to `d` loads (fp8 dtypes load fp8 storage elements);
+// tf32 gives an error.
 absl::StatusOr<Elem> elem_of(DType d);
 
 enum class OpKind : uint8_t {
@@ -81,6 +86,12 @@ enum class OpKind : uint8_t {
                // f16/bf16 on its lanes' registers; a, b, c are rank-1 tiles holding the
                // PTX fragments: per thread 8 a, 4 b, 4 c values (i = tid*R + r, r in
                // fragment order). Result: the d fragment, shaped like c.
+  kWgmma,      // wgmma(a, b, c): each warpgroup (4 warps) runs one
+               // wgmma.mma_async.m64n8k{16,32} f32 += a x b with a from registers and b
+               // staged through shared memory. a, b, c are rank-1 tiles holding, per warp,
+               // the mma.sync m16n8k16 (f16/bf16: 8 a, 4 b values per thread) or m16n8k32
+               // (e4m3/e5m2: 16 a, 8 b) fragments of its 16 rows; every warp of a
+               // warpgroup holds the same b. c: 4 f32 per thread. Needs warps % 4 == 0.
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -176,6 +187,7 @@ class Builder {
   Value fma(Value a, Value b, Value c);
   Value xor_permute(Value t, int64_t d);
   Value mma_sync(Value a, Value b, Value c);
+  Value wgmma(Value a, Value b, Value c);
   // Loops: begin_for returns [iv, carried...]; end_for takes the yields and
   // returns the loop's results (the final carried values).
   std::vector<Value> begin_for(Value lo, Value hi, Value step, const std::vector<Value>& inits);

@@ -86,12 +86,15 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       if (op.type.rank() != 0 || op.type.elem == Elem::kPtr || op.type.elem == Elem::kI1) {
         return c.fail("a constant must be a scalar float, i32 or i64");
       }
-      if (is_float(op.type.elem)) {
+      if (is_float(op.type.elem) || is_fp8(op.type.elem)) {
         float v;
         uint32_t bits = op.fbits;
         __builtin_memcpy(&v, &bits, 4);
-        DType dt = op.type.elem == Elem::kF16 ? DType::kF16
-                   : op.type.elem == Elem::kBF16 ? DType::kBF16 : DType::kF32;
+        DType dt = op.type.elem == Elem::kF16    ? DType::kF16
+                   : op.type.elem == Elem::kBF16 ? DType::kBF16
+                   : op.type.elem == Elem::kE4M3 ? DType::kF8E4M3
+                   : op.type.elem == Elem::kE5M2 ? DType::kF8E5M2
+                                                 : DType::kF32;
         float r = round_to(dt, v);
         if (v == v && float_bits(r) != bits) {
           return c.fail(absl::StrFormat("value %g is not exactly representable in %s", v,
@@ -130,8 +133,8 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
         return c.fail(absl::StrFormat("operand types %s and %s differ; cast one first",
                                       to_string(*a), to_string(*b)));
       }
-      if (a->elem == Elem::kPtr || a->elem == Elem::kI1) {
-        return c.fail("operands must be numbers, got " + to_string(*a));
+      if (a->elem == Elem::kPtr || a->elem == Elem::kI1 || is_fp8(a->elem)) {
+        return c.fail("operands must be numbers (fp8 is storage only), got " + to_string(*a));
       }
       std::vector<int64_t> shape;
       FB_RETURN_IF_ERROR(c.broadcast(*a, *b, &shape));
@@ -150,7 +153,7 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       FB_RETURN_IF_ERROR(c.arity(2));
       FB_RETURN_IF_ERROR(c.arg(0, &a));
       FB_RETURN_IF_ERROR(c.arg(1, &b));
-      if (a->elem != b->elem || a->elem == Elem::kPtr) {
+      if (a->elem != b->elem || a->elem == Elem::kPtr || is_fp8(a->elem)) {
         return c.fail(absl::StrFormat("cannot compare %s with %s", to_string(*a), to_string(*b)));
       }
       std::vector<int64_t> shape;
@@ -180,6 +183,11 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       if (a->elem == Elem::kPtr || op.type.elem == Elem::kPtr || op.type.elem == Elem::kI1) {
         return c.fail(absl::StrFormat("cannot cast %s to %s", to_string(*a),
                                       elem_name(op.type.elem)));
+      }
+      if (is_fp8(a->elem) || is_fp8(op.type.elem)) {
+        return c.fail(absl::StrFormat(
+            "cannot cast %s to %s: fp8 elements are storage only (load, store, select, wgmma)",
+            to_string(*a), elem_name(op.type.elem)));
       }
       out->push_back(Type::tile(op.type.elem, a->shape));
       return absl::OkStatus();
@@ -329,6 +337,25 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       }
       out->push_back(*d);
       return absl::OkStatus();
+    case OpKind::kWgmma: {
+      FB_RETURN_IF_ERROR(c.arity(3));
+      FB_RETURN_IF_ERROR(c.arg(0, &a));
+      FB_RETURN_IF_ERROR(c.arg(1, &b));
+      FB_RETURN_IF_ERROR(c.arg(2, &d));
+      const bool half = a->elem == Elem::kF16 || a->elem == Elem::kBF16;
+      const bool fp8 = is_fp8(a->elem) && is_fp8(b->elem);
+      const int64_t per = fp8 ? 4 : 2;  // a values per c value (b: half as many)
+      if (a->rank() != 1 || b->rank() != 1 || d->rank() != 1 || !(fp8 || (half && a->elem == b->elem)) ||
+          d->elem != Elem::kF32 || a->shape[0] != per * d->shape[0] ||
+          b->shape[0] != per / 2 * d->shape[0]) {
+        return c.fail(absl::StrFormat(
+            "needs a (2E) and b (E) rank-1 tiles of one of f16/bf16, or a (4E) and b (2E) of "
+            "e4m3/e5m2, and c (E) f32; got %s, %s, %s",
+            to_string(*a), to_string(*b), to_string(*d)));
+      }
+      out->push_back(*d);
+      return absl::OkStatus();
+    }
     case OpKind::kXorPermute:
       FB_RETURN_IF_ERROR(c.arity(1));
       FB_RETURN_IF_ERROR(c.arg(0, &a));

@@ -8,6 +8,7 @@
 
 #include <regex>
 
+#include "absl/strings/str_format.h"
 #include "codegen/Compile.h"
 #include "dsl/tile/GemmProgram.h"
 
@@ -220,6 +221,42 @@ TEST(GemmCompile, MmaSyncEmitsTheMatrixInstruction) {
   ASSERT_EQ(k.size(), 2u);
   EXPECT_EQ(count(k[0].text, "mma.sync.aligned.m16n8k16"), 1);
   EXPECT_EQ(count(k[1].text, "mma.sync"), 0);
+}
+
+// wgmma: one m64n8k16 (f16/bf16) or m64n8k32 (fp8) per turn loop, A from four
+// .b32 registers, B through a 128-byte aligned shared slot made visible to the async
+// proxy before the instruction, the group waited for, and barriers on both sides.
+TEST(GemmCompile, WgmmaEmitsTheWarpgroupInstruction) {
+  struct In { DType a, b; int ik; const char* want; };
+  for (In in : {In{DType::kF16, DType::kF16, 16, "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"},
+                In{DType::kBF16, DType::kBF16, 16, "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16"},
+                In{DType::kF8E4M3, DType::kF8E4M3, 32, "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3"},
+                In{DType::kF8E5M2, DType::kF8E4M3, 32, "wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e4m3"}}) {
+    GemmDesc d;
+    d.instruction = Instruction::kWgmma;
+    d.a_dtype = in.a;
+    d.b_dtype = in.b;
+    d.instruction_k = in.ik;
+    d.out_dtype = DType::kBF16;
+    d.k_loop_step = {.step = 2 * in.ik, .short_turn = dsl::ShortTurn::kLast};
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    for (GemmConfig cfg : {GemmConfig{4, 1, 1}, GemmConfig{8, 1, 1}}) {
+      std::vector<CompiledKernel> k = must_compile(d, cfg);
+      ASSERT_EQ(k.size(), 1u);
+      const std::string& t = k[0].text;
+      EXPECT_EQ(count(t, in.want), 1) << d;
+      EXPECT_EQ(count(t, "mma.sync"), 0) << d;
+      EXPECT_EQ(count(t, "fence.proxy.async.shared::cta"), 1) << d;
+      EXPECT_EQ(count(t, "wgmma.fence.sync.aligned"), 1) << d;
+      EXPECT_EQ(count(t, "wgmma.commit_group.sync.aligned"), 1) << d;
+      EXPECT_EQ(count(t, "wgmma.wait_group.sync.aligned 0"), 1) << d;
+      EXPECT_GE(count(t, "bar.sync 0"), 2) << d;
+      EXPECT_NE(t.find(absl::StrFormat(".shared .align 128 .b8 wgmma_b_smem_0[%d]", 256 * cfg.warps)),
+                std::string::npos)
+          << t;
+      EXPECT_GT(count(t, "st.shared"), 0) << d;
+    }
+  }
 }
 
 // The tile ops added for the GEMM, on their own.

@@ -30,10 +30,14 @@ inline std::vector<uint32_t> random_bits(DType t, size_t n, std::mt19937_64& rng
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> scale(-4, 4);
   std::uniform_int_distribution<int> pick(0, 15);
-  const float big = t == DType::kF16 ? 1024.0f : 65536.0f;  // L
-  const float tiny = t == DType::kF16 ? std::ldexp(1.0f, -15) : std::ldexp(1.0f, -20);  // r
-  const float sub = t == DType::kF32 ? std::ldexp(1.0f, -140)
-                                      : (t == DType::kF16 ? std::ldexp(1.0f, -20) : std::ldexp(1.0f, -130));
+  // L, r and a subnormal of each format (fp8: its largest finite value, its smallest
+  // normal and its smallest subnormal, so none of them rounds away).
+  float big = t == DType::kF16 ? 1024.0f : 65536.0f;
+  float tiny = t == DType::kF16 ? std::ldexp(1.0f, -15) : std::ldexp(1.0f, -20);
+  float sub = t == DType::kF32 ? std::ldexp(1.0f, -140)
+                               : (t == DType::kF16 ? std::ldexp(1.0f, -20) : std::ldexp(1.0f, -130));
+  if (t == DType::kF8E4M3) big = 448.0f, tiny = std::ldexp(1.0f, -6), sub = std::ldexp(1.0f, -9);
+  if (t == DType::kF8E5M2) big = 57344.0f, tiny = std::ldexp(1.0f, -14), sub = std::ldexp(1.0f, -16);
   std::vector<uint32_t> out(n);
   for (size_t i = 0; i < n; ++i) {
     float v = std::ldexp(normal(rng), scale(rng));

@@ -183,6 +183,60 @@ TEST_F(GemmGpuTest, MmaSyncMatchesReference) {
   expect_reference(deep, {2, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
 }
 
+// wgmma m64n8k16 (f16/bf16) and m64n8k32 (fp8, A from registers, B through shared
+// memory) evaluated by the hardware must equal the reference's sm_90 model, for
+// every turn choice and warpgroup count; and at f16/bf16 a wgmma descriptor and its
+// mma_sync twin must give the same bytes (the two instructions are one function).
+TEST_F(GemmGpuTest, WgmmaMatchesReference) {
+  const std::vector<GemmConfig> cfgs = {{4, 1, 1}, {8, 1, 1}, {16, 2, 4}};
+  const std::vector<Shape> shapes = {{1, 1, 1}, {17, 9, 33}, {70, 20, 100}, {5, 3, 0},
+                                     {65, 65, 257}, {1, 8, 16}};
+  struct In { DType a, b; };
+  for (In in : {In{DType::kF16, DType::kF16}, In{DType::kBF16, DType::kBF16},
+                In{DType::kF8E4M3, DType::kF8E4M3}, In{DType::kF8E5M2, DType::kF8E5M2},
+                In{DType::kF8E4M3, DType::kF8E5M2}}) {
+    const bool fp8 = dtype_is_fp8(in.a);
+    for (bool fast : {true, false}) {
+      for (int64_t step : {0, 64, 96}) {
+        GemmDesc d;
+        d.instruction = Instruction::kWgmma;
+        d.instruction_k = fp8 ? 32 : 16;
+        d.a_dtype = in.a;
+        d.b_dtype = in.b;
+        d.out_dtype = step == 64 ? DType::kF32 : (fp8 ? DType::kBF16 : in.a);
+        d.use_fast_accum = fast;
+        d.k_loop_step = {.step = step, .short_turn = step == 96 ? dsl::ShortTurn::kFirst
+                                                               : dsl::ShortTurn::kLast};
+        sweep(d, cfgs, shapes);
+        if (fp8) continue;
+        GemmDesc twin = d;
+        twin.instruction = Instruction::kMmaSync;
+        const GemmProblem p = problem(d, {33, 16, 200}, true, false, Mix::kAdversarial, true);
+        const std::vector<uint32_t> w = run(d, {4, 1, 1}, p), m = run(twin, {2, 1, 1}, p);
+        ASSERT_EQ(w.size(), m.size());
+        EXPECT_EQ(0, std::memcmp(w.data(), m.data(), w.size() * 4))
+            << dsl::to_string(d) << ": wgmma and mma.sync differ";
+      }
+    }
+  }
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.instruction = Instruction::kWgmma;
+  split.a_dtype = split.b_dtype = DType::kF8E4M3;
+  split.instruction_k = 32;
+  split.out_dtype = DType::kF16;
+  split.use_fast_accum = false;
+  split.k_cuts = {{.span = 256}, {.span = 64, .fold = Fold::kTreeUp}};
+  sweep(split, {{4, 1, 1}}, {{17, 9, 333}, {3, 8, 64}});
+  GemmDesc deep;
+  deep.instruction = Instruction::kWgmma;
+  deep.a_dtype = deep.b_dtype = DType::kF8E4M3;
+  deep.instruction_k = 32;
+  deep.out_dtype = DType::kF32;
+  deep.k_loop_step = {.step = 128, .short_turn = dsl::ShortTurn::kLast};
+  expect_reference(deep, {4, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
+}
+
 TEST_F(GemmGpuTest, ChainedChunksMatchReference) {
   for (std::vector<dsl::KCut> cuts :
        {std::vector<dsl::KCut>{{.span = 7}}, {{.span = 256}, {.span = 16}},

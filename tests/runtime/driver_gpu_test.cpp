@@ -274,10 +274,13 @@ TEST_F(DriverGpuTest, LoaderBuildsOnceThenHitsMemory) {
   EXPECT_EQ(first->source, CacheSource::kBuilt);
   EXPECT_EQ(second->source, CacheSource::kMemory);
   EXPECT_EQ(builds, 1);
-  // The default hook is the tree-signature checker: the text is verified on every
-  // load and the fresh signature is the one stored with the built entry.
+  // The default hook is the tree-signature checker: the built entry was verified by
+  // it, and a memory hit reuses that verdict (the same entry, proven in this process)
+  // instead of walking the same text again.
+  EXPECT_EQ(verify_hook()->name(), "tree-signature");
+  EXPECT_TRUE(first->entry->verified);
   EXPECT_TRUE(second->verify.verified);
-  EXPECT_EQ(second->verify.hook_name, "tree-signature");
+  EXPECT_EQ(second->verify.hook_name, "memory cache");
   EXPECT_FALSE(second->verify.signature.empty());
   EXPECT_EQ(second->verify.signature, first->entry->signature);
 

@@ -102,6 +102,32 @@ TEST(GemmProgram, MmaSyncBuildsOneInstructionPerGroup) {
   }
 }
 
+TEST(GemmProgram, WgmmaBuildsOneInstructionPerGroupForHalfAndFp8) {
+  struct In { DType a, b; int ik; };
+  for (In in : {In{DType::kF16, DType::kF16, 16}, In{DType::kBF16, DType::kBF16, 16},
+                In{DType::kF8E4M3, DType::kF8E5M2, 32}}) {
+    GemmDesc d;
+    d.instruction = Instruction::kWgmma;
+    d.a_dtype = in.a;
+    d.b_dtype = in.b;
+    d.instruction_k = in.ik;
+    d.out_dtype = DType::kF32;
+    ASSERT_TRUE(validate(d).ok()) << validate(d);
+    for (GemmConfig cfg : {GemmConfig{4, 1, 1}, GemmConfig{8, 2, 3}}) {
+      absl::StatusOr<GemmPrograms> p = gemm(d, cfg);
+      ASSERT_TRUE(p.ok()) << p.status();
+      ASSERT_TRUE(tile::validate(p->main).ok()) << tile::validate(p->main);
+      EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kWgmma), 1);
+      EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kMmaSync), 0);
+      EXPECT_EQ(p->main.num_warps, cfg.warps);
+    }
+    // Every row of a 64-row warpgroup tile is covered: the grid is the mma one.
+    absl::StatusOr<GemmLaunchShape> s = gemm_launch_shape(d, {4, 1, 1}, 65, 9, 33);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->main_grid, (std::array<int64_t, 3>{2, 2, 1}));
+  }
+}
+
 TEST(GemmProgram, SameInputsGiveTheSameProgram) {
   GemmDesc d = scalar(Instruction::kScalarFma, GemmFamily::kChainedChunks);
   d.k_cuts = {{.span = 64, .fold = Fold::kChain}};
@@ -179,13 +205,29 @@ TEST(GemmProgram, BadOrUnsupportedDescriptorsNameTheFieldAndWideGemvBuilds) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("GemmDesc.instruction_k"), std::string::npos) << p.status();
 
-  GemmDesc wg;  // wgmma f16, ik 16
+  GemmDesc wg;  // wgmma f16, ik 16: runs per warpgroup, so warps must be 4k
   wg.instruction = Instruction::kWgmma;
   ASSERT_TRUE(validate(wg).ok()) << validate(wg);
-  p = gemm(wg);
+  p = gemm(wg, {2, 1, 1});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("GemmConfig.warps 2"), std::string::npos) << p.status();
+  EXPECT_TRUE(gemm(wg, {4, 1, 1}).ok());
+
+  GemmDesc mma_fp8;  // mma.sync with fp8 does not follow the measured model
+  mma_fp8.a_dtype = mma_fp8.b_dtype = DType::kF8E4M3;
+  mma_fp8.instruction_k = 32;
+  ASSERT_TRUE(validate(mma_fp8).ok()) << validate(mma_fp8);
+  p = gemm(mma_fp8, {4, 1, 1});
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(p.status().message().find("GemmDesc.instruction wgmma"), std::string::npos)
+  EXPECT_NE(p.status().message().find("use instruction wgmma for fp8"), std::string::npos)
+      << p.status();
+  GemmDesc mixed = wg;  // f16 x bf16 is not a wgmma
+  mixed.b_dtype = DType::kBF16;
+  p = gemm(mixed, {4, 1, 1});
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("GemmDesc.b_dtype is bf16"), std::string::npos)
       << p.status();
 
   GemmDesc tf32;

@@ -2,6 +2,8 @@
 // dsl::reduce's knob validation.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "absl/strings/str_format.h"
 #include "dsl/tile/Program.h"
 #include "dsl/tile/ReduceProgram.h"
@@ -96,6 +98,38 @@ TEST(TileProgram, ValidateCatchesHandEditedPrograms) {
   p = small_sum(128);
   p.num_warps = 3;
   EXPECT_FALSE(validate(p).ok());
+}
+
+// fp8 elements are storage: loads, exact constants, selects and wgmma operands; no
+// arithmetic, comparison or cast, each refused with a message naming the op.
+TEST(TileProgram, Fp8IsStorageOnly) {
+  {
+    Builder b("fp8_load");
+    Value x = b.param("x", Type::ptr(DType::kF8E4M3));
+    Value i = b.arange(64);
+    Value v = b.load(x, i, b.compare(CompareOp::kLt, i, b.const_int(Elem::kI32, 40)),
+                     b.const_float(Elem::kE4M3, -0.0f));
+    Value w = b.select(b.compare(CompareOp::kLt, i, b.const_int(Elem::kI32, 3)), v,
+                       b.splat(b.const_float(Elem::kE4M3, 448.0f), {64}));
+    b.store(x, i, w);
+    absl::StatusOr<Program> p = b.finish();
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->values[v.id], Type::tile(Elem::kE4M3, {64}));
+    EXPECT_NE(to_string(*p).find("e4m3<64>"), std::string::npos) << to_string(*p);
+  }
+  auto fails = [](const std::function<void(Builder&, Value)>& body, const std::string& want) {
+    Builder b("fp8_bad");
+    Value x = b.param("x", Type::ptr(DType::kF8E5M2));
+    body(b, b.load(x, b.arange(32)));
+    absl::StatusOr<Program> p = b.finish();
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.status().message().find(want), std::string::npos) << p.status();
+  };
+  fails([](Builder& b, Value v) { b.cast(v, Elem::kF32); }, "cannot cast e5m2<32> to f32");
+  fails([](Builder& b, Value v) { b.add(v, v); }, "fp8 is storage only");
+  fails([](Builder& b, Value v) { b.compare(CompareOp::kLt, v, v); }, "cannot compare e5m2<32>");
+  fails([](Builder& b, Value) { b.const_float(Elem::kE5M2, 0.3f); },
+        "not exactly representable in e5m2");
 }
 
 TEST(TileProgram, LoopsCarryTypedValues) {
