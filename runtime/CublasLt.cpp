@@ -357,10 +357,19 @@ struct CublasLt::Impl {
     for (Plan& p : plans) {
       if (p.shape == s) return &p;
     }
+    Plan p;
+    if (absl::Status st = build_plan(s, p); !st.ok()) return st;
+    plans.push_back(p);
+    return &plans.back();
+  }
+
+  // Builds the descriptor, layouts and the heuristic's first algorithm for `s` into
+  // `p`; on failure destroys what was made (p is left empty).
+  absl::Status build_plan(const GemmShape& s, Plan& p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (absl::Status v = validate_for_cublaslt(s); !v.ok()) return v;
     const Library& lib = *this->lib;
     const std::string context = absl::StrFormat("planning the GEMM %s", to_string(s));
-    Plan p;
+    p = Plan{};
     p.shape = s;
     // Build into `p`; on any failure destroy what was made.
     absl::Status st = [&]() -> absl::Status {
@@ -400,12 +409,8 @@ struct CublasLt::Impl {
       p.report.heuristic_answers = returned;
       return absl::OkStatus();
     }();
-    if (!st.ok()) {
-      destroy_plan(lib, p);
-      return st;
-    }
-    plans.push_back(p);
-    return &plans.back();
+    if (!st.ok()) destroy_plan(lib, p);
+    return st;
   }
 };
 
@@ -474,6 +479,18 @@ absl::StatusOr<MatmulReport> CublasLt::heuristic(const GemmShape& shape) {
   absl::StatusOr<Plan*> plan = impl_->plan_for(shape);
   if (!plan.ok()) return plan.status();
   return (*plan)->report;
+}
+
+absl::StatusOr<MatmulReport> CublasLt::heuristic_uncached(const GemmShape& shape) {
+  absl::MutexLock lock(&impl_->mu);
+  for (const Plan& p : impl_->plans) {
+    if (p.shape == shape) return p.report;
+  }
+  Plan p;
+  if (absl::Status st = impl_->build_plan(shape, p); !st.ok()) return st;
+  MatmulReport report = p.report;
+  destroy_plan(*impl_->lib, p);
+  return report;
 }
 
 absl::StatusOr<MatmulReport> CublasLt::matmul(const GemmShape& shape, const Buffer& a,

@@ -135,6 +135,9 @@ class CublasLt {
 
   // The heuristic's answer for `shape`, without running anything.
   absl::StatusOr<MatmulReport> heuristic(const GemmShape& shape);
+  // The same answer without keeping the shape's plan (a scan asks for hundreds of
+  // thousands of shapes it never runs); a shape already planned answers from its plan.
+  absl::StatusOr<MatmulReport> heuristic_uncached(const GemmShape& shape);
 
   // D = A x B on `stream` (null: the default stream), asynchronous like cuBLASLt.
   // Buffers must hold at least m*k, k*n and m*n elements of their dtypes.

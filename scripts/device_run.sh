@@ -4,8 +4,11 @@
 #   here:  ../shared/device/prepare.sh; ./scripts/test.sh; scripts/device_stage.sh
 #   there: device run with carry [".device", ".stage"] and the command
 #          `scripts/device_run.sh [what...]`
-# what: tests (every staged *_gpu_test), samples (fixbits-*), bench (every *_bench,
-# JSON written to $OUT), or a list of those. Prints a short table last.
+# what: tests (every staged *_gpu_test), samples (fixbits-* but the cuBLAS scan and
+# match), bench (every *_bench, JSON written to $OUT), cublas (fixbits-cublas-scan
+# writes $OUT/cublas_sm90.tsv, then fixbits-cublas-match runs on it; extra arguments
+# in FIXBITS_SCAN_ARGS and FIXBITS_MATCH_ARGS), or a list of those. Prints a short
+# table last.
 set -uo pipefail
 source .device/env.sh
 export LD_LIBRARY_PATH=$PWD/.stage/devlibs:$LD_LIBRARY_PATH
@@ -36,10 +39,27 @@ for w in $what; do
     samples)
       for s in .stage/bin/fixbits-*; do
         [ -x "$s" ] || continue
+        case $(basename "$s") in fixbits-cublas-scan|fixbits-cublas-match) continue ;; esac
         timeout 120 "$s" >"/tmp/$(basename "$s").log" 2>&1; rc=$?
         { echo "==== $s (rc=$rc)"; cat "/tmp/$(basename "$s").log"; } >>"$log_all"
         tail -8 "/tmp/$(basename "$s").log"
         summary+=("$(printf '%-34s rc=%d' "$(basename "$s")" $rc)")
+      done ;;
+    cublas)
+      table="$out/cublas_sm90.tsv"
+      for step in scan match; do
+        if [ $step = scan ]; then
+          cmd=(.stage/bin/fixbits-cublas-scan --out="$table" ${FIXBITS_SCAN_ARGS:-})
+        else
+          cmd=(.stage/bin/fixbits-cublas-match --table="$table" ${FIXBITS_MATCH_ARGS:-})
+        fi
+        [ -x "${cmd[0]}" ] || continue
+        start=$(date +%s)
+        timeout ${FIXBITS_CUBLAS_TIMEOUT:-300} "${cmd[@]}" >"/tmp/cublas-$step.log" 2>"/tmp/cublas-$step.err"; rc=$?
+        { echo "==== ${cmd[*]} (rc=$rc, $(( $(date +%s) - start )) s)"; cat "/tmp/cublas-$step.log"; \
+          echo "---- stderr (last 40 lines)"; tail -40 "/tmp/cublas-$step.err"; } >>"$log_all"
+        tail -25 "/tmp/cublas-$step.log"
+        summary+=("$(printf '%-34s rc=%d %ds' "cublas-$step" $rc $(( $(date +%s) - start )))")
       done ;;
     bench)
       for b in .stage/bin/*_bench; do

@@ -26,12 +26,15 @@
 //       order (M = round to merge_dtype), then the epilogue.
 // Launch: see gemm_launch_shape(); block = 32 * config.warps threads.
 // Supported so far: scalar instructions (scalar_fma, scalar_mul_add) with a, b in
-// f16/bf16/f32, and mma_sync m16n8k16 with f16/bf16 inputs (use_fast_accum and
-// k_loop_step as GemmDesc.h says; each warp owns a 16x8 output tile, so BLOCK_M =
-// 16*warps and BLOCK_N = 8 there, rows_per_thread and block_n are unused); out,
+// f16/bf16/f32; mma_sync m16n8k16 with f16/bf16 inputs; wgmma m64n8k16 (f16 x f16,
+// bf16 x bf16) and m64n8k32 (e4m3/e5m2 x e4m3/e5m2), A from registers and B through
+// shared memory, which needs warps % 4 == 0 (use_fast_accum and k_loop_step as
+// GemmDesc.h says; on the matrix paths each warp owns a 16x8 output tile, so BLOCK_M
+// = 16*warps and BLOCK_N = 8 there, rows_per_thread and block_n are unused); out,
 // partial and merge in f16/bf16/f32; cuts folded by chain at any level, by
 // tree_up / tree_down at inner levels of at most 64 parts (ceil(enclosing span /
-// span)). wgmma, outermost tree folds and fp8 return Unimplemented naming the field.
+// span)). mma_sync with fp8 (its hardware does not follow the measured model),
+// outermost tree folds and fp8 outputs return Unimplemented naming the field.
 // Example:
 //   auto p = dsl::gemm(desc, {.warps = 4, .rows_per_thread = 1, .block_n = 4});
 //   // p->main is the kernel; p->merge is set for family split_k.

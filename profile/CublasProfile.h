@@ -1,0 +1,48 @@
+// CublasProfile: the arch profiles of cuBLASLt, (arch, shape) -> the GemmDesc whose
+// reference bits equal cuBLASLt's output (reference §4). The table is the file
+// profile/data/cublas_<arch>.tsv written by fixbits-cublas-scan, embedded into the
+// library at build time, so a clean clone needs no data file at run time.
+//
+// Contract:
+//   cublas(arch, shape) looks `shape` (its M, N, K, dtypes and layout) up in the
+//   embedded table of `arch` (CublasTable.h, "semantics of a lookup"). Errors name the
+//   field: InvalidArgument for an arch with no table compiled in; FailedPrecondition
+//   when the committed table holds no scan yet (or a key without a descriptor);
+//   NotFound for a dtype/layout family the table lacks; OutOfRange naming
+//   GemmShape.m, .n or .k outside the scanned range.
+//   cublas(arch, {m, n, k}, dtype) is the same for cuBLASLt's usual call of that input
+//   dtype: f16 -> f16 and bf16 -> bf16 with A and B row-major (torch's a @ b), fp8
+//   (e4m3) -> f16 in the TN layout cuBLASLt requires.
+// Example:
+//   absl::StatusOr<dsl::GemmDesc> d = profile::cublas(profile::sm90, {1, 4096, 4096}, DType::kF16);
+//   auto programs = dsl::gemm(*d);   // output bytes equal cuBLAS's for 1x4096x4096
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "dsl/GemmDesc.h"
+#include "profile/CublasTable.h"
+#include "runtime/CublasLt.h"
+
+namespace fixbits::profile {
+
+enum class Arch : uint8_t { kSm90 };
+inline constexpr Arch sm90 = Arch::kSm90;
+std::string_view arch_name(Arch a);  // "sm_90"
+
+struct Mnk {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// The usual cuBLASLt problem of `dtype` inputs (see the contract), at m x n x k.
+absl::StatusOr<runtime::GemmShape> usual_shape(Mnk shape, DType dtype);
+
+// The embedded table of `arch`, parsed once.
+absl::StatusOr<const CublasTable*> cublas_table(Arch arch);
+
+absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, const runtime::GemmShape& shape);
+absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, Mnk shape, DType dtype);
+
+}  // namespace fixbits::profile

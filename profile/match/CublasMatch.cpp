@@ -1,0 +1,224 @@
+// CublasMatch: see CublasMatch.h. One match, in order: lookup -> draw inputs ->
+// cuBLASLt (device buffers of the shape) -> the generated kernel or the reference ->
+// compare -> on a difference, the tail check.
+#include "profile/match/CublasMatch.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "dsl/reference/Reference.h"
+
+namespace fixbits::profile {
+namespace {
+
+const char* gemm_family_name(dsl::GemmFamily f) {
+  switch (f) {
+    case dsl::GemmFamily::kPlain: return "plain";
+    case dsl::GemmFamily::kSplitK: return "split_k";
+    case dsl::GemmFamily::kChainedChunks: return "chained_chunks";
+    case dsl::GemmFamily::kGemv: return "gemv";
+  }
+  return "?";
+}
+
+uint32_t draw_bits(DType t, std::mt19937_64& rng) {
+  const uint64_t r = rng();
+  if (r % 97 == 0) return to_bits(t, -0.0f);
+  if (r % 101 == 0) return 1;  // the smallest positive subnormal of every format
+  const float f = std::ldexp(1.0f + static_cast<float>((r >> 8) % 64) / 64.0f,
+                             static_cast<int>((r >> 16) % 7) - 3) *
+                  (((r >> 24) & 1) ? -1.0f : 1.0f);
+  return to_bits(t, f, Saturation::kSatFinite);
+}
+
+std::vector<int64_t> spread(int64_t extent, int64_t want) {
+  std::vector<int64_t> v;
+  if (extent <= want) {
+    for (int64_t i = 0; i < extent; ++i) v.push_back(i);
+    return v;
+  }
+  for (int64_t i = 0; i < want; ++i) v.push_back(i * (extent - 1) / (want - 1));
+  return v;
+}
+
+// Bit patterns packed at the element size cuBLASLt stores.
+std::vector<uint8_t> pack(const std::vector<uint32_t>& bits, DType t) {
+  const size_t e = runtime::cublaslt_element_bytes(t);
+  std::vector<uint8_t> out(bits.size() * e);
+  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(out.data() + i * e, &bits[i], e);
+  return out;
+}
+
+uint32_t unpack(const std::vector<uint8_t>& bytes, size_t i, DType t) {
+  const size_t e = runtime::cublaslt_element_bytes(t);
+  uint32_t x = 0;
+  std::memcpy(&x, bytes.data() + i * e, e);
+  return x;
+}
+
+// cuBLASLt's D for inputs `a`, `b` (bit patterns in the shape's layouts).
+absl::StatusOr<std::vector<uint8_t>> run_cublas(runtime::CublasLt& lt, const runtime::GemmShape& s,
+                                                const std::vector<uint32_t>& a,
+                                                const std::vector<uint32_t>& b) {
+  const runtime::Device& dev = *lt.device();
+  const std::vector<uint8_t> ha = pack(a, s.a_dtype), hb = pack(b, s.b_dtype);
+  std::vector<uint8_t> hd(static_cast<size_t>(s.m * s.n) * runtime::cublaslt_element_bytes(s.out_dtype));
+  absl::StatusOr<runtime::Buffer> da = dev.alloc(ha.size()), db = dev.alloc(hb.size()),
+                                  dd = dev.alloc(hd.size());
+  if (!da.ok()) return da.status();
+  if (!db.ok()) return db.status();
+  if (!dd.ok()) return dd.status();
+  if (absl::Status st = da->copy_from_host(ha.data(), ha.size()); !st.ok()) return st;
+  if (absl::Status st = db->copy_from_host(hb.data(), hb.size()); !st.ok()) return st;
+  if (absl::Status st = lt.matmul(s, *da, *db, *dd).status(); !st.ok()) return st;
+  if (absl::Status st = dd->copy_to_host(hd.data(), hd.size()); !st.ok()) return st;
+  return hd;
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kIdentical: return "identical";
+    case Verdict::kDiffer: return "differ";
+    case Verdict::kTailDropped: return "tail_dropped";
+    case Verdict::kNoDesc: return "no_desc";
+    case Verdict::kRefused: return "refused";
+  }
+  return "?";
+}
+
+CublasMatcher::CublasMatcher(std::shared_ptr<runtime::Device> device,
+                             std::shared_ptr<runtime::CublasLt> lt, const CublasTable* table,
+                             MatchOptions options)
+    : device_(std::move(device)), lt_(std::move(lt)), table_(table), options_(options) {}
+
+absl::StatusOr<jit::GemmRunner*> CublasMatcher::runner_for(const dsl::GemmDesc& desc) {
+  absl::StatusOr<jit::GemmRunner*> r = compiled_runner(desc);
+  if (r.ok() || desc.instruction != dsl::Instruction::kWgmma || dtype_is_fp8(desc.a_dtype) ||
+      !absl::IsUnimplemented(r.status())) {
+    return r;
+  }
+  // No wgmma kernel generated: mma_sync gives the same bits for f16/bf16 on sm_90.
+  dsl::GemmDesc sync = desc;
+  sync.instruction = dsl::Instruction::kMmaSync;
+  return compiled_runner(sync);
+}
+
+absl::StatusOr<jit::GemmRunner*> CublasMatcher::compiled_runner(const dsl::GemmDesc& kernel) {
+  const std::string text = dsl::to_string(kernel);
+  if (auto it = runners_.find(text); it != runners_.end()) return it->second.get();
+  if (auto it = refused_.find(text); it != refused_.end()) return it->second;
+  if (compile_s_ > options_.compile_budget_s) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "the compile budget of %.0f s is spent", options_.compile_budget_s));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<jit::GemmRunner> r = jit::GemmRunner::create(device_, kernel, options_.config);
+  compile_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok()) {
+    refused_.emplace(text, r.status());
+    return r.status();
+  }
+  auto owned = std::make_unique<jit::GemmRunner>(*std::move(r));
+  jit::GemmRunner* raw = owned.get();
+  runners_.emplace(text, std::move(owned));
+  return raw;
+}
+
+absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, uint64_t seed) {
+  MatchResult res;
+  res.family = family_of(s);
+  absl::StatusOr<int> key = lookup_key(*table_, s);
+  absl::StatusOr<dsl::GemmDesc> desc =
+      key.ok() ? desc_for(table_->keys[*key], s) : absl::StatusOr<dsl::GemmDesc>(key.status());
+  absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
+  if (!heur.ok()) {
+    res.verdict = Verdict::kRefused;
+    res.detail = std::string(heur.status().message());
+    return res;
+  }
+  res.map_hit = key.ok() && table_->keys[*key].key == key_of(heur->algo);
+  if (!desc.ok()) {
+    res.verdict = Verdict::kNoDesc;
+    res.detail = std::string(desc.status().message());
+    return res;
+  }
+  res.family += std::string(" ") + gemm_family_name(desc->family);
+
+  std::mt19937_64 rng(seed);
+  dsl::reference::GemmProblem p;
+  p.m = s.m, p.n = s.n, p.k = s.k;
+  p.a_row_major = s.a_row_major;
+  p.b_row_major = s.b_row_major;
+  p.a.resize(static_cast<size_t>(s.m * s.k));
+  p.b.resize(static_cast<size_t>(s.k * s.n));
+  for (uint32_t& x : p.a) x = draw_bits(s.a_dtype, rng);
+  for (uint32_t& x : p.b) x = draw_bits(s.b_dtype, rng);
+  absl::StatusOr<std::vector<uint8_t>> theirs = run_cublas(*lt_, s, p.a, p.b);
+  if (!theirs.ok()) return theirs.status();
+
+  std::string first_diff;
+  absl::StatusOr<jit::GemmRunner*> runner = runner_for(*desc);
+  if (runner.ok()) {
+    res.path = "kernel";
+    if (absl::Status st = (*runner)->upload(p); !st.ok()) return st;
+    if (absl::Status st = (*runner)->launch(); !st.ok()) return st;
+    absl::StatusOr<std::vector<uint32_t>> ours = (*runner)->download();
+    if (!ours.ok()) return ours.status();
+    for (size_t i = 0; i < ours->size() && first_diff.empty(); ++i) {
+      const uint32_t t = unpack(*theirs, i, s.out_dtype);
+      if ((*ours)[i] != t) {
+        first_diff = absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, fixbits 0x%x", i / s.n, i % s.n, t,
+                                     (*ours)[i]);
+      }
+    }
+  } else {
+    res.path = "reference";
+    const std::vector<int64_t> rows = spread(s.m, options_.ref_rows);
+    const std::vector<int64_t> cols = spread(s.n, options_.ref_cols);
+    dsl::reference::GemmProblem q;
+    q.m = static_cast<int64_t>(rows.size());
+    q.n = static_cast<int64_t>(cols.size());
+    q.k = s.k;
+    for (int64_t i : rows)
+      for (int64_t kk = 0; kk < s.k; ++kk)
+        q.a.push_back(p.a[s.a_row_major ? i * s.k + kk : kk * s.m + i]);
+    for (int64_t kk = 0; kk < s.k; ++kk)
+      for (int64_t j : cols) q.b.push_back(p.b[s.b_row_major ? kk * s.n + j : j * s.k + kk]);
+    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(*desc, q);
+    if (!want.ok()) return want.status();
+    for (size_t ri = 0; ri < rows.size() && first_diff.empty(); ++ri) {
+      for (size_t ci = 0; ci < cols.size() && first_diff.empty(); ++ci) {
+        const uint32_t t = unpack(*theirs, rows[ri] * s.n + cols[ci], s.out_dtype);
+        const uint32_t r = (*want)[ri * cols.size() + ci];
+        if (t != r) {
+          first_diff = absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, reference 0x%x", rows[ri],
+                                       cols[ci], t, r);
+        }
+      }
+    }
+  }
+  if (first_diff.empty()) {
+    res.verdict = Verdict::kIdentical;
+    return res;
+  }
+  res.detail = first_diff + " (" + dsl::to_string(*desc) + ")";
+  // The tail check: a single product 1 * 1 at k = K-1 in row 0 / column 0.
+  std::vector<uint32_t> a(p.a.size(), to_bits(s.a_dtype, 0.0f)),
+      b(p.b.size(), to_bits(s.b_dtype, 0.0f));
+  a[s.a_row_major ? s.k - 1 : (s.k - 1) * s.m] = to_bits(s.a_dtype, 1.0f);
+  b[s.b_row_major ? (s.k - 1) * s.n : s.k - 1] = to_bits(s.b_dtype, 1.0f);
+  absl::StatusOr<std::vector<uint8_t>> tail = run_cublas(*lt_, s, a, b);
+  if (!tail.ok()) return tail.status();
+  const bool summed = unpack(*tail, 0, s.out_dtype) == to_bits(s.out_dtype, 1.0f);
+  res.verdict = summed ? Verdict::kDiffer : Verdict::kTailDropped;
+  if (!summed) res.detail += "; cuBLAS drops the product at k = K-1";
+  return res;
+}
+
+}  // namespace fixbits::profile

@@ -1,0 +1,320 @@
+// fixbits-cublas-scan: writes the arch profile of the cuBLASLt on this machine
+// (reference §4, "how the points become a function"; profile/CublasScan.h):
+//   1. for each dtype family, asks cuBLASLt's heuristic (no launch) for every shape of
+//      a log-spaced (M, N, K) grid (M = 1, N = 1, odd sizes, K up to 2^19), finds the
+//      K boundaries between grid points by bisection, and reduces each answer to its
+//      bit-deciding key (profile/CublasKey.h);
+//   2. probes each distinct key once at a representative shape (split keys at a few
+//      more Ks, to fit their span rule) through profile::CublasBlackBox and
+//      dsl::probe, most-used keys first, until --probe-budget-s is spent;
+//   3. writes the table (profile/CublasTable.h) to --out; commit it as
+//      profile/data/cublas_sm90.tsv so profile::cublas() embeds it.
+// Progress goes to stderr, the summary to stdout. Without a GPU or cuBLASLt it says
+// why and exits 0; exit 1 when the scan fails, 2 on bad arguments.
+//
+// Usage: fixbits-cublas-scan [--out=PATH] [--append=PATH] [--dtypes=f16,bf16,f8e4m3]
+//          [--per-octave=N] [--refine=P]
+//          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
+//          [--probe-budget-s=T] [--fit-probes=N] [--no-probe]
+//   --refine: before the scan, bisect M and N between grid lines whose keys differ,
+//   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
+//   (profile::refine_grid); 0 turns it off.
+//   --append: extend a table written earlier on this device (one family per device
+//   call when a whole scan does not fit in one); its families must not be rescanned.
+//   --out is required (run without arguments, it says so and exits 0).
+//   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
+//   and N grids on multiples of 16),
+//   --per-octave=2, --refine=3, --max-mn=16384, --max-k=524288, --min-probe-k=256,
+//   --max-probe-k=4096, --probe-budget-s=300, --fit-probes=2.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "profile/CublasBlackBox.h"
+#include "profile/CublasProfile.h"
+#include "profile/CublasScan.h"
+#include "runtime/CublasLt.h"
+#include "runtime/Runtime.h"
+
+using namespace fixbits;
+
+namespace {
+
+struct Args {
+  std::string out;  // required: the scan's product is this file
+  std::string append;  // a table of earlier families to extend
+  std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
+  int per_octave = 2;
+  int refine = 3;  // refine_grid's points per gap; 0: no M/N refinement
+  int64_t max_mn = 16384;  // M and N grids run to it
+  int64_t max_k = int64_t{1} << 19;
+  profile::ProbeOptions probe;
+  bool no_probe = false;
+  std::string command;
+};
+
+absl::StatusOr<Args> parse_args(int argc, char** argv) {
+  Args a;
+  std::vector<std::string> words;
+  for (int i = 0; i < argc; ++i) words.emplace_back(argv[i]);
+  a.command = absl::StrJoin(words, " ");
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const std::string& flag) -> std::optional<std::string> {
+      if (arg.rfind(flag, 0) == 0) return arg.substr(flag.size());
+      return std::nullopt;
+    };
+    auto int_flag = [&](const std::string& flag, int64_t lo, int64_t* out) -> absl::Status {
+      const std::optional<std::string> v = value(flag);
+      if (!absl::SimpleAtoi(*v, out) || *out < lo) {
+        return absl::InvalidArgumentError(flag.substr(0, flag.size() - 1) +
+                                          " takes an integer >= " + std::to_string(lo) + ".");
+      }
+      return absl::OkStatus();
+    };
+    absl::Status st;
+    int64_t x = 0;
+    if (auto v = value("--out=")) {
+      a.out = *v;
+    } else if (auto v = value("--append=")) {
+      a.append = *v;
+    } else if (auto v = value("--dtypes=")) {
+      a.dtypes.clear();
+      for (absl::string_view d : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        absl::StatusOr<DType> t = parse_dtype(std::string(d));
+        if (!t.ok() || profile::usual_shape({1, 1, 1}, *t).status().code() !=
+                           absl::StatusCode::kOk) {
+          return absl::InvalidArgumentError("--dtypes takes f16, bf16 and f8e4m3; '" +
+                                            std::string(d) + "' is none of them.");
+        }
+        a.dtypes.push_back(*t);
+      }
+    } else if (value("--refine=")) {
+      st = int_flag("--refine=", 0, &x);
+      a.refine = static_cast<int>(x);
+    } else if (value("--per-octave=")) {
+      st = int_flag("--per-octave=", 1, &x);
+      a.per_octave = static_cast<int>(x);
+    } else if (value("--max-mn=")) {
+      st = int_flag("--max-mn=", 1, &a.max_mn);
+    } else if (value("--max-k=")) {
+      st = int_flag("--max-k=", 16, &a.max_k);
+    } else if (value("--min-probe-k=")) {
+      st = int_flag("--min-probe-k=", 3, &a.probe.min_probe_k);
+    } else if (value("--max-probe-k=")) {
+      st = int_flag("--max-probe-k=", 3, &a.probe.max_probe_k);
+    } else if (value("--fit-probes=")) {
+      st = int_flag("--fit-probes=", 0, &x);
+      a.probe.fit_probes = static_cast<int>(x);
+    } else if (auto v = value("--probe-budget-s=")) {
+      if (!absl::SimpleAtod(*v, &a.probe.budget_s) || a.probe.budget_s < 0) {
+        return absl::InvalidArgumentError("--probe-budget-s takes a number of seconds >= 0.");
+      }
+    } else if (arg == "--no-probe") {
+      a.no_probe = true;
+    } else {
+      return absl::InvalidArgumentError("Unknown argument '" + arg +
+                                        "'; see the usage at the top of main.cpp.");
+    }
+    if (!st.ok()) return st;
+  }
+  if (a.dtypes.empty()) return absl::InvalidArgumentError("--dtypes names no dtype.");
+  if (a.out.empty() && argc > 1) {
+    return absl::InvalidArgumentError("--out=PATH is required: the scan writes its table there.");
+  }
+  return a;
+}
+
+// A progress line on stderr, redrawn at most every 0.2 s (and at the end of a phase).
+class Progress {
+ public:
+  void operator()(std::string_view phase, int64_t done, int64_t total, int64_t calls) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && phase == phase_ && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    if (phase != phase_ && !phase_.empty()) std::fprintf(stderr, "\n");
+    phase_ = std::string(phase);
+    std::fprintf(stderr, "\r[%s] %lld/%lld (%.0f%%), %lld heuristic calls, %.1f s   ",
+                 phase_.c_str(), static_cast<long long>(done), static_cast<long long>(total),
+                 total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                 static_cast<long long>(calls), elapsed());
+    std::fflush(stderr);
+  }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void end() {
+    if (!phase_.empty()) std::fprintf(stderr, "\n");
+    phase_.clear();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+  std::string phase_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  absl::StatusOr<Args> args = parse_args(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "fixbits-cublas-scan: %s\n", std::string(args.status().message()).c_str());
+    return 2;
+  }
+  if (args->out.empty()) {
+    // Run bare (as a loop over every sample does), it explains itself instead of
+    // spending minutes of device time on a table nobody asked for.
+    std::printf("skipped: give --out=PATH to scan (a few minutes on an H200); see "
+                "docs/cublas.md\n");
+    return 0;
+  }
+  absl::StatusOr<std::shared_ptr<runtime::Device>> dev = runtime::cuda(0);
+  if (!dev.ok()) {
+    std::printf("skipped: no CUDA device: %s\n", std::string(dev.status().message()).c_str());
+    return 0;
+  }
+  absl::StatusOr<std::shared_ptr<runtime::CublasLt>> lt = runtime::CublasLt::open(*dev);
+  if (!lt.ok()) {
+    std::printf("skipped: %s\n", std::string(lt.status().message()).c_str());
+    return 0;
+  }
+  const runtime::DeviceInfo& info = (*dev)->info();
+  std::printf("device %s (%s, %d SMs), cuBLASLt %zu from %s\n", info.name.c_str(),
+              info.arch.c_str(), info.multiprocessor_count, (*lt)->version(),
+              (*lt)->library_path().c_str());
+  if (info.arch != profile::arch_name(profile::sm90)) {
+    std::printf("note: this device is %s; the table is written for it, but profile::cublas() "
+                "embeds only sm_90's\n", info.arch.c_str());
+  }
+  profile::CublasTable table{.arch = info.arch,
+                             .library = std::to_string((*lt)->version()),
+                             .command = args->command};
+  if (!args->append.empty()) {
+    std::ifstream in(args->append, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<profile::CublasTable> old = profile::parse_table(text.str());
+    if (!in || !old.ok()) {
+      std::printf("error: cannot extend --append=%s: %s\n", args->append.c_str(),
+                  in ? std::string(old.status().message()).c_str() : "the file cannot be read");
+      return 1;
+    }
+    if (old->arch != table.arch || old->library != table.library) {
+      std::printf("error: --append=%s was made on %s with cuBLASLt %s; this is %s with %s\n",
+                  args->append.c_str(), old->arch.c_str(), old->library.c_str(),
+                  table.arch.c_str(), table.library.c_str());
+      return 1;
+    }
+    old->command += " && " + table.command;
+    table = *std::move(old);
+  }
+  profile::ScanState state;
+  Progress progress;
+  // The table is written after each family and every 30 s of probing (to a temp file,
+  // renamed into place), so a run cut short by a time limit still leaves a usable map.
+  double last_save = 0;
+  auto save = [&]() -> bool {
+    const std::string tmp = args->out + ".tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << profile::write_table(table);
+    out.close();
+    last_save = progress.elapsed();
+    return out && std::rename(tmp.c_str(), args->out.c_str()) == 0;
+  };
+  auto show = [&](std::string_view phase, int64_t done, int64_t total) {
+    progress(phase, done, total, state.heuristic_calls);
+    if (phase == "probe" && progress.elapsed() - last_save > 30) save();
+  };
+  const profile::HeuristicFn heuristic =
+      [&](const runtime::GemmShape& s) -> absl::StatusOr<runtime::AlgoConfig> {
+    absl::StatusOr<runtime::MatmulReport> r = (*lt)->heuristic_uncached(s);
+    if (!r.ok()) return r.status();
+    return r->algo;
+  };
+  for (DType t : args->dtypes) {
+    const runtime::GemmShape family = *profile::usual_shape({1, 1, 1}, t);
+    profile::ScanGrid grid =
+        profile::default_grid(family, args->per_octave, args->max_mn, args->max_k);
+    if (args->refine > 0) {
+      const size_t ms0 = grid.ms.size(), ns0 = grid.ns.size();
+      absl::StatusOr<profile::ScanGrid> refined = profile::refine_grid(
+          family, grid, heuristic, args->refine, &state.heuristic_calls, show);
+      progress.end();
+      if (!refined.ok()) {
+        std::printf("refine %s: error: %s\n", profile::family_of(family).c_str(),
+                    std::string(refined.status().message()).c_str());
+        return 1;
+      }
+      grid = *std::move(refined);
+      std::printf("refine %s: M lines %zu -> %zu, N lines %zu -> %zu\n",
+                  profile::family_of(family).c_str(), ms0, grid.ms.size(), ns0, grid.ns.size());
+    }
+    const double t0 = progress.elapsed();
+    const int64_t calls0 = state.heuristic_calls;
+    const size_t keys0 = table.keys.size();
+    absl::Status st = profile::scan_heuristic(table, state, family, grid, heuristic, show);
+    progress.end();
+    if (!st.ok()) {
+      std::printf("scan %s: error: %s\n", profile::family_of(family).c_str(),
+                  std::string(st.message()).c_str());
+      return 1;
+    }
+    const profile::FamilyMap& map = table.maps.back();
+    int64_t runs = 0;
+    for (const auto& r : map.runs) runs += static_cast<int64_t>(r.size());
+    std::printf("scan %s: %zu x %zu x %zu grid, %lld heuristic calls, %zu keys, %lld K runs, "
+                "%.1f s%s%s\n",
+                map.family.c_str(), grid.ms.size(), grid.ns.size(), grid.ks.size(),
+                static_cast<long long>(state.heuristic_calls - calls0), table.keys.size() - keys0,
+                static_cast<long long>(runs), progress.elapsed() - t0,
+                map.refusal.empty() ? "" : "; first refusal: ", map.refusal.c_str());
+    save();
+  }
+  if (!args->no_probe) {
+    const dsl::Instruction instr =
+        info.cc_major >= 9 ? dsl::Instruction::kWgmma : dsl::Instruction::kMmaSync;
+    const profile::ProbeFn probe = [&](const runtime::GemmShape& s,
+                                       const profile::CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+      absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
+          profile::CublasBlackBox::create(*lt, s);
+      if (!box.ok()) return box.status();
+      return profile::probe_key((*box)->as_black_box(), s, key, instr);
+    };
+    const double t0 = progress.elapsed();
+    absl::Status st = profile::probe_keys(table, state, probe, args->probe, show);
+    progress.end();
+    if (!st.ok()) {
+      std::printf("probe: error: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+    std::printf("probe: %.1f s\n", progress.elapsed() - t0);
+  }
+  int with_desc = 0;
+  for (size_t i = 0; i < table.keys.size(); ++i) {
+    const profile::TableKey& k = table.keys[i];
+    with_desc += k.desc.has_value();
+    std::printf("key %zu %s %s: %lld shapes, at %lldx%lldx%lld: %s%s%s\n", i, k.family.c_str(),
+                profile::to_string(k.key).c_str(), static_cast<long long>(k.shapes),
+                static_cast<long long>(k.m), static_cast<long long>(k.n),
+                static_cast<long long>(k.k), k.desc ? dsl::to_string(*k.desc).c_str() : "no desc",
+                k.note.empty() ? "" : "; ", k.note.c_str());
+  }
+  if (!save()) {
+    std::printf("error: could not write %s\n", args->out.c_str());
+    return 1;
+  }
+  std::printf("summary: %zu keys, %d with a descriptor, %lld heuristic calls, %.1f s; wrote %s\n",
+              table.keys.size(), with_desc, static_cast<long long>(state.heuristic_calls),
+              progress.elapsed(), args->out.c_str());
+  return 0;
+}
