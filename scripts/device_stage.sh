@@ -5,7 +5,9 @@
 # and command `scripts/device_run.sh`. Build first (./scripts/test.sh or cmake --build build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.stage/' .git/info/exclude 2>/dev/null || echo '/.stage/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # a worktree's .git is a file
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.stage/' "$exclude" 2>/dev/null || echo '/.stage/' >> "$exclude"
 rm -rf .stage && mkdir -p .stage/bin
 # verify_bench is CPU-only: it is run here, not there.
 for f in build/tests/*_gpu_test build/samples/*/fixbits-* build/bench/*_bench; do

@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "verify/Elementwise.h"
 
 namespace fixbits::verify {
 namespace {
@@ -104,8 +105,33 @@ Balance leaf_of(const Node& n, const Graph& g) {
   return b;
 }
 
+// The narrow combine that an exact widening `cvt` lets a combine of `op` see through:
+// cvt.f32.f16(max.NaN.f16 tree) under max.NaN.f32 is the max.NaN.f32 tree over the widened
+// leaves. Exact because max/min (PTX ISA 9.7.3.12 and 9.7.4.8: `(a > b) ? a : b` with
+// +0.0 > -0.0, canonical NaN when .NaN sees a NaN, else the non-NaN input) pick one input
+// under a total order that the exact, monotone, sign-keeping widening preserves; a NaN
+// anywhere gives the outer combine's own canonical NaN either way, which is why the
+// summary is only used as a side of the outer combine, never as a node's own value.
+std::string narrow_combine(const std::string& op, const std::string& cvt) {
+  if (op != "max.NaN.f32" && op != "min.NaN.f32" && op != "max.f32" && op != "min.f32") return "";
+  if (cvt != "cvt.f32.f16" && cvt != "cvt.f32.bf16") return "";
+  return op.substr(0, op.size() - 3) + cvt.substr(8);
+}
+
+uint64_t blank_of_unary(const std::string& op, uint64_t kid_blank);
+
 // The summary a child contributes to a combine of `op`.
-Balance side(const Node& n, const std::string& op) {
+Balance side(const Node& n, const std::string& op, const Graph& g) {
+  if (n.kind == Kind::kArith && n.kids.size() == 1) {
+    const std::string narrow = narrow_combine(op, n.op);
+    const Balance& k = g.at(n.kids[0]).bal;
+    if (!narrow.empty() && k.valid && !k.is_leaf && k.op == narrow) {
+      Balance b = k;
+      b.op = op;
+      b.leaf = blank_of_unary(n.op, k.leaf);  // the blank of cvt(leaf), as a leaf of `op`
+      return b;
+    }
+  }
   if (n.bal.is_leaf) return n.bal;
   if (n.bal.op == op) return n.bal;  // valid or broken tree of this same combine
   Balance b = n.bal;                 // a tree of another op is a leaf of this one
@@ -155,7 +181,35 @@ Balance level(const std::string& op, const Balance& a, const Balance& b,
   return out;
 }
 
+// The `blank` hash finish() gives an arith node of `op` over one kid of blank `kid_blank`.
+uint64_t blank_of_unary(const std::string& op, uint64_t kid_blank) {
+  uint64_t h = mix(hash_str(kind_name(Kind::kArith)), hash_str(op));
+  h = mix(h, 0);
+  return mix(h, kid_blank);
+}
+
 }  // namespace
+
+uint64_t dep_of_symbol(const std::string& sym) {
+  if (sym.empty()) return 0;
+  if (sym[0] == '~') return kDepHole;
+  struct Base {
+    const char* name;
+    int first, count;
+  };
+  static const Base kBases[] = {{"tid.x", 0, 16}, {"tid.y", 16, 16}, {"tid.z", 32, 16}, {"laneid", 48, 5}};
+  for (const Base& b : kBases) {
+    const size_t len = std::char_traits<char>::length(b.name);
+    if (sym.compare(0, len, b.name) != 0) continue;
+    if (sym.size() > len + 2 && sym[len] == '.' && sym[len + 1] == 'b') {
+      char* end = nullptr;
+      const long bit = std::strtol(sym.c_str() + len + 2, &end, 10);
+      if (end != nullptr && *end == '\0' && bit >= 0 && bit < b.count) return uint64_t{1} << (b.first + bit);
+    }
+    return kDepUnknown;
+  }
+  return 0;
+}
 
 std::string hex64(uint64_t h) { return absl::StrFormat("%016x", h); }
 
@@ -175,6 +229,15 @@ NodeId Graph::finish(Node n) {
   }
   n.mentions_hole = n.has_hole;
   for (NodeId k : n.kids) n.mentions_hole = n.mentions_hole || at(k).mentions_hole;
+  // Thread dependence; exchanges, relocations and folds set theirs in their makers.
+  if (n.kind != Kind::kXchg && n.kind != Kind::kRelocate && n.kind != Kind::kFold) {
+    n.dep = 0;
+    for (NodeId k : n.kids) n.dep |= at(k).dep;
+    if (n.kind == Kind::kInt) {
+      for (const auto& [sym, c] : n.aff.terms) n.dep |= dep_of_symbol(sym);
+    }
+    if ((n.kind == Kind::kOpaque && n.kids.empty()) || n.kind == Kind::kMma) n.dep |= kDepUnknown;
+  }
   // Structural and blanked hashes; commutative children already sorted by the maker.
   uint64_t h = mix(hash_str(kind_name(n.kind)), hash_str(n.op));
   h = mix(h, static_cast<uint64_t>(n.imm));
@@ -218,7 +281,7 @@ NodeId Graph::finish(Node n) {
   n.coord_blank = cb;
   // Balance summary.
   if (n.kind == Kind::kArith && n.kids.size() == 2 && is_combine(n.op)) {
-    Balance a = side(at(n.kids[0]), n.op), b = side(at(n.kids[1]), n.op);
+    Balance a = side(at(n.kids[0]), n.op, *this), b = side(at(n.kids[1]), n.op, *this);
     std::optional<int64_t> stride;
     std::optional<Affine> rep = a.rep;
     if (a.rep && b.rep) {
@@ -230,7 +293,7 @@ NodeId Graph::finish(Node n) {
     }
     n.bal = level(n.op, a, b, stride, rep);
   } else if (n.kind == Kind::kXchg) {
-    Balance x = side(at(n.kids[0]), n.op);
+    Balance x = side(at(n.kids[0]), n.op, *this);
     n.bal = level(n.op, x, x, lane_stride(x.rep, n.imm), x.rep);
   } else if (n.kind == Kind::kRelocate) {
     n.bal = at(n.kids[0]).bal;
@@ -299,6 +362,13 @@ NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
         n.imm = sh.imm;
         n.kids = {kids[s]};
         n.line = line;
+        // op(x(t), x(t ^ 2^j)) is symmetric in lane bit j, so it no longer varies with it.
+        n.dep = at(kids[s]).dep;
+        if (sh.op == "bfly" && sh.imm > 0 && sh.imm < 32 && std::has_single_bit(static_cast<uint64_t>(sh.imm))) {
+          const int j = std::countr_zero(static_cast<uint64_t>(sh.imm));
+          n.dep &= ~(uint64_t{1} << (48 + j));
+          if (lanes_are_tid_x_) n.dep &= ~(uint64_t{1} << j);
+        }
         return finish(std::move(n));
       }
     }
@@ -334,11 +404,13 @@ NodeId Graph::shfl(const std::string& mode, int64_t offset, NodeId x, int line) 
   return finish(std::move(n));
 }
 
-NodeId Graph::relocate(NodeId value, int line, std::optional<int64_t> origin_shift) {
+NodeId Graph::relocate(NodeId value, int line, std::optional<int64_t> origin_shift, NodeId address) {
   Node n;
   n.kind = Kind::kRelocate;
   n.kids = {value};
   n.line = line;
+  // The address names the writer, so the value read varies only with what it varies with.
+  n.dep = address >= 0 ? at(address).dep : (at(value).dep | kDepUnknown);
   if (origin_shift) {
     n.op = "from";
     n.imm = *origin_shift;
@@ -346,13 +418,16 @@ NodeId Graph::relocate(NodeId value, int line, std::optional<int64_t> origin_shi
   return finish(std::move(n));
 }
 
-NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line) {
+NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line, uint64_t loop_dep) {
   Node n;
   n.kind = Kind::kFold;
   n.op = key;
   n.kids = {body};
   const bool nested = seed >= 0 && at(seed).has_hole;
   if (nested) n.kids.push_back(seed);
+  // Every iteration's holes are functions of the seeds and the body's inputs: when the
+  // loop's seeds and carried updates vary with no thread bit, neither do its holes.
+  n.dep = (at(body).dep & ~kDepHole) | loop_dep | (nested ? kDepHole : 0);
   n.line = line;
   NodeId id = finish(std::move(n));
   nodes_[static_cast<size_t>(id)].has_hole = nested;  // the fold closes its own holes
@@ -422,7 +497,12 @@ NodeId Graph::root(const std::string& op, NodeId value, NodeId address, int line
   n.op = op;
   n.kids = {value, address};
   n.line = line;
-  return finish(std::move(n));
+  const NodeId id = finish(std::move(n));
+  // A store whose value reads its own element (Elementwise.h) is named by that relation.
+  if (auto h = elementwise_root_hash(*this, op, value, address, &elementwise_budget_)) {
+    nodes_[static_cast<size_t>(id)].hash = *h;
+  }
+  return id;
 }
 
 std::string Graph::describe(NodeId id, int depth) const {

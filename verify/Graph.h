@@ -10,9 +10,15 @@
 //  - `coord_blank`: the hash with only thread/block coordinates removed from addresses; a
 //    fold hashes its body this way, so which thread walks which row does not split it.
 //  - `data`: whether the value depends on a load (data predicates are kept, others dropped).
+//  - `dep`: which thread-index bits the value may vary with (kDep* below), a superset: a
+//    butterfly exchange over lane bit j removes bit j (op(x(t), x(t^2^j)) is symmetric in
+//    it), a shared-memory read depends on what its address depends on (the address names
+//    the writer), a loop hole is kDepHole and a closed fold drops it when the loop's seeds
+//    and updates vary with no thread bit. Used by the elementwise root rule (Elementwise.h).
 // Anything not modeled is an Opaque node hashed on its own text: unsure means split.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,6 +29,16 @@
 namespace fixbits::verify {
 
 using NodeId = int32_t;
+
+// Bits of Node::dep: tid.x.b<i> -> i (i < 16), tid.y.b<i> -> 16 + i, tid.z.b<i> -> 32 + i,
+// laneid.b<i> -> 48 + i (i < 5); any other thread-varying input (a whole %tid, %warpid,
+// an uninitialized register, a loop-exit value) -> kDepUnknown; a loop hole -> kDepHole.
+inline constexpr uint64_t kDepUnknown = uint64_t{1} << 62;
+inline constexpr uint64_t kDepHole = uint64_t{1} << 63;
+// Node visits the elementwise root rule (Elementwise.h) may spend over all roots of a graph.
+inline constexpr size_t kMaxElementwiseTotal = size_t{1} << 24;
+// The dep bit of one integer symbol (0 when it is not thread-varying).
+uint64_t dep_of_symbol(const std::string& sym);
 
 enum class Kind : uint8_t {
   kConst,     // a literal; op = its text
@@ -69,6 +85,7 @@ struct Node {
   bool data = false;
   bool has_hole = false;      // depends on a loop hole (kInt symbol "~hole...")
   bool mentions_hole = false; // some descendant names a hole, closed folds included
+  uint64_t dep = 0;           // thread-index bits the value may vary with (kDep*)
   Balance bal;
   int line = 0;               // source line that made it, for explanations
 };
@@ -85,10 +102,15 @@ class Graph {
   NodeId shfl(const std::string& mode, int64_t offset, NodeId x, int line = 0);
   // `origin_shift`, when known: how many bytes after the symbolic thread's lowest leaf
   // the writing thread's lowest leaf lies (moves the balanced summary's origin).
-  NodeId relocate(NodeId value, int line = 0, std::optional<int64_t> origin_shift = std::nullopt);
+  // `address` (-1: unknown) is the shared-memory address read: the writer, and so the
+  // value, varies with what the address varies with.
+  NodeId relocate(NodeId value, int line = 0, std::optional<int64_t> origin_shift = std::nullopt,
+                  NodeId address = -1);
   // `seed` (optional, -1 for none) is kept only when it is itself an outer loop's hole,
   // so a nest of folds stays a nest instead of losing the outer accumulation.
-  NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0);
+  // `loop_dep`: the thread bits the loop's seeds and carried updates vary with.
+  NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0,
+              uint64_t loop_dep = kDepUnknown);
   NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
   NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
   NodeId root(const std::string& op, NodeId value, NodeId address, int line = 0);
@@ -99,6 +121,10 @@ class Graph {
   std::optional<NodeId> rename_holes(NodeId id, const std::map<std::string, std::string>& names,
                                      size_t budget);
 
+  // Whether lane bit j of a warp is tid.x bit j (the block's x extent is a known multiple of
+  // 32); only then does a butterfly exchange over lane bit j drop tid.x.b<j> from `dep`.
+  void set_lanes_are_tid_x(bool v) { lanes_are_tid_x_ = v; }
+
   const Node& at(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
   size_t size() const { return nodes_.size(); }
   // Readable one-line description of a node and its children's hashes.
@@ -107,6 +133,8 @@ class Graph {
  private:
   NodeId finish(Node n);
   std::vector<Node> nodes_;
+  size_t elementwise_budget_ = kMaxElementwiseTotal;  // left for the elementwise rule
+  bool lanes_are_tid_x_ = false;
 };
 
 // True for the opcodes whose two operands commute and that reductions combine with.

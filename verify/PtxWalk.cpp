@@ -40,6 +40,7 @@ std::vector<std::string> parts_of(const std::string& op) { return absl::StrSplit
 std::string type_of(const std::vector<std::string>& parts) {
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
     const std::string& p = *it;
+    if (is_float_type(p)) return p;  // "bf16", "tf32", "e4m3x2", ... (no digit second)
     if (p.size() >= 2 && (p[0] == 'f' || p[0] == 'b' || p[0] == 'u' || p[0] == 's' || p[0] == 'e') &&
         std::isdigit(static_cast<unsigned char>(p[1]))) {
       return p;
@@ -99,6 +100,7 @@ bool no_dest(const std::string& op) {
 class PtxWalker : public Walker {
  public:
   PtxWalker(Graph& g, const Module& m, const Function& f) : Walker(g, f), m_(m) {
+    g.set_lanes_are_tid_x(f.launch_bound[0] > 0 && f.launch_bound[0] % 32 == 0);
     for (int d = 0; d < 3; ++d) {
       int64_t n = f.launch_bound[d] > 0 ? f.launch_bound[d] : (d == 2 ? 64 : 1024);
       tid_bits_[d] = std::bit_width(static_cast<uint64_t>(std::max<int64_t>(n, 1) - 1));
@@ -381,8 +383,28 @@ class PtxWalker : public Walker {
       NodeId v = val(vs[i]);
       if (space == "shared") smem_store(addr, v);
       else if (space == "local") local_store(addr, v);
-      else add_root(absl::StrCat("st.", space == "generic" ? "global" : space, ".", type), v, addr, line_);
+      else store_pieces(absl::StrCat("st.", space == "generic" ? "global" : space), type, v, addr);
     }
+  }
+
+  // A global store of `pack(v_0, ..., v_{k-1})` (mov.b32 %r, {%rs0, %rs1}) writes v_i's
+  // w/k bits at addr + i*w/(8k) (little-endian, first item lowest): exactly the k narrow
+  // stores, so it gives their k roots, the mirror of split_load.
+  void store_pieces(const std::string& op, const std::string& type, NodeId v, NodeId addr) {
+    const Node& x = g_.at(v);
+    const int bits = type_bits(type);
+    const size_t k = x.kids.size();
+    if (x.kind == Kind::kOpaque && x.op == "pack" && k >= 2 && bits > 0 && bits % static_cast<int>(k) == 0 &&
+        (bits / static_cast<int>(k)) % 8 == 0) {
+      const int piece = bits / static_cast<int>(k);
+      const std::vector<NodeId> kids = x.kids;  // copy: the graph may grow below
+      for (size_t i = 0; i < k; ++i) {
+        const NodeId a = i == 0 ? addr : int_add(addr, g_.integer(Affine::constant(static_cast<int64_t>(i) * piece / 8)));
+        add_root(absl::StrCat(op, ".b", piece), kids[i], a, line_);
+      }
+      return;
+    }
+    add_root(absl::StrCat(op, ".", type), v, addr, line_);
   }
 
   void generic(const Instr& ins) {

@@ -66,7 +66,7 @@ NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
     }
     if (best == nullptr) best = any;
   }
-  if (best != nullptr) return g_.relocate(best->value, line, writer_shift(best->addr, addr, best->value));
+  if (best != nullptr) return g_.relocate(best->value, line, writer_shift(best->addr, addr, best->value), addr);
   return g_.load(absl::StrCat("shared.", type), addr, line);
 }
 
@@ -247,6 +247,18 @@ void Walker::close_loop(const Loop& l) {
     }
   }
   const std::string key = absl::StrCat("inc:", absl::StrJoin(incs, ","));
+  // What the loop's holes may vary with: its seeds' and its carried updates' thread bits
+  // (a hole is a function of the seeds and of every earlier iteration's updates). A nested
+  // loop's body may read an enclosing loop's holes, so its folds keep "hole".
+  uint64_t loop_dep = l.depth > 1 ? kDepHole : 0;
+  for (const std::string& r : l.carried) {
+    if (auto seed = seeds_.find(absl::StrCat(l.header, ":", r)); seed != seeds_.end()) {
+      loop_dep |= g_.at(seed->second).dep;
+    } else {
+      loop_dep |= kDepUnknown;  // read before any write: an uninitialized register
+    }
+    loop_dep |= g_.at(get(r)).dep & ~kDepHole;
+  }
   std::vector<std::string> written;
   for (size_t i = l.header; i <= l.back && i < body_->size(); ++i) {
     std::vector<std::string> d, u;
@@ -270,7 +282,7 @@ void Walker::close_loop(const Loop& l) {
       }
       if (auto renamed = g_.rename_holes(it->second, names, kMaxRename)) it->second = *renamed;
       if (auto chain = mma_chain(g_, it->second)) {
-        it->second = g_.fold(*chain, "exact-mma", s, line_);
+        it->second = g_.fold(*chain, "exact-mma", s, line_, loop_dep);
       } else {
         int m = 1;
         std::vector<int64_t> steps;
@@ -282,9 +294,9 @@ void Walker::close_loop(const Loop& l) {
           for (int64_t& st : steps) st /= m;
           std::sort(steps.begin(), steps.end(),
                     [](int64_t a, int64_t b) { return absl::StrCat(a) < absl::StrCat(b); });
-          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ",")), s, line_);
+          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ",")), s, line_, loop_dep);
         } else {
-          it->second = g_.fold(it->second, key, s, line_);
+          it->second = g_.fold(it->second, key, s, line_, loop_dep);
         }
       }
     }

@@ -20,7 +20,10 @@
 //      for fp8 inputs, with f32's subnormal quantum 2^-149 as the floor; a magnitude
 //      of 2^128 or more gives inf.
 //   6. A zero sum is -0.0 only when every term is a zero with its sign bit set
-//      (IEEE's rule for an exact zero sum); otherwise +0.0.
+//      (IEEE's rule for an exact zero sum); otherwise +0.0. A nonzero sum that
+//      rounds to zero in step 5 (below 2^-149) is +0.0 whatever its sign (measured:
+//      device run 3 of 2026-12-02, every bf16 pair product of magnitude below
+//      2^-149 through mma.sync and wgmma gave 0x00000000, 518 negative ones of 518).
 // Measured (2026-12-02, one H200, random inputs incl. f16 subnormals, c of wide
 // range; tools tests/dsl/reference/hw/mma_probe.cu and wgmma_probe.cu):
 //   mma.sync m16n8k16 f16 and bf16: 1,024,000 of 1,024,000 each, bit for bit
@@ -220,7 +223,8 @@ class Sm90MmaModel final : public MmaModel {
     // Step 5.
     const bool negative = sum < 0;
     const uint64_t mag = negative ? 0 - static_cast<uint64_t>(sum) : static_cast<uint64_t>(sum);
-    return round_to_f32(mag, unit, negative, result_bits, kSm90FinalRounding);
+    const float r = round_to_f32(mag, unit, negative, result_bits, kSm90FinalRounding);
+    return r == 0.0f ? 0.0f : r;  // step 6: an underflow to zero is +0.0
   }
 };
 

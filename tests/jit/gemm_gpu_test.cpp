@@ -6,6 +6,8 @@
 // -0.0, NaN, inf); a row's output does not depend on M (batch invariance); the
 // epilogue (alpha/beta, bias, relu) matches too. Without a device every test prints
 // [SKIP] <reason>. A failing draw prints its seed (replay with FIXBITS_SEED=<n>).
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -235,6 +237,55 @@ TEST_F(GemmGpuTest, WgmmaMatchesReference) {
   deep.out_dtype = DType::kF32;
   deep.k_loop_step = {.step = 128, .short_turn = dsl::ShortTurn::kLast};
   expect_reference(deep, {4, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
+}
+
+// Products at the bottom of f32's range: every pair of a grid of bf16 values from
+// the smallest subnormal up to 1, both signs, as one K = 1 GEMM (output (i, j) is
+// mma(+0, a_i * b_j, zero padding)), through mma.sync and wgmma. Products below
+// 2^-149 and f32 subnormal products are where a model's underflow sign and flush
+// rules show; every output must equal the reference, and each mismatch is printed
+// with its inputs.
+TEST_F(GemmGpuTest, BottomOfTheRangeProductsMatchReference) {
+  std::vector<float> vals;
+  for (int e : {-133, -130, -127, -126, -120, -100, -80, -60, -40, -20, -10, -3, 0}) {
+    for (float m : {1.0f, 1.5f}) {
+      const float v = std::ldexp(m, e);
+      if (round_to(DType::kBF16, v) != v) continue;
+      vals.push_back(v);
+      vals.push_back(-v);
+    }
+  }
+  vals.push_back(0.0f);
+  vals.push_back(-0.0f);
+  const int64_t n = static_cast<int64_t>(vals.size());
+  GemmProblem p;
+  p.m = p.n = n;
+  p.k = 1;
+  for (float v : vals) p.a.push_back(to_bits(DType::kBF16, v));
+  p.b = p.a;
+  for (Instruction ins : {Instruction::kMmaSync, Instruction::kWgmma}) {
+    GemmDesc d;
+    d.instruction = ins;
+    d.a_dtype = d.b_dtype = DType::kBF16;
+    d.out_dtype = DType::kF32;
+    ASSERT_TRUE(dsl::validate(d).ok());
+    auto want = dsl::reference::gemm(d, p);
+    ASSERT_TRUE(want.ok()) << want.status();
+    const std::vector<uint32_t> got = run(d, {4, 1, 1}, p);
+    ASSERT_EQ(got.size(), want->size());
+    int bad = 0;
+    for (int64_t i = 0; i < n * n; ++i) {
+      if (got[i] == (*want)[i]) continue;
+      if (++bad <= 24) {
+        std::printf("[bottom] %s a=%a b=%a device=0x%08x reference=0x%08x\n",
+                    ins == Instruction::kWgmma ? "wgmma" : "mma.sync",
+                    static_cast<double>(vals[i / n]), static_cast<double>(vals[i % n]), got[i],
+                    (*want)[i]);
+      }
+    }
+    EXPECT_EQ(bad, 0) << bad << " of " << n * n << " products differ ("
+                      << (ins == Instruction::kWgmma ? "wgmma" : "mma.sync") << ")";
+  }
 }
 
 TEST_F(GemmGpuTest, ChainedChunksMatchReference) {

@@ -17,6 +17,7 @@
 // mma.sync with e4m3 does NOT follow this rule (MmaModel.cpp says what was seen), so
 // no mma.sync fp8 rows are here.
 #include <cstdint>
+#include <cmath>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -249,6 +250,38 @@ TEST(MmaModelMeasured, Sm90MatchesH200) {
   EXPECT_EQ(rows, static_cast<int>(std::size(kMeasured)));
   // The table is built to separate the models: exact RNE must miss some rows.
   EXPECT_LT(exact_agrees, rows);
+}
+
+}  // namespace
+}  // namespace fixbits::dsl::reference
+
+namespace fixbits::dsl::reference {
+namespace {
+
+// Device run 3 (2026-12-02, H200, tests/jit/gemm_gpu_test.cpp
+// BottomOfTheRangeProductsMatchReference): a single bf16 product below 2^-149, with
+// c = +0.0 and zero padding, comes back as +0.0 from mma.sync and wgmma for either
+// sign (518 negative ones of 518), while f32-subnormal products are kept exactly.
+TEST(MmaModelMeasured, UnderflowToZeroIsPositiveZero) {
+  std::unique_ptr<MmaModel> model = make_sm90_mma_model();
+  struct Row { float a, b; uint32_t d; };
+  const Row rows[] = {
+      {std::ldexp(1.0f, -133), -std::ldexp(1.0f, -133), 0x00000000u},
+      {-std::ldexp(1.0f, -133), std::ldexp(1.0f, -20), 0x00000000u},
+      {std::ldexp(1.0f, -133), -std::ldexp(1.5f, -20), 0x00000000u},
+      {-std::ldexp(1.0f, -130), std::ldexp(1.0f, -20), 0x00000000u},
+      {-std::ldexp(1.0f, -127), std::ldexp(1.0f, -10), 0x80001000u},  // -2^-137: subnormal, kept
+  };
+  for (const Row& r : rows) {
+    std::vector<float> a(16, 0.0f), b(16, 0.0f);
+    a[0] = r.a;
+    b[0] = r.b;
+    EXPECT_EQ(float_bits(model->mma(0.0f, a, b, DType::kBF16)), r.d)
+        << std::hexfloat << r.a << " * " << r.b;
+  }
+  // An exact zero sum keeps IEEE's sign rule: every term -0.0 gives -0.0.
+  std::vector<float> a(16, -0.0f), b(16, 1.0f);
+  EXPECT_EQ(float_bits(model->mma(-0.0f, a, b, DType::kBF16)), 0x80000000u);
 }
 
 }  // namespace
