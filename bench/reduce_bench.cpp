@@ -4,7 +4,10 @@
 // kernel: cold compile, loaded-kernel (memory) hit, disk-cache hit.
 //
 // Each order is tuned first (every ReduceConfig below, 20 launches each, the fastest
-// kept) so the comparison is best against best, as an autotuner would run them.
+// kept) so the comparison is best against best, as an autotuner would run them. The
+// pinned order also tries each config with the runner's suggested blocks_per_row
+// (ReduceRunner::suggest_blocks_per_row: split rows when too few rows fill the GPU);
+// the label says which won (bpr=1: one block per row).
 // Timings are manual (CUDA events around one launch), reported as the median of
 // --benchmark_repetitions. Without a GPU every benchmark reports the skip reason.
 //
@@ -169,7 +172,13 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
   std::optional<jit::ReduceRunner> best;
   float best_ms = 1e30f;
   dsl::ReduceConfig best_cfg;
-  for (const auto& c : kConfigs) {
+  std::vector<dsl::ReduceConfig> candidates(kConfigs.begin(), kConfigs.end());
+  for (dsl::ReduceConfig c : kConfigs) {
+    c.blocks_per_row = jit::ReduceRunner::suggest_blocks_per_row(
+        desc, c, rows, cols, dev->info().multiprocessor_count);
+    if (c.blocks_per_row > 1) candidates.push_back(c);
+  }
+  for (const auto& c : candidates) {
     auto r = jit::ReduceRunner::create(dev, desc, c);
     if (!r.ok()) continue;  // e.g. a config the codegen rejects for this shape
     if (!r->upload(p).ok()) continue;
@@ -187,8 +196,8 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     state.SetIterationTime(*ms / 1e3);
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * best->bytes_moved()));
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d", best_cfg.warps,
-                                 best_cfg.elems_per_thread, desc.strip));
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d", best_cfg.warps,
+                                 best_cfg.elems_per_thread, desc.strip, best_cfg.blocks_per_row));
 }
 
 #define FIXBITS_REDUCE_SIZES \
@@ -210,6 +219,16 @@ BENCHMARK_CAPTURE(BM_Reduce, softmax_pinned_bf16, dsl::ReduceOp::kSoftmax, dsl::
     ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Reduce, softmax_free_bf16, dsl::ReduceOp::kSoftmax, dsl::TreeOrder::kFree, DType::kBF16)
     ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Few, very long rows: where one block per row leaves most SMs idle and the split
+// (blocks_per_row > 1) is what the pinned order runs.
+#define FIXBITS_FEW_ROWS_SIZES Args({1, 1 << 22})->Args({16, 1 << 18})->Args({64, 1 << 17})
+BENCHMARK_CAPTURE(BM_Reduce, sum_pinned_bf16_few_rows, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kBF16)
+    ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, sum_free_bf16_few_rows, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kBF16)
+    ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kPinned, DType::kBF16)
+    ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // Latency of getting a launchable dsl::reduce kernel. kind 0: cold (codegen + driver
 // load, no cache); 1: loaded-kernel hit (the process-wide table); 2: disk-cache hit

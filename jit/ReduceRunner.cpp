@@ -1,6 +1,7 @@
 // ReduceRunner.cpp: host<->device packing and the launch of a reduction, with the
 // parameter order ReduceProgram.h documents (LINE = cols, or rows, cols by column):
 //   sum/max/min: (x, y, LINE)   rmsnorm: (x, w, y, LINE, eps)   softmax: (x, y, LINE)
+// and, for split rows, the parameters each phase lists in dsl/tile/ReduceProgram.h.
 #include "jit/ReduceRunner.h"
 
 #include <cstring>
@@ -53,14 +54,43 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   // loaded kernel is found without building the program again.
   const std::string key = absl::StrFormat("%s warps=%d elems_per_thread=%d", dsl::to_string(desc),
                                           config.warps, config.elems_per_thread);
-  absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
-      *device, key, [&] { return dsl::reduce(desc, config); }, codegen::Target::kNvptxSm90a, cache);
-  if (!k.ok()) return k.status();
   ReduceRunner r;
+  if (config.blocks_per_row == 1) {
+    absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
+        *device, key, [&] { return dsl::reduce(desc, config); }, codegen::Target::kNvptxSm90a, cache);
+    if (!k.ok()) return k.status();
+    r.phases_.push_back(std::move(*k));
+  } else {
+    // The phases are built together (they share their checks); each is keyed apart.
+    absl::StatusOr<std::vector<tile::Program>> programs = dsl::reduce_phases(desc, config);
+    if (!programs.ok()) return programs.status();
+    for (size_t i = 0; i < programs->size(); ++i) {
+      const std::string phase_key =
+          absl::StrFormat("%s blocks_per_row=%d phase=%d", key, config.blocks_per_row, i);
+      absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
+          *device, phase_key, [&]() -> absl::StatusOr<tile::Program> { return (*programs)[i]; },
+          codegen::Target::kNvptxSm90a, cache);
+      if (!k.ok()) return k.status();
+      r.phases_.push_back(std::move(*k));
+    }
+  }
   r.device_ = std::move(device);
   r.desc_ = desc;
-  r.kernel_ = std::move(*k);
+  r.blocks_per_row_ = config.blocks_per_row;
   return r;
+}
+
+int ReduceRunner::suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
+                                         int64_t rows, int64_t cols, int multiprocessors) {
+  if (desc.axis != dsl::ReduceAxis::kRow || desc.order != dsl::TreeOrder::kPinned) return 1;
+  if (rows < 1 || cols < 1 || multiprocessors < 1 || desc.strip < 1) return 1;
+  const int64_t block = int64_t{config.elems_per_thread} * config.lanes * config.warps;
+  if (block > desc.strip) return 1;
+  const int64_t strips = dsl::strip_count(desc, cols);
+  const int64_t target = int64_t{4} * multiprocessors;
+  if (strips < 2 || rows >= target) return 1;
+  const int64_t p = std::min<int64_t>({strips, (target + rows - 1) / rows, 1024});
+  return static_cast<int>(std::max<int64_t>(p, 1));
 }
 
 absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {
@@ -98,7 +128,29 @@ absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {
   absl::StatusOr<runtime::Buffer> y = device_->alloc(y_count_ * elem_bytes(desc_.out_dtype));
   if (!y.ok()) return y.status();
   y_ = std::make_shared<runtime::Buffer>(std::move(*y));
+  if (absl::Status s = alloc_workspace(); !s.ok()) return s;
   return y_->fill_bytes(0xff);  // a kernel that skips an output leaves NaN-ish bytes behind
+}
+
+absl::Status ReduceRunner::alloc_workspace() {
+  ws_.reset();
+  ws2_.reset();
+  if (blocks_per_row_ == 1) return absl::OkStatus();
+  if (rows_ * blocks_per_row_ > 0x7fffffff) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceProblem.rows %d times ReduceConfig.blocks_per_row %d exceeds the grid limit 2^31-1.",
+        rows_, blocks_per_row_));
+  }
+  const size_t floats = static_cast<size_t>(rows_ * dsl::strip_count(desc_, cols_));
+  for (auto* ws : {&ws_, &ws2_}) {
+    if (ws == &ws2_ && desc_.op != dsl::ReduceOp::kSoftmax) break;
+    absl::StatusOr<runtime::Buffer> b = device_->alloc(floats * 4);
+    if (!b.ok()) return b.status();
+    *ws = std::make_shared<runtime::Buffer>(std::move(*b));
+    // A strip a partials kernel skipped would be read as NaN, never as a plausible value.
+    if (absl::Status s = (*ws)->fill_bytes(0xff); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ReduceRunner::share_inputs(const ReduceRunner& other) {
@@ -115,26 +167,57 @@ absl::Status ReduceRunner::share_inputs(const ReduceRunner& other) {
   absl::StatusOr<runtime::Buffer> y = device_->alloc(y_count_ * elem_bytes(desc_.out_dtype));
   if (!y.ok()) return y.status();
   y_ = std::make_shared<runtime::Buffer>(std::move(*y));
-  return absl::OkStatus();
+  return alloc_workspace();
 }
 
 absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
   if (x_ == nullptr) return absl::FailedPreconditionError("ReduceRunner::launch before upload().");
-  const int32_t cols = static_cast<int32_t>(cols_);
-  std::vector<runtime::KernelArg> args;
-  args.push_back(runtime::KernelArg::pointer(*x_));
-  if (desc_.op == dsl::ReduceOp::kRmsNorm) args.push_back(runtime::KernelArg::pointer(*w_));
-  args.push_back(runtime::KernelArg::pointer(*y_));
-  const bool by_row = desc_.axis == dsl::ReduceAxis::kRow;
-  if (!by_row) args.push_back(runtime::KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_)));
-  args.push_back(runtime::KernelArg::scalar<int32_t>(cols));
-  if (desc_.op == dsl::ReduceOp::kRmsNorm) args.push_back(runtime::KernelArg::scalar<float>(eps_));
-  runtime::LaunchConfig cfg;
-  // One block per reduced line: kernel_->grid names the size ("rows" or "cols").
-  cfg.grid.x = static_cast<uint32_t>(kernel_->grid == "cols" ? cols_ : rows_);
-  cfg.block.x = kernel_->block_threads;
-  cfg.dynamic_shared_bytes = kernel_->dynamic_shared_bytes;
-  return kernel_->kernel().launch(cfg, args, stream);
+  using runtime::KernelArg;
+  const KernelArg cols = KernelArg::scalar<int32_t>(static_cast<int32_t>(cols_));
+  const KernelArg eps = KernelArg::scalar<float>(eps_);
+  const bool rms = desc_.op == dsl::ReduceOp::kRmsNorm;
+  std::vector<std::vector<KernelArg>> args;
+  if (blocks_per_row_ == 1) {
+    std::vector<KernelArg> a = {KernelArg::pointer(*x_)};
+    if (rms) a.push_back(KernelArg::pointer(*w_));
+    a.push_back(KernelArg::pointer(*y_));
+    if (desc_.axis != dsl::ReduceAxis::kRow) a.push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_)));
+    a.push_back(cols);
+    if (rms) a.push_back(eps);
+    args.push_back(std::move(a));
+  } else {
+    const KernelArg x = KernelArg::pointer(*x_), y = KernelArg::pointer(*y_), ws = KernelArg::pointer(*ws_);
+    switch (desc_.op) {
+      case dsl::ReduceOp::kSum:
+      case dsl::ReduceOp::kMax:
+      case dsl::ReduceOp::kMin:
+        args = {{x, ws, cols}, {ws, y, cols}};
+        break;
+      case dsl::ReduceOp::kRmsNorm:
+        args = {{x, ws, cols}, {x, KernelArg::pointer(*w_), ws, y, cols, eps}};
+        break;
+      case dsl::ReduceOp::kSoftmax: {
+        const KernelArg wss = KernelArg::pointer(*ws2_);
+        args = {{x, ws, cols}, {x, ws, wss, cols}, {x, ws, wss, y, cols}};
+        break;
+      }
+    }
+  }
+  if (args.size() != phases_.size()) {
+    return absl::InternalError(absl::StrFormat(
+        "ReduceRunner invariant broken: %d kernels but %d argument lists.", phases_.size(), args.size()));
+  }
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    const JitKernel& k = *phases_[i];
+    runtime::LaunchConfig cfg;
+    // kernel.grid names the size: "rows", "cols", or "row_blocks" (rows * blocks_per_row).
+    const int64_t grid = k.grid == "cols" ? cols_ : k.grid == "row_blocks" ? rows_ * blocks_per_row_ : rows_;
+    cfg.grid.x = static_cast<uint32_t>(grid);
+    cfg.block.x = k.block_threads;
+    cfg.dynamic_shared_bytes = k.dynamic_shared_bytes;
+    if (absl::Status s = k.kernel().launch(cfg, args[i], stream); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<uint32_t>> ReduceRunner::download() const {

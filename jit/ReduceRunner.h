@@ -3,7 +3,11 @@
 //
 // Contract: upload() packs reference::ReduceProblem's per-element uint32 bit
 // patterns into in_dtype-sized device arrays; launch() runs one block per row with
-// the kernel's own block size, one block per reduced line (row or column);
+// the kernel's own block size, one block per reduced line (row or column) -- or,
+// with ReduceConfig.blocks_per_row = P > 1, the kernels of dsl::reduce_phases in
+// order on one stream (P blocks per row for the strip partials into a workspace of
+// rows * strip_count(cols) floats per statistic, then the in-order fold); the bits
+// are the same for every P;
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
 // layout, so a caller compares them with memcmp.
 //
@@ -36,7 +40,17 @@ class ReduceRunner {
                                              const dsl::ReduceConfig& config,
                                              runtime::KernelCache* cache = nullptr);
 
-  const JitKernel& kernel() const { return *kernel_; }
+  // The first kernel launched (the only one unless the row is split).
+  const JitKernel& kernel() const { return *phases_.front(); }
+  // Every kernel, in launch order.
+  const std::vector<std::shared_ptr<const JitKernel>>& phases() const { return phases_; }
+
+  // The blocks_per_row this runner recommends for a problem, by one documented rule:
+  // 1 (no split) unless axis=row, order=pinned, elems_per_thread*lanes*warps <= strip,
+  // the row has at least 2 strips and rows < 4 * multiprocessors (too few blocks to
+  // keep every SM busy); then min(strips per row, ceil(4 * multiprocessors / rows), 1024).
+  static int suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
+                                    int64_t rows, int64_t cols, int multiprocessors);
   const dsl::ReduceDesc& desc() const { return desc_; }
 
   // Allocates device buffers for the problem's shape and copies its inputs.
@@ -51,13 +65,16 @@ class ReduceRunner {
 
  private:
   ReduceRunner() = default;
+  absl::Status alloc_workspace();  // split rows: ws_ (and ws2_ for softmax)
   std::shared_ptr<runtime::Device> device_;
   dsl::ReduceDesc desc_;
-  std::shared_ptr<const JitKernel> kernel_;
+  std::vector<std::shared_ptr<const JitKernel>> phases_;
+  int blocks_per_row_ = 1;
   int64_t rows_ = 0, cols_ = 0;
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;
   std::shared_ptr<runtime::Buffer> y_;
+  std::shared_ptr<runtime::Buffer> ws_, ws2_;  // split rows: strip results (softmax: max, sum)
   size_t y_count_ = 0;
 };
 

@@ -9,6 +9,11 @@
 // views the (Q) values as (threads, elems_per_thread) and folds each row into it in
 // order; the accumulators are reduced once at the end. A column reduction is the
 // same program with offsets k*cols + col (one block per column).
+// Split rows (blocks_per_row P > 1), a pinned row sum, Q = S:
+//   partials, block b of row b/P:  for k in [(b%P)*S, cols) step P*S:
+//                                     ws[row*n + k/S] = reduce(f32(load(...)), pinned, strip S)
+//   fold, block of row r:          acc = -0.0; for j in [0, n): acc = acc + ws[r*n + j]
+//                                  y[r] = out(acc)       // uniform: every thread, in order
 #include "dsl/tile/ReduceProgram.h"
 
 #include <cmath>
@@ -62,6 +67,13 @@ RowFrame make_frame(Builder& b, Value len, std::optional<Value> width, int64_t q
   }
   f.idx0 = b.arange(q);
   f.zero = b.const_int(Elem::kI32, 0);
+  f.step = b.const_int(Elem::kI32, q);
+  return f;
+}
+
+// The same line walked in passes of `q` elements (elementwise passes need no strip).
+RowFrame with_extent(Builder& b, RowFrame f, int64_t q) {
+  f.idx0 = b.arange(q);
   f.step = b.const_int(Elem::kI32, q);
   return f;
 }
@@ -146,6 +158,10 @@ absl::Status validate(const ReduceConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrFormat("ReduceConfig.lanes %d is not 32 (NVIDIA) or 64 (AMD wave64).", c.lanes));
   }
+  if (c.blocks_per_row < 1 || c.blocks_per_row > 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d is not in [1, 1024].", c.blocks_per_row));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -161,7 +177,10 @@ int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
 
 FreeLayout free_layout(const ReduceConfig& c) { return FreeLayout{c.elems_per_thread, c.lanes, c.warps}; }
 
-absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cfg) {
+namespace {
+
+// Shared checks of reduce() and reduce_phases(); returns Q, the pass extent.
+absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) {
   if (absl::Status s = check_desc(d); !s.ok()) return s;
   if (absl::Status s = validate(cfg); !s.ok()) return s;
   const int64_t q = pass_extent(d, cfg);
@@ -172,15 +191,299 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
         "raise ReduceConfig.warps to at least %d.",
         d.strip, cfg.warps, per_thread, d.strip / (cfg.lanes * 64)));
   }
-  const Elem in = *tile::elem_of(d.in_dtype);
-  const Elem out = *tile::elem_of(d.out_dtype);
+  return q;
+}
+
+std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std::string& phase) {
   const char* op_names[] = {"sum", "max", "min", "rmsnorm", "softmax"};
   std::string name = absl::StrFormat(
       "fixbits_%s%s_%s_%s_%s_s%d_w%d_e%d%s", op_names[static_cast<int>(d.op)],
       d.axis == ReduceAxis::kRow ? "" : "_col",
       std::string(dtype_name(d.in_dtype)), std::string(dtype_name(d.out_dtype)),
-      d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread, cfg.lanes == 32 ? "" : "_l64");
-  Builder b(name);
+      d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread,
+      cfg.lanes == 32 ? "" : "_l64");
+  if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
+  return name;
+}
+
+Combine combine_of(ReduceOp op) {
+  return op == ReduceOp::kSum ? Combine::kAdd : op == ReduceOp::kMax ? Combine::kMax : Combine::kMin;
+}
+
+// ---- Split rows -------------------------------------------------------------
+
+// This block's share of a split row: row = pid / P, part = pid % P; the row's
+// strip results live at ws[ws_base + j], j < n.
+struct SplitFrame {
+  RowFrame line;  // row64/base/cols of the row; idx0/step set per loop
+  Value part;     // i32 in [0, P)
+  Value n;        // i32 strips of the row: (cols - 1) / S + 1
+  Value ws_base;  // i64 row * n
+};
+
+SplitFrame make_split_frame(Builder& b, Value cols, int64_t strip, int p) {
+  SplitFrame f;
+  Value pid = b.program_id(0);
+  Value row = pid;
+  f.part = b.const_int(Elem::kI32, 0);
+  if (p > 1) {  // grid "row_blocks": P consecutive blocks share a row
+    Value pc = b.const_int(Elem::kI32, p);
+    row = b.div(pid, pc);
+    f.part = b.sub(pid, b.mul(row, pc));
+  }
+  f.line.cols = cols;
+  f.line.row64 = b.cast(row, Elem::kI64);
+  f.line.base = b.mul(f.line.row64, b.cast(cols, Elem::kI64));
+  f.line.zero = b.const_int(Elem::kI32, 0);
+  Value one = b.const_int(Elem::kI32, 1);
+  f.n = b.add(b.div(b.sub(cols, one), b.const_int(Elem::kI32, strip)), one);
+  f.ws_base = b.mul(f.line.row64, b.cast(f.n, Elem::kI64));
+  return f;
+}
+
+// For a fold kernel on grid "rows": one block per row, part 0.
+SplitFrame make_row_frame(Builder& b, Value cols, int64_t strip) { return make_split_frame(b, cols, strip, 1); }
+
+// The partials loop: this block's strips, each reduced by one pinned tree of
+// `strip` elements (the pass extent is the strip) and stored to ws[row*n + k/S].
+template <class Leaf>
+void store_strip_partials(Builder& b, const SplitFrame& f, const ReduceDesc& d, int p, Value ws,
+                          Combine c, Leaf leaf) {
+  RowFrame line = with_extent(b, f.line, d.strip);
+  Value strip = b.const_int(Elem::kI32, d.strip);
+  Value lo = b.mul(f.part, strip);
+  Value step = b.const_int(Elem::kI32, d.strip * p);
+  std::vector<Value> loop = b.begin_for(lo, line.cols, step, {});
+  Value v = leaf(pass_index(b, line, loop[0]), identity(c));  // (S)
+  Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip);   // identity (+) tree: the strip
+  Value j = b.cast(b.div(loop[0], strip), Elem::kI64);
+  b.store(ws, b.add(f.ws_base, j), r);
+  b.end_for({});
+}
+
+// The chain identity (+) ws[base] (+) ... (+) ws[base+n-1], in index order, as a
+// uniform scalar. kUnroll loads are issued per iteration before their combines so
+// their latencies overlap; a lane past n keeps the running value (select), so no
+// combine beyond the chain's own is ever applied.
+Value fold_strips(Builder& b, const SplitFrame& f, Value ws, Combine c) {
+  constexpr int kUnroll = 16;
+  Value ident = b.const_f32(identity(c));
+  std::vector<Value> loop = b.begin_for(f.line.zero, f.n, b.const_int(Elem::kI32, kUnroll), {ident});
+  std::vector<Value> masks, vals;
+  for (int u = 0; u < kUnroll; ++u) {
+    Value j = b.add(loop[0], b.const_int(Elem::kI32, u));
+    Value m = b.compare(tile::CompareOp::kLt, j, f.n);
+    masks.push_back(m);
+    vals.push_back(b.load(ws, b.add(f.ws_base, b.cast(j, Elem::kI64)), m, ident));
+  }
+  Value r = loop[1];
+  for (int u = 0; u < kUnroll; ++u) {
+    Value next = c == Combine::kAdd ? b.add(r, vals[u]) : c == Combine::kMax ? b.max(r, vals[u])
+                                                                               : b.min(r, vals[u]);
+    r = b.select(masks[u], next, r);
+  }
+  return b.end_for({r})[0];
+}
+
+// An elementwise pass over this block's chunks of the row: chunks of B elements,
+// chunk part, part + P, ...; `body` stores what it computes.
+template <class Body>
+void split_elementwise(Builder& b, const SplitFrame& f, int64_t block_extent, int p, Body body) {
+  RowFrame line = with_extent(b, f.line, block_extent);
+  Value lo = b.mul(f.part, b.const_int(Elem::kI32, block_extent));
+  std::vector<Value> loop = b.begin_for(lo, line.cols, b.const_int(Elem::kI32, block_extent * p), {});
+  body(pass_index(b, line, loop[0]));
+  b.end_for({});
+}
+
+absl::Status check_split(const ReduceDesc& d, const ReduceConfig& cfg) {
+  if (d.axis != ReduceAxis::kRow) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d needs axis=row; a column reduction runs one block per "
+        "column.", cfg.blocks_per_row));
+  }
+  if (d.order != TreeOrder::kPinned) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d needs order=pinned; the free order's bits follow one "
+        "block's layout and have no split form.", cfg.blocks_per_row));
+  }
+  const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
+  if (block > d.strip) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d needs elems_per_thread*lanes*warps (%d*%d*%d = %d) at "
+        "most the strip %d, so that every pass of a block is one whole strip.",
+        cfg.blocks_per_row, cfg.elems_per_thread, cfg.lanes, cfg.warps, block, d.strip));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, const ReduceConfig& cfg) {
+  const int p = cfg.blocks_per_row;
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
+  std::vector<tile::Program> phases;
+  auto start = [&](const std::string& phase, const std::string& grid, int warps) {
+    Builder b(kernel_name(d, cfg, phase));
+    b.set_num_warps(warps);
+    b.set_grid(grid);
+    return b;
+  };
+  auto finish = [&](Builder& b) -> absl::Status {
+    absl::StatusOr<tile::Program> prog = b.finish();
+    if (!prog.ok()) return prog.status();
+    phases.push_back(*std::move(prog));
+    return absl::OkStatus();
+  };
+  auto f32ptr = [] { return tile::Type::ptr(DType::kF32); };
+  auto i32 = [] { return tile::Type::scalar(Elem::kI32); };
+
+  switch (d.op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMax:
+    case ReduceOp::kMin: {
+      const Combine c = combine_of(d.op);
+      {
+        Builder b = start("partials", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value ws = b.param("ws", f32ptr());
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        store_strip_partials(b, f, d, p, ws, c, [&](const PassIndex& pi, float pad) {
+          return load_f32(b, x, pi.off, pi.mask, in, pad);
+        });
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      {
+        Builder b = start("fold", "rows", 1);
+        Value ws = b.param("ws", f32ptr());
+        Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_row_frame(b, cols, d.strip);
+        Value r = fold_strips(b, f, ws, c);
+        b.store(y, f.line.row64, out == Elem::kF32 ? r : b.cast(r, out));
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      break;
+    }
+    case ReduceOp::kRmsNorm: {
+      {
+        Builder b = start("partials", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value ws = b.param("ws", f32ptr());
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
+          Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
+          return b.select(pi.mask, b.mul(v, v), b.const_f32(pad));  // (S) x_i*x_i, -0.0 padded
+        });
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      {
+        Builder b = start("normalize", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value w = b.param("w", tile::Type::ptr(d.in_dtype));
+        Value ws = b.param("ws", f32ptr());
+        Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+        Value cols = b.param("cols", i32());
+        Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        Value ss = fold_strips(b, f, ws, Combine::kAdd);
+        Value ms = b.div(ss, b.cast(cols, Elem::kF32));
+        Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+        split_elementwise(b, f, block, p, [&](const PassIndex& pi) {
+          Value xv = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
+          Value wv = load_f32(b, w, b.cast(pi.idx, Elem::kI64), pi.mask, in, 0.0f);
+          Value yv = b.mul(b.mul(xv, r), wv);  // (B) (x_i * r) * w_i
+          b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+        });
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      break;
+    }
+    case ReduceOp::kSoftmax: {
+      {
+        Builder b = start("maxpart", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value wsm = b.param("wsm", f32ptr());
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
+          return load_f32(b, x, pi.off, pi.mask, in, pad);
+        });
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      {
+        Builder b = start("exppart", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value wsm = b.param("wsm", f32ptr());
+        Value wss = b.param("wss", f32ptr());
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        Value m = fold_strips(b, f, wsm, Combine::kMax);
+        store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
+          Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
+          Value e = b.unary(tile::UnaryOp::kExp, b.sub(v, m));
+          return b.select(pi.mask, e, b.const_f32(pad));  // (S) e_i, -0.0 padded
+        });
+        if (absl::Status s = finish(b); !s.ok()) return s;
+      }
+      {
+        Builder b = start("normalize", "row_blocks", cfg.warps);
+        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+        Value wsm = b.param("wsm", f32ptr());
+        Value wss = b.param("wss", f32ptr());
+        Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+        Value cols = b.param("cols", i32());
+        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        Value m = fold_strips(b, f, wsm, Combine::kMax);
+        Value s = fold_strips(b, f, wss, Combine::kAdd);
+        split_elementwise(b, f, block, p, [&](const PassIndex& pi) {
+          Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
+          Value yv = b.div(b.unary(tile::UnaryOp::kExp, b.sub(v, m)), s);  // (B) e_i / s
+          b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+        });
+        if (absl::Status st = finish(b); !st.ok()) return st;
+      }
+      break;
+    }
+  }
+  return phases;
+}
+
+}  // namespace
+
+int64_t strip_count(const ReduceDesc& d, int64_t cols) {
+  return cols < 1 ? 0 : (cols - 1) / d.strip + 1;
+}
+
+absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, const ReduceConfig& cfg) {
+  if (cfg.blocks_per_row == 1) {
+    absl::StatusOr<tile::Program> one = reduce(d, cfg);
+    if (!one.ok()) return one.status();
+    std::vector<tile::Program> v;
+    v.push_back(*std::move(one));
+    return v;
+  }
+  absl::StatusOr<int64_t> q = check_all(d, cfg);
+  if (!q.ok()) return q.status();
+  if (absl::Status s = check_split(d, cfg); !s.ok()) return s;
+  return split_phases(d, cfg);
+}
+
+absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cfg) {
+  absl::StatusOr<int64_t> checked = check_all(d, cfg);
+  if (!checked.ok()) return checked.status();
+  if (cfg.blocks_per_row != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dsl::reduce: ReduceConfig.blocks_per_row %d splits a row over several kernels; build "
+        "them with dsl::reduce_phases.", cfg.blocks_per_row));
+  }
+  const int64_t q = *checked;
+  const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  Builder b(kernel_name(d, cfg, ""));
   b.set_num_warps(cfg.warps);
   const bool by_row = d.axis == ReduceAxis::kRow;
   b.set_grid(by_row ? "rows" : "cols");
@@ -196,8 +499,7 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
     case ReduceOp::kSum:
     case ReduceOp::kMax:
     case ReduceOp::kMin: {
-      Combine c = d.op == ReduceOp::kSum ? Combine::kAdd
-                  : d.op == ReduceOp::kMax ? Combine::kMax : Combine::kMin;
+      Combine c = combine_of(d.op);
       Value x = b.param("x", tile::Type::ptr(d.in_dtype));
       Value y = b.param("y", tile::Type::ptr(d.out_dtype));
       auto [len, width] = line_params();
@@ -221,8 +523,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       });
       Value ms = b.div(ss, b.cast(f.cols, Elem::kF32));
       Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
-      std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {});
-      PassIndex p = pass_index(b, f, loop[0]);
+      RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
+      std::vector<Value> loop = b.begin_for(fe.zero, fe.cols, fe.step, {});
+      PassIndex p = pass_index(b, fe, loop[0]);
       Value xv = load_f32(b, x, p.off, p.mask, in, 0.0f);
       Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
       Value yv = b.mul(b.mul(xv, r), wv);  // (Q) (x_i * r) * w_i
@@ -243,8 +546,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
         Value e = b.unary(tile::UnaryOp::kExp, b.sub(v, m));
         return b.select(p.mask, e, b.const_f32(pad));  // (Q) e_i, -0.0 padded
       });
-      std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {});
-      PassIndex p = pass_index(b, f, loop[0]);
+      RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
+      std::vector<Value> loop = b.begin_for(fe.zero, fe.cols, fe.step, {});
+      PassIndex p = pass_index(b, fe, loop[0]);
       Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
       Value yv = b.div(b.unary(tile::UnaryOp::kExp, b.sub(v, m)), s);  // (Q) e_i / s
       b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);

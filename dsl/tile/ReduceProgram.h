@@ -15,6 +15,24 @@
 //   kRmsNorm:       x: ptr<in>, w: ptr<in>, y: ptr<out>, LINE, eps: f32
 //                   (w: one value per element of a line)
 //   kSoftmax:       x: ptr<in>, y: ptr<out>, LINE         (y shaped like x)
+// The elementwise second pass of kRmsNorm / kSoftmax walks the line in chunks of
+// elems_per_thread*lanes*warps elements (no tree there, so any extent is exact).
+//
+// Split rows (ReduceConfig.blocks_per_row = P > 1; kRow and kPinned only): a row
+// is shared by P blocks and the reduction becomes a few kernels (reduce_phases),
+// launched in order on one stream. A "partials" kernel runs on grid "row_blocks"
+// (rows * P blocks; block b works on row b / P) and computes whole strips: block
+// part = b % P takes strips part, part + P, part + 2P, ... and stores each strip's
+// tree result (f32) to ws[row * n + strip], n = strip_count(desc, cols). The chain
+// r = identity (+) s_0 (+) s_1 (+) ... (+) s_{n-1} is then folded in index order by
+// every thread of a block of the next kernel (each computes the same uniform value
+// from the same loads; thread 0 stores it), so the bits are the unsplit kernel's.
+// Phases and their parameters (ws*: ptr<f32>, rows * n floats each):
+//   kSum/kMax/kMin: partials (x, ws, cols) on row_blocks; fold (ws, y, cols) on rows
+//   kRmsNorm:       partials of x_i*x_i (x, ws, cols); normalize (x, w, ws, y, cols,
+//                   eps) on row_blocks (each block folds ss, then writes its chunks)
+//   kSoftmax:       max partials (x, wsm, cols); exp partials (x, wsm, wss, cols),
+//                   folding m first; normalize (x, wsm, wss, y, cols) on row_blocks
 // Example: dsl::reduce({.op = ReduceOp::kSum, .strip = 1024}, {.warps = 8})
 //          -> program whose loop walks a row 1024 elements at a time.
 #pragma once
@@ -30,6 +48,9 @@ struct ReduceConfig {
   int warps = 4;             // threads per block = 32 * warps; a power of two in [1, 32]
   int elems_per_thread = 4;  // elements one thread holds per pass; a power of two in [1, 64]
   int lanes = 32;            // the target's warp width: 32 (NVIDIA) or 64 (AMD wave64)
+  // Blocks sharing one row, in [1, 1024]; > 1 builds the split kernels of
+  // reduce_phases (needs axis=row, order=pinned, elems_per_thread*lanes*warps <= strip).
+  int blocks_per_row = 1;
 };
 
 // Checks the knobs; the message names the bad field and its value.
@@ -39,6 +60,16 @@ absl::Status validate(const ReduceConfig& c);
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c);
 FreeLayout free_layout(const ReduceConfig& c);
 
+// The one kernel of an unsplit reduction (blocks_per_row == 1; otherwise an error
+// pointing to reduce_phases).
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& desc, const ReduceConfig& config = {});
+
+// Strip results one row leaves in a split workspace: ceil(cols / strip), cols >= 1.
+int64_t strip_count(const ReduceDesc& d, int64_t cols);
+// Every kernel of the reduction, in launch order: {reduce(desc, config)} when
+// blocks_per_row == 1, the split phases above otherwise. Program names end in
+// _p<P>_<phase> (partials, fold, normalize, maxpart, exppart).
+absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& desc,
+                                                         const ReduceConfig& config = {});
 
 }  // namespace fixbits::dsl

@@ -2,7 +2,9 @@
 // is bit-identical (memcmp) to the CPU reference and so to every other
 // configuration; a row's result does not depend on how many rows share the launch;
 // the free order follows its own layout-dependent reference and is shown to differ
-// from the pinned tree. Without a device every test prints [SKIP] <reason>.
+// from the pinned tree; a row split over several blocks (ReduceConfig.blocks_per_row,
+// strip partials then an in-order fold) gives the same bits as the reference for
+// every blocks_per_row. Without a device every test prints [SKIP] <reason>.
 #include <cstring>
 #include <random>
 #include <string>
@@ -79,8 +81,9 @@ class ReduceGpuTest : public ::testing::Test {
   }
 
   std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols) {
-    return absl::StrFormat("%s warps=%d elems=%d rows=%d cols=%d seed=%d", dsl::to_string(d),
-                           c.warps, c.elems_per_thread, rows, cols, seed_);
+    return absl::StrFormat("%s warps=%d elems=%d blocks_per_row=%d rows=%d cols=%d seed=%d",
+                           dsl::to_string(d), c.warps, c.elems_per_thread, c.blocks_per_row, rows,
+                           cols, seed_);
   }
 
   static bool same_bits(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
@@ -219,6 +222,53 @@ TEST_F(ReduceGpuTest, FreeOrderFollowsItsLayoutAndDiffersFromPinned) {
   // The free order's bits move with the layout: on 64 random rows of 4096 floats the
   // sequential-then-count-down tree cannot match the balanced one everywhere.
   EXPECT_GE(differing_configs, static_cast<int>(kConfigs.size()) - 1);
+}
+
+// Split rows: every blocks_per_row gives the reference's bits (and so the unsplit
+// kernel's), for few long rows (the case the split is for), an odd length, one row.
+TEST_F(ReduceGpuTest, SplitRowsBitIdenticalToReferenceForEveryBlocksPerRow) {
+  struct Shape { int64_t rows, cols; };
+  int checked = 0;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+    for (DType in : {DType::kF32, DType::kBF16}) {
+      ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = DType::kF32, .strip = 4096};
+      for (Shape s : {Shape{256, 131072}, Shape{3, 1000003}, Shape{1, 131072}, Shape{1, 1}, Shape{2, 4097}}) {
+        auto p = problem(d, s.rows, s.cols, Mix::kAdversarial, /*specials=*/s.cols % 2 == 1);
+        auto ref = reference(d, p);
+        const int suggested = jit::ReduceRunner::suggest_blocks_per_row(
+            d, {.warps = 8, .elems_per_thread = 8}, s.rows, s.cols, device_->info().multiprocessor_count);
+        for (int bpr : {1, 2, 7, suggested}) {
+          for (ReduceConfig c : {ReduceConfig{.warps = 8, .elems_per_thread = 8},
+                                 ReduceConfig{.warps = 4, .elems_per_thread = 4}}) {
+            c.blocks_per_row = bpr;
+            auto got = run(d, c, p);
+            ASSERT_TRUE(same_bits(got, ref)) << where(d, c, s.rows, s.cols) << " first differing row "
+                                             << first_diff(got, ref);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * 2 * 5 * 4 * 2);
+}
+
+TEST_F(ReduceGpuTest, SplitRmsNormAndSoftmaxBitIdenticalToReference) {
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    for (DType in : {DType::kF32, DType::kBF16}) {
+      ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = in, .strip = 4096};
+      for (auto [rows, cols] : {std::pair<int64_t, int64_t>{256, 131072}, {3, 1000003}, {1, 9000}, {2, 1}}) {
+        auto p = problem(d, rows, cols, Mix::kPlain, false);
+        auto ref = reference(d, p);
+        for (int bpr : {1, 3, 16}) {
+          ReduceConfig c{.warps = 8, .elems_per_thread = 4, .blocks_per_row = bpr};
+          auto got = run(d, c, p);
+          ASSERT_TRUE(same_bits(got, ref)) << where(d, c, rows, cols) << " first differing element "
+                                           << first_diff(got, ref);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // for one ReduceDesc and knob setting — the tool the golden FileCheck tests run.
 // Usage: emit_kernel '<reduce desc text>' [--warps N] [--ept N] [--lanes 32|64]
 //                    [--target nvptx|amdgpu]
-//                    [--emit asm|tile]
+//                    [--emit asm|tile] [--blocks-per-row P]
+// With --blocks-per-row P > 1 every kernel of dsl::reduce_phases is printed, in
+// launch order.
 // Exit status 1 with the Status on stderr for bad input.
 #include <cstdio>
 #include <cstdlib>
@@ -34,25 +36,28 @@ int main(int argc, char** argv) {
     else if (flag == "--lanes") cfg.lanes = std::atoi(value.c_str());
     else if (flag == "--target") target = value == "amdgpu" ? codegen::Target::kAmdgpuGfx942 : codegen::Target::kNvptxSm90a;
     else if (flag == "--emit") tile_only = value == "tile";
+    else if (flag == "--blocks-per-row") cfg.blocks_per_row = std::atoi(value.c_str());
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
-  absl::StatusOr<tile::Program> p = dsl::reduce(*desc, cfg);
-  if (!p.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+  absl::StatusOr<std::vector<tile::Program>> phases = dsl::reduce_phases(*desc, cfg);
+  if (!phases.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(phases.status().message()).c_str());
     return 1;
   }
-  if (tile_only) {
-    std::printf("%s", tile::to_string(*p).c_str());
-    return 0;
+  for (const tile::Program& p : *phases) {
+    if (tile_only) {
+      std::printf("%s", tile::to_string(p).c_str());
+      continue;
+    }
+    absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(p, target);
+    if (!k.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s", k->text.c_str());
   }
-  absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*p, target);
-  if (!k.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
-    return 1;
-  }
-  std::printf("%s", k->text.c_str());
   return 0;
 }

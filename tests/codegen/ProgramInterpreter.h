@@ -1,0 +1,307 @@
+// ProgramInterpreter (tests only): runs a reduce-style tile Program on the CPU, one
+// block at a time, with the semantics codegen gives each op, so the split-row
+// programs of dsl::reduce_phases can be checked bit for bit against the CPU
+// reference without a GPU.
+//
+// Contract: covers the ops dsl::reduce / reduce_phases emit (program_id, const,
+// arange, splat, binary, unary, compare, select, cast, reshape, load, store, reduce,
+// for). Every arithmetic op is one binary32 operation (the test is built with
+// -ffp-contract=off); max/min and reduce combines are codegen::combine_f32 (NaN
+// propagating); a reduce runs codegen::simulate_plan on the blocked layout codegen
+// gives the tile, which is what LowerReduce emits. Loads outside a buffer (under a
+// true mask) and stores outside one fail the run with a Status naming the op and
+// offset, so a program that would touch memory it must not is caught. An f32 NaN
+// is stored as 0x7fffffff (PTX's canonical NaN); f16/bf16 through to_bits.
+// Example:
+//   Buffers mem{{"x", {DType::kF32, bits}}, {"y", {DType::kF32, out}}};
+//   run_block(program, /*block=*/0, {{"cols", 1000}}, {}, mem, /*lanes=*/32);
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "codegen/Layout.h"
+#include "codegen/ReducePlan.h"
+#include "dsl/FloatFormat.h"
+#include "dsl/reference/ExpF32.h"
+#include "dsl/tile/Program.h"
+
+namespace fixbits::testing {
+
+struct HostBuffer {
+  DType dtype = DType::kF32;
+  std::vector<uint32_t> bits;  // one element per entry, low bits
+};
+using Buffers = std::map<std::string, HostBuffer>;
+
+namespace interp_detail {
+
+// A value: floats in f (f16/bf16 held exactly as floats), integers and i1 in i.
+struct Val {
+  std::vector<float> f;
+  std::vector<int64_t> i;
+  bool is_float = false;
+  size_t size() const { return is_float ? f.size() : i.size(); }
+};
+
+class Interpreter {
+ public:
+  Interpreter(const tile::Program& p, int64_t block, const std::map<std::string, int64_t>& ints,
+              const std::map<std::string, float>& floats, Buffers& mem, int lanes)
+      : p_(p), block_(block), mem_(mem), lanes_(lanes), vals_(p.values.size()) {
+    for (size_t k = 0; k < p.params.size(); ++k) {
+      const tile::Param& prm = p.params[k];
+      Val v;
+      if (prm.type.elem == tile::Elem::kPtr) {
+        ptr_name_[static_cast<int>(k)] = prm.name;
+        v.i = {0};
+      } else if (prm.type.elem == tile::Elem::kF32) {
+        v.is_float = true;
+        v.f = {floats.count(prm.name) ? floats.at(prm.name) : 0.0f};
+      } else {
+        v.i = {ints.count(prm.name) ? ints.at(prm.name) : 0};
+      }
+      vals_[k] = v;
+    }
+  }
+
+  absl::Status run() { return run_ops(p_.body); }
+
+ private:
+  const tile::Type& type(int id) const { return p_.values[id]; }
+  static bool is_f(tile::Elem e) {
+    return e == tile::Elem::kF32 || e == tile::Elem::kF16 || e == tile::Elem::kBF16;
+  }
+  // Operand a at element r (scalars broadcast).
+  float fat(int id, size_t r) const { const Val& v = vals_[id]; return v.f.size() == 1 ? v.f[0] : v.f[r]; }
+  int64_t iat(int id, size_t r) const { const Val& v = vals_[id]; return v.i.size() == 1 ? v.i[0] : v.i[r]; }
+  static size_t count(const tile::Type& t) {
+    size_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+  static int64_t wrap(tile::Elem e, int64_t x) {
+    if (e == tile::Elem::kI32) return static_cast<int32_t>(static_cast<uint32_t>(x));
+    if (e == tile::Elem::kI1) return x & 1;
+    return x;
+  }
+  static float canon(float x) { return std::isnan(x) ? std::bit_cast<float>(0x7fffffffu) : x; }
+
+  absl::Status fail(const tile::Op& op, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", tile::op_name(op), what));
+  }
+
+  absl::Status run_ops(const std::vector<tile::Op>& ops) {
+    for (const tile::Op& op : ops) {
+      if (absl::Status s = step(op); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status step(const tile::Op& op) {
+    Val out;
+    const tile::Type* rt = op.results.empty() ? nullptr : &type(op.results[0]);
+    const size_t n = rt ? count(*rt) : 0;
+    if (rt) out.is_float = is_f(rt->elem);
+    switch (op.kind) {
+      case tile::OpKind::kProgramId: out.i = {block_}; break;
+      case tile::OpKind::kConst:
+        if (out.is_float) out.f = {std::bit_cast<float>(op.fbits)};
+        else out.i = {op.imm};
+        break;
+      case tile::OpKind::kArange:
+        for (int64_t k = 0; k < op.imm; ++k) out.i.push_back(k);
+        break;
+      case tile::OpKind::kSplat:
+        if (out.is_float) out.f.assign(n, fat(op.args[0], 0));
+        else out.i.assign(n, iat(op.args[0], 0));
+        break;
+      case tile::OpKind::kBinary:
+        for (size_t r = 0; r < n; ++r) {
+          if (out.is_float) {
+            float a = fat(op.args[0], r), b = fat(op.args[1], r), v = 0;
+            switch (op.bin) {
+              case tile::BinaryOp::kAdd: v = a + b; break;
+              case tile::BinaryOp::kSub: v = a - b; break;
+              case tile::BinaryOp::kMul: v = a * b; break;
+              case tile::BinaryOp::kDiv: v = a / b; break;
+              case tile::BinaryOp::kMax: v = codegen::combine_f32(tile::Combine::kMax, a, b); break;
+              case tile::BinaryOp::kMin: v = codegen::combine_f32(tile::Combine::kMin, a, b); break;
+            }
+            out.f.push_back(v);
+          } else {
+            int64_t a = iat(op.args[0], r), b = iat(op.args[1], r), v = 0;
+            switch (op.bin) {
+              case tile::BinaryOp::kAdd: v = a + b; break;
+              case tile::BinaryOp::kSub: v = a - b; break;
+              case tile::BinaryOp::kMul: v = a * b; break;
+              case tile::BinaryOp::kDiv: v = b == 0 ? 0 : (b == -1 ? -a : a / b); break;
+              case tile::BinaryOp::kMax: v = std::max(a, b); break;
+              case tile::BinaryOp::kMin: v = std::min(a, b); break;
+            }
+            out.i.push_back(wrap(rt->elem, v));
+          }
+        }
+        break;
+      case tile::OpKind::kUnary:
+        for (size_t r = 0; r < n; ++r) {
+          float a = fat(op.args[0], r);
+          out.f.push_back(op.un == tile::UnaryOp::kNeg    ? -a
+                          : op.un == tile::UnaryOp::kSqrt ? std::sqrt(a)
+                                                          : dsl::reference::fixbits_exp(a));
+        }
+        break;
+      case tile::OpKind::kCompare: {
+        const bool fl = is_f(type(op.args[0]).elem);
+        for (size_t r = 0; r < n; ++r) {
+          bool v = false;
+          if (fl) {
+            float a = fat(op.args[0], r), b = fat(op.args[1], r);
+            switch (op.cmp) {
+              case tile::CompareOp::kLt: v = a < b; break;
+              case tile::CompareOp::kLe: v = a <= b; break;
+              case tile::CompareOp::kGt: v = a > b; break;
+              case tile::CompareOp::kGe: v = a >= b; break;
+              case tile::CompareOp::kEq: v = a == b; break;
+              case tile::CompareOp::kNe: v = !(a == b); break;
+            }
+          } else {
+            int64_t a = iat(op.args[0], r), b = iat(op.args[1], r);
+            switch (op.cmp) {
+              case tile::CompareOp::kLt: v = a < b; break;
+              case tile::CompareOp::kLe: v = a <= b; break;
+              case tile::CompareOp::kGt: v = a > b; break;
+              case tile::CompareOp::kGe: v = a >= b; break;
+              case tile::CompareOp::kEq: v = a == b; break;
+              case tile::CompareOp::kNe: v = a != b; break;
+            }
+          }
+          out.i.push_back(v);
+        }
+        break;
+      }
+      case tile::OpKind::kSelect:
+        for (size_t r = 0; r < n; ++r) {
+          const bool c = iat(op.args[0], r) != 0;
+          if (out.is_float) out.f.push_back(c ? fat(op.args[1], r) : fat(op.args[2], r));
+          else out.i.push_back(c ? iat(op.args[1], r) : iat(op.args[2], r));
+        }
+        break;
+      case tile::OpKind::kCast: {
+        const tile::Elem from = type(op.args[0]).elem, to = op.type.elem;
+        for (size_t r = 0; r < n; ++r) {
+          if (is_f(from) && is_f(to)) {
+            float x = fat(op.args[0], r);
+            out.f.push_back(to == tile::Elem::kF32 ? x
+                            : dsl_round(to == tile::Elem::kF16 ? DType::kF16 : DType::kBF16, x));
+          } else if (!is_f(from) && !is_f(to)) {
+            out.i.push_back(wrap(to, iat(op.args[0], r)));
+          } else if (!is_f(from)) {
+            out.f.push_back(static_cast<float>(iat(op.args[0], r)));
+          } else {
+            out.i.push_back(static_cast<int64_t>(fat(op.args[0], r)));
+          }
+        }
+        break;
+      }
+      case tile::OpKind::kReshape: out = vals_[op.args[0]]; break;
+      case tile::OpKind::kLoad: {
+        HostBuffer* buf = buffer(op.args[0]);
+        if (!buf) return fail(op, "pointer names no buffer");
+        for (size_t r = 0; r < n; ++r) {
+          if (op.has_mask && iat(op.args[2], r) == 0) {
+            out.f.push_back(fat(op.args[3], 0));
+            continue;
+          }
+          const int64_t off = iat(op.args[1], r);
+          if (off < 0 || off >= static_cast<int64_t>(buf->bits.size())) {
+            return fail(op, absl::StrFormat("offset %d outside a buffer of %d", off, buf->bits.size()));
+          }
+          out.f.push_back(to_float(buf->dtype, buf->bits[static_cast<size_t>(off)]));
+        }
+        break;
+      }
+      case tile::OpKind::kStore: {
+        HostBuffer* buf = buffer(op.args[0]);
+        if (!buf) return fail(op, "pointer names no buffer");
+        const size_t m = std::max(vals_[op.args[1]].size(), vals_[op.args[2]].size());
+        for (size_t r = 0; r < m; ++r) {
+          if (op.has_mask && iat(op.args[3], r) == 0) continue;
+          const int64_t off = iat(op.args[1], r);
+          if (off < 0 || off >= static_cast<int64_t>(buf->bits.size())) {
+            return fail(op, absl::StrFormat("offset %d outside a buffer of %d", off, buf->bits.size()));
+          }
+          const float v = fat(op.args[2], r);
+          buf->bits[static_cast<size_t>(off)] =
+              buf->dtype == DType::kF32 ? std::bit_cast<uint32_t>(canon(v)) : to_bits(buf->dtype, v);
+        }
+        return absl::OkStatus();
+      }
+      case tile::OpKind::kReduce: {
+        const tile::Type& in = type(op.args[0]);
+        codegen::Layout layout;
+        if (absl::Status s = codegen::blocked_layout(in.shape, lanes_, p_.num_warps, &layout); !s.ok()) return s;
+        absl::StatusOr<codegen::ReducePlan> plan = codegen::plan_reduce(layout, op, 0);
+        if (!plan.ok()) return plan.status();
+        std::vector<float> init;
+        if (op.args.size() > 1) init = {fat(op.args[1], 0)};
+        if (in.rank() != 1) return fail(op, "only rank-1 reduces are interpreted");
+        out.f = codegen::simulate_plan(*plan, op.combine, vals_[op.args[0]].f, init);
+        out.is_float = true;
+        break;
+      }
+      case tile::OpKind::kFor: {
+        const int64_t lo = iat(op.args[0], 0), hi = iat(op.args[1], 0), st = iat(op.args[2], 0);
+        std::vector<Val> carried;
+        for (size_t k = 3; k < op.args.size(); ++k) carried.push_back(vals_[op.args[k]]);
+        for (int64_t iv = lo; iv < hi; iv = wrap(type(op.args[0]).elem, iv + st)) {
+          vals_[op.body_args[0]].i = {iv};
+          vals_[op.body_args[0]].is_float = false;
+          for (size_t k = 0; k < carried.size(); ++k) vals_[op.body_args[k + 1]] = carried[k];
+          if (absl::Status s = run_ops(op.body); !s.ok()) return s;
+          for (size_t k = 0; k < carried.size(); ++k) carried[k] = vals_[op.yields[k]];
+        }
+        for (size_t k = 0; k < carried.size(); ++k) vals_[op.results[k]] = carried[k];
+        return absl::OkStatus();
+      }
+      default:
+        return fail(op, "not interpreted");
+    }
+    vals_[op.results[0]] = std::move(out);
+    return absl::OkStatus();
+  }
+
+  static float dsl_round(DType t, float x) { return std::isnan(x) ? x : round_to(t, x); }
+
+  HostBuffer* buffer(int id) {
+    auto it = ptr_name_.find(id);
+    if (it == ptr_name_.end()) return nullptr;
+    auto b = mem_.find(it->second);
+    return b == mem_.end() ? nullptr : &b->second;
+  }
+
+  const tile::Program& p_;
+  int64_t block_;
+  Buffers& mem_;
+  int lanes_;
+  std::vector<Val> vals_;
+  std::map<int, std::string> ptr_name_;
+};
+
+}  // namespace interp_detail
+
+// Runs block `block` of `p`; scalar parameters are looked up by name (missing: 0).
+inline absl::Status run_block(const tile::Program& p, int64_t block,
+                              const std::map<std::string, int64_t>& ints,
+                              const std::map<std::string, float>& floats, Buffers& mem, int lanes) {
+  interp_detail::Interpreter it(p, block, ints, floats, mem, lanes);
+  return it.run();
+}
+
+}  // namespace fixbits::testing

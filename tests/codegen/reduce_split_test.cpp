@@ -1,0 +1,285 @@
+// Split rows (ReduceConfig.blocks_per_row), on the CPU: the kernels of
+// dsl::reduce_phases, run block by block by the test interpreter (ops with
+// codegen's semantics, reduces through simulate_plan, which LowerReduce emits), give
+// exactly reference::reduce's bits for every blocks_per_row, on adversarial rows
+// (NaN, inf, -0.0, subnormals, cancellation) and odd lengths; the unsplit kernel
+// does too. Also: the knob's errors name the field, the PTX of a split row stores
+// each strip result and folds them in order, and the runner's split rule.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "codegen/Compile.h"
+#include "dsl/reference/Reference.h"
+#include "dsl/tile/ReduceProgram.h"
+#include "tests/codegen/ProgramInterpreter.h"
+
+namespace fixbits {
+namespace {
+
+using dsl::ReduceConfig;
+using dsl::ReduceDesc;
+using dsl::ReduceOp;
+using dsl::TreeOrder;
+using testing::Buffers;
+
+std::vector<uint32_t> adversarial_bits(DType t, size_t n, uint32_t seed, bool specials) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> out(n);
+  for (auto& b : out) {
+    float v = 0.0f;
+    switch (rng() % (specials ? 10 : 6)) {
+      case 0: v = std::ldexp(static_cast<float>(rng() % 1000), 10); break;   // large
+      case 1: v = -std::ldexp(static_cast<float>(rng() % 1000), 10); break;  // cancels
+      case 2: v = std::bit_cast<float>(static_cast<uint32_t>(rng() % 0x7fffff)); break;  // subnormal
+      case 3: v = (rng() & 1) ? 0.0f : -0.0f; break;
+      case 6: v = std::bit_cast<float>(static_cast<uint32_t>(0x7fc00000u | (rng() & 0xffff))); break;  // NaN
+      case 7: v = (rng() & 1) ? INFINITY : -INFINITY; break;
+      default: v = std::ldexp(static_cast<float>(static_cast<int32_t>(rng() % 20001) - 10000), -9);
+    }
+    b = to_bits(t, v);
+  }
+  return out;
+}
+
+std::vector<uint32_t> plain_bits(DType t, size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<uint32_t> out(n);
+  for (auto& b : out) b = to_bits(t, u(rng));
+  return out;
+}
+
+// Runs every kernel of reduce_phases(d, cfg) on the interpreter; returns y's bits.
+absl::StatusOr<std::vector<uint32_t>> run_phases(const ReduceDesc& d, const ReduceConfig& cfg,
+                                                 const dsl::reference::ReduceProblem& p) {
+  absl::StatusOr<std::vector<tile::Program>> phases = dsl::reduce_phases(d, cfg);
+  if (!phases.ok()) return phases.status();
+  const bool elementwise = d.op == ReduceOp::kRmsNorm || d.op == ReduceOp::kSoftmax;
+  const size_t ws = static_cast<size_t>(p.rows * dsl::strip_count(d, p.cols));
+  Buffers mem;
+  mem["x"] = {d.in_dtype, p.x};
+  mem["w"] = {d.in_dtype, p.w};
+  mem["y"] = {d.out_dtype, std::vector<uint32_t>(elementwise ? p.x.size() : p.rows, 0xdeadu)};
+  // Unwritten workspace reads as NaN, which no plain row's result is.
+  for (const char* name : {"ws", "wsm", "wss"}) mem[name] = {DType::kF32, std::vector<uint32_t>(ws, 0xffffffffu)};
+  for (const tile::Program& prog : *phases) {
+    const int64_t blocks = prog.grid == "row_blocks" ? p.rows * cfg.blocks_per_row : p.rows;
+    if (prog.grid != "rows" && prog.grid != "row_blocks") {
+      return absl::InternalError("unexpected grid " + prog.grid);
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+      absl::Status s = testing::run_block(prog, b, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, cfg.lanes);
+      if (!s.ok()) return s;
+    }
+  }
+  return mem["y"].bits;
+}
+
+std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols) {
+  return absl::StrFormat("%s warps=%d ept=%d blocks_per_row=%d rows=%d cols=%d", dsl::to_string(d),
+                         c.warps, c.elems_per_thread, c.blocks_per_row, rows, cols);
+}
+
+TEST(ReduceSplit, SumMaxMinBitIdenticalToReferenceForEveryBlocksPerRow) {
+  int cases = 0;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+    for (DType in : {DType::kF32, DType::kBF16}) {
+      for (int64_t strip : {int64_t{128}, int64_t{1024}}) {
+        ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = DType::kF32, .strip = strip};
+        for (int64_t cols : {int64_t{1}, int64_t{127}, int64_t{1025}, int64_t{3 * 1024 + 5}, int64_t{9000}}) {
+          const int64_t rows = 3;
+          dsl::reference::ReduceProblem p{.rows = rows, .cols = cols, .x = {}, .w = {}};
+          p.x = adversarial_bits(in, static_cast<size_t>(rows * cols), static_cast<uint32_t>(cols + strip),
+                                 /*specials=*/cols % 2 == 1);
+          auto ref = dsl::reference::reduce(d, p);
+          ASSERT_TRUE(ref.ok()) << ref.status();
+          for (ReduceConfig c : {ReduceConfig{.warps = 1, .elems_per_thread = 4},
+                                 ReduceConfig{.warps = 4, .elems_per_thread = 1}}) {
+            for (int bpr : {1, 2, 3, 7}) {
+              c.blocks_per_row = bpr;
+              auto got = run_phases(d, c, p);
+              ASSERT_TRUE(got.ok()) << where(d, c, rows, cols) << ": " << got.status();
+              ASSERT_EQ(*got, *ref) << where(d, c, rows, cols);
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3 * 2 * 2 * 5 * 2 * 4);
+}
+
+TEST(ReduceSplit, RmsNormAndSoftmaxBitIdenticalToReferenceForEveryBlocksPerRow) {
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    for (DType in : {DType::kF32, DType::kBF16}) {
+      ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = in, .strip = 256};
+      for (int64_t cols : {int64_t{1}, int64_t{255}, int64_t{257}, int64_t{2000}}) {
+        const int64_t rows = 2;
+        dsl::reference::ReduceProblem p{.rows = rows, .cols = cols, .x = {}, .w = {}};
+        p.x = plain_bits(in, static_cast<size_t>(rows * cols), static_cast<uint32_t>(cols), -8.0f, 8.0f);
+        p.w = plain_bits(in, static_cast<size_t>(cols), 99u, 0.5f, 1.5f);
+        p.eps = 1e-5f;
+        auto ref = dsl::reference::reduce(d, p);
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        for (ReduceConfig c : {ReduceConfig{.warps = 1, .elems_per_thread = 8},
+                               ReduceConfig{.warps = 2, .elems_per_thread = 2}}) {
+          for (int bpr : {1, 2, 5}) {
+            c.blocks_per_row = bpr;
+            auto got = run_phases(d, c, p);
+            ASSERT_TRUE(got.ok()) << where(d, c, rows, cols) << ": " << got.status();
+            ASSERT_EQ(*got, *ref) << where(d, c, rows, cols);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The unsplit RMSNorm/softmax walk their elementwise pass in chunks of the block
+// extent, not of the (larger) strip: the bits stay the reference's.
+TEST(ReduceSplit, UnsplitFusedFormsWithStripAboveBlockExtentMatchReference) {
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096};
+    const ReduceConfig c{.warps = 4, .elems_per_thread = 8};  // block extent 1024 < strip
+    dsl::reference::ReduceProblem p{.rows = 2, .cols = 5000, .x = {}, .w = {}};
+    p.x = plain_bits(d.in_dtype, 10000, 5u, -4.0f, 4.0f);
+    p.w = plain_bits(d.in_dtype, 5000, 6u, 0.5f, 1.5f);
+    auto ref = dsl::reference::reduce(d, p);
+    ASSERT_TRUE(ref.ok());
+    auto prog = dsl::reduce(d, c);
+    ASSERT_TRUE(prog.ok()) << prog.status();
+    EXPECT_NE(tile::to_string(*prog).find("arange 1024"), std::string::npos)
+        << "the elementwise pass should use the block extent";
+    auto got = run_phases(d, c, p);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *ref);
+  }
+}
+
+TEST(ReduceSplit, LongOddRowSplitOverManyBlocks) {
+  ReduceDesc d{.op = ReduceOp::kSum, .in_dtype = DType::kBF16, .out_dtype = DType::kF32, .strip = 4096};
+  dsl::reference::ReduceProblem p{.rows = 1, .cols = 1000003, .x = {}, .w = {}};
+  p.x = adversarial_bits(d.in_dtype, 1000003, 11u, false);
+  auto ref = dsl::reference::reduce(d, p);
+  ASSERT_TRUE(ref.ok());
+  auto got = run_phases(d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 64}, p);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, *ref);
+}
+
+TEST(ReduceSplit, KnobErrorsNameTheField) {
+  ReduceDesc d{.strip = 1024};
+  auto msg = [&](const ReduceDesc& desc, ReduceConfig c) {
+    auto r = dsl::reduce_phases(desc, c);
+    return r.ok() ? std::string("ok") : std::string(r.status().message());
+  };
+  EXPECT_EQ(msg(d, {.blocks_per_row = 0}), "ReduceConfig.blocks_per_row 0 is not in [1, 1024].");
+  EXPECT_EQ(msg(d, {.blocks_per_row = 1025}), "ReduceConfig.blocks_per_row 1025 is not in [1, 1024].");
+  ReduceDesc col = d;
+  col.axis = dsl::ReduceAxis::kColumn;
+  EXPECT_NE(msg(col, {.blocks_per_row = 2}).find("blocks_per_row 2 needs axis=row"), std::string::npos);
+  ReduceDesc free = d;
+  free.order = TreeOrder::kFree;
+  EXPECT_NE(msg(free, {.blocks_per_row = 2}).find("blocks_per_row 2 needs order=pinned"), std::string::npos);
+  EXPECT_NE(msg(d, {.warps = 16, .elems_per_thread = 4, .blocks_per_row = 2})
+                .find("elems_per_thread*lanes*warps (4*32*16 = 2048) at most the strip 1024"),
+            std::string::npos);
+  auto one = dsl::reduce(d, {.blocks_per_row = 2});
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(std::string(one.status().message()).find("dsl::reduce_phases"), std::string::npos);
+  // blocks_per_row = 1 is the unsplit kernel, unchanged.
+  auto phases = dsl::reduce_phases(d, {});
+  ASSERT_TRUE(phases.ok());
+  ASSERT_EQ(phases->size(), 1u);
+  EXPECT_EQ((*phases)[0], *dsl::reduce(d, {}));
+}
+
+TEST(ReduceSplit, PhasesHaveTheDocumentedNamesGridsAndParameters) {
+  auto names = [](const std::vector<tile::Program>& ps) {
+    std::string s;
+    for (const auto& p : ps) {
+      s += p.name + "@" + p.grid + "(";
+      for (const auto& prm : p.params) s += prm.name + ",";
+      s += ") ";
+    }
+    return s;
+  };
+  const ReduceConfig c{.warps = 2, .elems_per_thread = 4, .blocks_per_row = 4};
+  auto sum = dsl::reduce_phases({.op = ReduceOp::kSum, .strip = 1024}, c);
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(names(*sum),
+            "fixbits_sum_f32_f32_pinned_s1024_w2_e4_p4_partials@row_blocks(x,ws,cols,) "
+            "fixbits_sum_f32_f32_pinned_s1024_w2_e4_p4_fold@rows(ws,y,cols,) ");
+  auto rms = dsl::reduce_phases({.op = ReduceOp::kRmsNorm, .strip = 1024}, c);
+  ASSERT_TRUE(rms.ok());
+  EXPECT_EQ(names(*rms),
+            "fixbits_rmsnorm_f32_f32_pinned_s1024_w2_e4_p4_partials@row_blocks(x,ws,cols,) "
+            "fixbits_rmsnorm_f32_f32_pinned_s1024_w2_e4_p4_normalize@row_blocks(x,w,ws,y,cols,eps,) ");
+  auto sm = dsl::reduce_phases({.op = ReduceOp::kSoftmax, .strip = 1024}, c);
+  ASSERT_TRUE(sm.ok());
+  EXPECT_EQ(names(*sm),
+            "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_maxpart@row_blocks(x,wsm,cols,) "
+            "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_exppart@row_blocks(x,wsm,wss,cols,) "
+            "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_normalize@row_blocks(x,wsm,wss,y,cols,) ");
+}
+
+// The PTX of a split row sum: the partials kernel ends each strip with one f32 store
+// to the workspace after its tree; the fold kernel issues its 16 workspace loads
+// before the first add and chains the adds, each on the previous result.
+TEST(ReduceSplit, PtxStoresEachStripAndFoldsInOrder) {
+  auto phases = dsl::reduce_phases({.op = ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 2048},
+                                   {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 4});
+  ASSERT_TRUE(phases.ok()) << phases.status();
+  ASSERT_EQ(phases->size(), 2u);
+  auto partials = codegen::compile((*phases)[0], codegen::Target::kNvptxSm90a);
+  auto fold = codegen::compile((*phases)[1], codegen::Target::kNvptxSm90a);
+  ASSERT_TRUE(partials.ok()) << partials.status();
+  ASSERT_TRUE(fold.ok()) << fold.status();
+  const std::string& pt = partials->text;
+  const size_t bar = pt.find("bar.sync");
+  const size_t st = pt.find("st.global.b32");
+  ASSERT_NE(bar, std::string::npos);
+  ASSERT_NE(st, std::string::npos) << pt;
+  EXPECT_LT(bar, st) << "the strip result is stored after the cross-warp tree";
+  EXPECT_NE(pt.find("ld.global.v4.b32"), std::string::npos) << "bf16 loads should be 16 bytes";
+  EXPECT_EQ(pt.find("atom."), std::string::npos);
+
+  // The fold: 16 workspace loads per iteration (issued in their own guarded blocks,
+  // before the combine block), and adds a_k = a_{k-1} + v_k, where a selp that keeps
+  // either a_{k-1} or a_k (the lane past n keeps the running value) continues it.
+  std::istringstream in(fold->text);
+  std::string line;
+  std::regex add_re(R"(add\.rn\.f32\s+(%r\d+),\s*(%r\d+),\s*(%r\d+);)");
+  std::regex selp_re(R"(selp\.f32\s+(%r\d+),\s*(%r\d+),\s*(%r\d+),)");
+  std::set<std::string> chain_vals;
+  std::string last;
+  int chain = 0, adds = 0, loads = 0;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (line.find("ld.global.b32") != std::string::npos) ++loads;
+    if (std::regex_search(line, m, selp_re)) {
+      if (chain_vals.count(m[2]) && chain_vals.count(m[3])) {
+        last = m[1];
+        chain_vals.insert(last);
+      }
+    } else if (std::regex_search(line, m, add_re)) {
+      ++adds;
+      if (!last.empty() && (m[2] == last || m[3] == last)) ++chain;
+      last = m[1];
+      chain_vals.insert(last);
+    }
+  }
+  EXPECT_EQ(loads, 16);
+  EXPECT_EQ(adds, 16);
+  EXPECT_EQ(chain, adds - 1) << fold->text;
+  EXPECT_EQ(fold->text.find("shfl"), std::string::npos) << "the fold is one thread's chain";
+}
+
+}  // namespace
+}  // namespace fixbits

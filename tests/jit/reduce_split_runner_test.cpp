@@ -1,0 +1,137 @@
+// ReduceRunner's split launch sequence on a FakeDriver (no GPU): the kernels of
+// dsl::reduce_phases are launched in order, partials and normalize kernels on
+// rows * blocks_per_row blocks and the fold on one block per row, with the
+// workspace a partials kernel writes passed to the kernel that folds it; an
+// unsplit runner launches one kernel on one block per row. Argument counts and
+// sizes are checked by Kernel::launch where the fake declares them.
+#include <gtest/gtest.h>
+
+#include "jit/ReduceRunner.h"
+#include "runtime/KernelCache.h"
+#include "tests/runtime/FakeDriver.h"
+
+namespace fixbits {
+namespace {
+
+using dsl::ReduceConfig;
+using dsl::ReduceDesc;
+using dsl::ReduceOp;
+using runtime::testing::FakeDriver;
+
+struct Rig {
+  std::shared_ptr<FakeDriver> driver = std::make_shared<FakeDriver>();
+  std::shared_ptr<runtime::Device> device = std::make_shared<runtime::Device>(driver);
+  runtime::KernelCache no_cache{{.enabled = false, .dir = ""}};
+};
+
+// The device outlives the process-wide loaded-kernel table (Jit.h asks for it).
+Rig& rig() {
+  static Rig* r = new Rig();
+  return *r;
+}
+
+dsl::reference::ReduceProblem problem(int64_t rows, int64_t cols) {
+  dsl::reference::ReduceProblem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.x.assign(static_cast<size_t>(rows * cols), 0x3f80);  // bf16 1.0
+  p.w.assign(static_cast<size_t>(cols), 0x3f80);
+  return p;
+}
+
+TEST(ReduceSplitRunner, SumLaunchesPartialsThenFoldOverTheWorkspace) {
+  Rig& r = rig();
+  r.driver->launches.clear();
+  r.driver->expected_args = 3;
+  r.driver->declared_params_known = true;  // (ptr, ptr, i32) for both kernels
+  r.driver->declared_params = {8, 8, 4};
+  const ReduceDesc d{.op = ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 4096};
+  auto runner = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 3},
+                                          &r.no_cache);
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  ASSERT_EQ(runner->phases().size(), 2u);
+  ASSERT_TRUE(runner->upload(problem(5, 3 * 4096 + 1)).ok());
+  ASSERT_TRUE(runner->launch().ok());
+  r.driver->declared_params_known = false;
+  const auto& l = r.driver->launches;
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].kernel, "fixbits_sum_bf16_f32_pinned_s4096_w8_e8_p3_partials");
+  EXPECT_EQ(l[0].grid[0], 15u);   // 5 rows x 3 blocks
+  EXPECT_EQ(l[0].block[0], 256u);
+  EXPECT_EQ(l[1].kernel, "fixbits_sum_bf16_f32_pinned_s4096_w8_e8_p3_fold");
+  EXPECT_EQ(l[1].grid[0], 5u);    // one block per row
+  EXPECT_EQ(l[1].block[0], 32u);
+  EXPECT_EQ(l[0].first_words[1], l[1].first_words[0]) << "the fold reads the partials' workspace";
+  EXPECT_NE(l[1].first_words[1], l[1].first_words[0]) << "y is not the workspace";
+  EXPECT_EQ(l[0].first_words[2] & 0xffffffffu, 3u * 4096 + 1) << "cols";
+}
+
+TEST(ReduceSplitRunner, RmsNormAndSoftmaxPhasesShareTheirWorkspaces) {
+  Rig& r = rig();
+  r.driver->expected_args = 3;
+  r.driver->declared_params_known = false;
+  {
+    r.driver->launches.clear();
+    const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 1024};
+    auto runner = jit::ReduceRunner::create(r.device, d, {.warps = 4, .elems_per_thread = 2, .blocks_per_row = 4},
+                                            &r.no_cache);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(2, 5000)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    const auto& l = r.driver->launches;
+    ASSERT_EQ(l.size(), 2u);
+    EXPECT_EQ(l[0].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_partials");
+    EXPECT_EQ(l[1].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_normalize");
+    EXPECT_EQ(l[0].grid[0], 8u);
+    EXPECT_EQ(l[1].grid[0], 8u);
+    EXPECT_EQ(l[0].first_words[0], l[1].first_words[0]) << "both read x";
+    EXPECT_EQ(l[0].first_words[1], l[1].first_words[2]) << "normalize folds the partials' workspace";
+  }
+  {
+    r.driver->launches.clear();
+    const ReduceDesc d{.op = ReduceOp::kSoftmax, .in_dtype = DType::kF32, .out_dtype = DType::kF32, .strip = 1024};
+    auto runner = jit::ReduceRunner::create(r.device, d, {.warps = 4, .elems_per_thread = 2, .blocks_per_row = 2},
+                                            &r.no_cache);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(3, 2049)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    const auto& l = r.driver->launches;
+    ASSERT_EQ(l.size(), 3u);
+    EXPECT_EQ(l[0].kernel, "fixbits_softmax_f32_f32_pinned_s1024_w4_e2_p2_maxpart");
+    EXPECT_EQ(l[1].kernel, "fixbits_softmax_f32_f32_pinned_s1024_w4_e2_p2_exppart");
+    EXPECT_EQ(l[2].kernel, "fixbits_softmax_f32_f32_pinned_s1024_w4_e2_p2_normalize");
+    for (const auto& x : l) EXPECT_EQ(x.grid[0], 6u);
+    EXPECT_EQ(l[0].first_words[1], l[1].first_words[1]) << "exppart folds the max workspace";
+    EXPECT_EQ(l[1].first_words[1], l[2].first_words[1]);
+    EXPECT_EQ(l[1].first_words[2], l[2].first_words[2]) << "normalize folds the sum workspace";
+    EXPECT_NE(l[1].first_words[1], l[1].first_words[2]) << "max and sum workspaces differ";
+  }
+}
+
+TEST(ReduceSplitRunner, UnsplitRunnerLaunchesOneKernelPerRowAndBadKnobsFail) {
+  Rig& r = rig();
+  r.driver->launches.clear();
+  r.driver->expected_args = 3;
+  const ReduceDesc d{.op = ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 4096};
+  auto runner = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8}, &r.no_cache);
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  ASSERT_TRUE(runner->upload(problem(7, 10000)).ok());
+  ASSERT_TRUE(runner->launch().ok());
+  ASSERT_EQ(r.driver->launches.size(), 1u);
+  EXPECT_EQ(r.driver->launches[0].grid[0], 7u);
+  EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_sum_bf16_f32_pinned_s4096_w8_e8");
+
+  auto bad = jit::ReduceRunner::create(r.device, d, {.warps = 32, .elems_per_thread = 8, .blocks_per_row = 2},
+                                       &r.no_cache);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("ReduceConfig.blocks_per_row 2 needs"), std::string::npos)
+      << bad.status();
+  ReduceDesc free = d;
+  free.order = dsl::TreeOrder::kFree;
+  auto bad_free = jit::ReduceRunner::create(r.device, free, {.blocks_per_row = 2}, &r.no_cache);
+  ASSERT_FALSE(bad_free.ok());
+  EXPECT_NE(std::string(bad_free.status().message()).find("needs order=pinned"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fixbits
