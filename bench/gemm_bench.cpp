@@ -174,8 +174,9 @@ std::vector<dsl::GemmConfig> knobs_for(const dsl::GemmDesc& d, int64_t m) {
   }
   // mma_sync: a warp owns 16 x 8 outputs, BLOCK_M = 16 warps; more warps than the
   // rows fill only add idle warps. wgmma: whole warpgroups (warps 4, 8, 16).
-  for (int w = d.instruction == dsl::Instruction::kWgmma ? 4 : 1; w <= 16; w *= 2) {
-    if (w > 1 && 16 * (w / 2) >= m) break;
+  const int first = d.instruction == dsl::Instruction::kWgmma ? 4 : 1;
+  for (int w = first; w <= 16; w *= 2) {
+    if (w > first && 16 * (w / 2) >= m) break;
     out.push_back({.warps = w, .rows_per_thread = 1, .block_n = 8});
   }
   return out;
