@@ -1,18 +1,79 @@
 // emit_kernel: prints the tile program, or the PTX/AMDGCN, that fixbits generates
-// for one ReduceDesc and knob setting — the tool the golden FileCheck tests run.
+// for one ReduceDesc or GemmDesc and knob setting — the tool the golden FileCheck
+// tests run.
 // Usage: emit_kernel '<reduce desc text>' [--warps N] [--ept N] [--lanes 32|64]
 //                    [--target nvptx|amdgpu]
 //                    [--emit asm|tile] [--blocks-per-row P]
+//        emit_kernel '<gemm desc text>' [--warps N] [--rows N] [--block-n N]
+//                    [--emit asm|tile]
 // With --blocks-per-row P > 1 every kernel of dsl::reduce_phases is printed, in
-// launch order.
+// launch order; a split_k GEMM prints its parts kernel, then its merge kernel.
 // Exit status 1 with the Status on stderr for bad input.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include <vector>
+
 #include "codegen/Compile.h"
+#include "dsl/GemmDesc.h"
 #include "dsl/ReduceDesc.h"
+#include "dsl/tile/GemmProgram.h"
 #include "dsl/tile/ReduceProgram.h"
+
+namespace {
+
+// Prints each program as tile text or as the target's assembly; 1 on error.
+int print_programs(const std::vector<fixbits::tile::Program>& programs,
+                   fixbits::codegen::Target target, bool tile_only) {
+  using namespace fixbits;
+  for (const tile::Program& p : programs) {
+    if (tile_only) {
+      std::printf("%s", tile::to_string(p).c_str());
+      continue;
+    }
+    absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(p, target);
+    if (!k.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s", k->text.c_str());
+  }
+  return 0;
+}
+
+// The GEMM form: knobs --warps, --rows, --block-n; NVIDIA only.
+int emit_gemm(int argc, char** argv) {
+  using namespace fixbits;
+  absl::StatusOr<dsl::GemmDesc> desc = dsl::parse_gemm_desc(argv[1]);
+  if (!desc.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(desc.status().message()).c_str());
+    return 1;
+  }
+  dsl::GemmConfig cfg;
+  bool tile_only = false;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--warps") cfg.warps = std::atoi(value.c_str());
+    else if (flag == "--rows") cfg.rows_per_thread = std::atoi(value.c_str());
+    else if (flag == "--block-n") cfg.block_n = std::atoi(value.c_str());
+    else if (flag == "--emit") tile_only = value == "tile";
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  absl::StatusOr<dsl::GemmPrograms> p = dsl::gemm(*desc, cfg);
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+    return 1;
+  }
+  std::vector<tile::Program> programs = {p->main};
+  if (p->merge) programs.push_back(*p->merge);
+  return print_programs(programs, codegen::Target::kNvptxSm90a, tile_only);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fixbits;
@@ -21,6 +82,7 @@ int main(int argc, char** argv) {
                          "[--emit asm|tile]\n", argv[0]);
     return 2;
   }
+  if (std::string(argv[1]).rfind("gemm{", 0) == 0) return emit_gemm(argc, argv);
   absl::StatusOr<dsl::ReduceDesc> desc = dsl::parse_reduce_desc(argv[1]);
   if (!desc.ok()) {
     std::fprintf(stderr, "%s\n", std::string(desc.status().message()).c_str());
@@ -47,17 +109,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(phases.status().message()).c_str());
     return 1;
   }
-  for (const tile::Program& p : *phases) {
-    if (tile_only) {
-      std::printf("%s", tile::to_string(p).c_str());
-      continue;
-    }
-    absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(p, target);
-    if (!k.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(k.status().message()).c_str());
-      return 1;
-    }
-    std::printf("%s", k->text.c_str());
-  }
-  return 0;
+  return print_programs(*phases, target, tile_only);
 }
