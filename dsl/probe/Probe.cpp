@@ -484,18 +484,6 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
           fold = *f;
           fold_cache.emplace_back(first, fold);
         }
-        // The strided experiment (reference §4 ii): +L at lane 0's first element,
-        // -L at its last, r at every other index. Lane 0's chain cancels the pair
-        // by itself, so r is lost exactly at lane 0's own elements (it meets +L
-        // first): the walk reads lane 0's membership, periodic when strided. A
-        // wrong lane map puts -L outside lane 0 and the pattern changes.
-        int64_t last0 = 0;
-        if (layout == LaneLayout::kContiguous) {
-          last0 = std::min(run, o.k) - 1;
-        } else {
-          const int64_t last_tile = (ntiles - 1) / lanes * lanes;
-          last0 = std::min(o.k, (last_tile + 1) * tile) - 1;
-        }
         for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
           GemmDesc d = base_desc(o);
           d.instruction = instr;
