@@ -7,7 +7,7 @@
 //   cublas(arch, shape) looks `shape` (its M, N, K, dtypes and layout) up in the
 //   embedded table of `arch` (CublasTable.h, "semantics of a lookup"). Errors name the
 //   field: InvalidArgument for an arch with no table compiled in; FailedPrecondition
-//   when the committed table holds no scan yet (or a key without a descriptor);
+//   when the committed table holds no scan yet (or a class without a validated descriptor);
 //   NotFound for a dtype/layout family the table lacks; OutOfRange naming
 //   GemmShape.m, .n or .k outside the scanned range.
 //   cublas(arch, {m, n, k}, dtype) is the same for cuBLASLt's usual call of that input

@@ -1,14 +1,21 @@
-// CublasScan: see CublasScan.h. One cell of the map, grid Ks {1, 64, 4096} with keys
-// A, A, B: two grid calls agree on [1, 64]; between 64 and 4096 the bisection asks
-// 2080, 1072, ... until it holds the last K of A's run (say 576) and the first of B's
-// (577), so the cell's runs are 1:A, 577:B.
+// CublasScan: see CublasScan.h. One cell of the map, grid Ks {1, 64, 4096} with
+// answers A, A, B (an answer is a variant and a split count): two grid calls agree on
+// [1, 64]; between 64 and 4096 the bisection asks 2080, 1072, ... until it holds the
+// last K of A's run (say 576) and the first of B's (577), so the cell's runs are
+// 1:A, 577:B. Probing, class {id=66 split=0 ...} with variants tile 10 and tile 15:
+// the first probe takes the most-used variant, the second the other tile; equal
+// descriptors validate the class, unequal ones split it into {... tile=10} and
+// {... tile=15}, each checked with the probe it already has and probed once more.
 #include "profile/CublasScan.h"
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -90,14 +97,14 @@ absl::StatusOr<ScanGrid> refine_grid(const runtime::GemmShape& family, const Sca
   }
   if (!heuristic) return absl::InvalidArgumentError("refine_grid was given no heuristic.");
   // A refusal is its own "key" (nullopt), so a refused region has boundaries too.
-  using Answer = std::optional<CublasKey>;
+  using Answer = std::optional<CublasAnswer>;
   auto ask = [&](int64_t m, int64_t n, int64_t k) -> Answer {
     runtime::GemmShape s = family;
     s.m = m, s.n = n, s.k = k;
     if (calls) ++*calls;
     absl::StatusOr<runtime::AlgoConfig> a = heuristic(s);
     if (!a.ok()) return std::nullopt;
-    return key_of(*a);
+    return answer_of(*a);
   };
   const size_t nm = grid.ms.size(), nn = grid.ns.size(), nk = grid.ks.size();
   std::vector<Answer> at(nm * nn * nk);
@@ -182,12 +189,19 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
           "The table already holds a map of family %s; scan each family once.", fam));
     }
   }
-  state.shapes.resize(table.keys.size());
-  FamilyMap map{.family = fam, .ms = grid.ms, .ns = grid.ns, .k_max = grid.ks.back()};
+  state.shapes.resize(table.variants.size());
+  FamilyMap map;
+  map.family = fam;
+  map.ms = grid.ms;
+  map.ns = grid.ns;
+  map.k_max = grid.ks.back();
   map.runs.resize(grid.ms.size() * grid.ns.size());
   int64_t asked = 0, refused = 0;
+  std::map<CublasKey, int> variant_index;  // of this family
+  std::map<CublasKey, int> class_index;    // coarse class values -> index, this family
 
-  auto key_at = [&](int64_t m, int64_t n, int64_t k) -> int {
+  // The answer at one shape as (variant, split count); variant -1 when refused.
+  auto answer_at = [&](int64_t m, int64_t n, int64_t k) -> std::pair<int, uint32_t> {
     runtime::GemmShape s = family;
     s.m = m, s.n = n, s.k = k;
     ++asked;
@@ -198,23 +212,32 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
       if (map.refusal.empty()) {
         map.refusal = absl::StrFormat("%s: %s", runtime::to_string(s), a.status().message());
       }
-      return -1;
+      return {-1, 1};
     }
-    const CublasKey key = key_of(*a);
-    int idx = find_key(table, fam, key);
-    if (idx < 0) {
-      idx = static_cast<int>(table.keys.size());
-      table.keys.push_back(TableKey{.family = fam, .key = key, .m = m, .n = n, .k = k});
+    const CublasAnswer ans = answer_of(*a);
+    auto [it, fresh] = variant_index.emplace(ans.key, static_cast<int>(table.variants.size()));
+    if (fresh) {
+      const CublasClass cls = class_of(ans.key);
+      auto [cit, new_class] =
+          class_index.emplace(cls.values, static_cast<int>(table.classes.size()));
+      if (new_class) {
+        TableClass tc;
+        tc.family = fam;
+        tc.cls = cls;
+        table.classes.push_back(std::move(tc));
+      }
+      table.variants.push_back(TableVariant{.family = fam, .key = ans.key, .cls = cit->second});
       state.shapes.emplace_back();
     }
-    ++table.keys[idx].shapes;
-    auto& by_k = state.shapes[idx].by_k;
-    auto it = by_k.find(k);
-    if (it == by_k.end() || m * n < it->second.first * it->second.second ||
-        (m * n == it->second.first * it->second.second && m < it->second.first)) {
-      by_k[k] = {m, n};
+    const int idx = it->second;
+    ++table.variants[idx].shapes;
+    auto& points = state.shapes[idx].points;
+    auto pit = points.find({k, ans.splitk});
+    if (pit == points.end() || m * n < pit->second.first * pit->second.second ||
+        (m * n == pit->second.first * pit->second.second && m < pit->second.first)) {
+      points[{k, ans.splitk}] = {m, n};
     }
-    return idx;
+    return {idx, ans.splitk};
   };
 
   const int64_t cells = static_cast<int64_t>(map.runs.size());
@@ -223,42 +246,44 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
     for (size_t ni = 0; ni < grid.ns.size(); ++ni) {
       const int64_t m = grid.ms[mi], n = grid.ns[ni];
       auto& runs = map.runs[mi * grid.ns.size() + ni];
-      auto push = [&](int64_t k0, int key) {
-        if (runs.empty() || runs.back().second != key) runs.emplace_back(k0, key);
+      auto push = [&](int64_t k0, std::pair<int, uint32_t> a) {
+        if (runs.empty() || runs.back().variant != a.first || runs.back().splitk != a.second) {
+          runs.push_back(MapRun{.k0 = k0, .variant = a.first, .splitk = a.second});
+        }
       };
       int64_t prev_k = 0;
-      int prev_key = 0;
+      std::pair<int, uint32_t> prev{0, 1};
       for (size_t j = 0; j < grid.ks.size(); ++j) {
         const int64_t k = grid.ks[j];
-        const int key = key_at(m, n, k);
-        if (j > 0 && key != prev_key) {
-          // The run of prev_key ends somewhere in (prev_k, k]: bisect, then go on from
-          // the first K past it until the key reached is the key at k.
+        const std::pair<int, uint32_t> here = answer_at(m, n, k);
+        if (j > 0 && here != prev) {
+          // The run of prev ends somewhere in (prev_k, k]: bisect, then go on from the
+          // first K past it until the answer reached is the answer at k.
           int64_t lo = prev_k;
-          int lo_key = prev_key;
+          std::pair<int, uint32_t> lo_a = prev;
           while (true) {
             int64_t hi = k;
-            int hi_key = key;
+            std::pair<int, uint32_t> hi_a = here;
             while (hi - lo > km) {
               const int64_t mid = lo + std::max<int64_t>(1, (hi - lo) / (2 * km)) * km;
-              const int mid_key = key_at(m, n, mid);
-              if (mid_key == lo_key) {
+              const std::pair<int, uint32_t> mid_a = answer_at(m, n, mid);
+              if (mid_a == lo_a) {
                 lo = mid;
               } else {
                 hi = mid;
-                hi_key = mid_key;
+                hi_a = mid_a;
               }
             }
-            push(hi, hi_key);
-            if (hi == k || hi_key == key) break;
+            push(hi, hi_a);
+            if (hi == k || hi_a == here) break;
             lo = hi;
-            lo_key = hi_key;
+            lo_a = hi_a;
           }
         } else {
-          push(k, key);
+          push(k, here);
         }
         prev_k = k;
-        prev_key = key;
+        prev = here;
       }
       if (progress) {
         progress(absl::StrFormat("heuristic %s", fam),
@@ -279,8 +304,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction) {
   using dsl::GemmFamily;
-  const GemmFamily first = key.splitk > 1 ? GemmFamily::kSplitK : GemmFamily::kPlain;
-  const GemmFamily second = key.splitk > 1 ? GemmFamily::kPlain : GemmFamily::kSplitK;
+  const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
+  const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
   std::vector<std::string> tried;
   for (GemmFamily f : {first, second, GemmFamily::kGemv}) {
     dsl::probe::ProbeOptions o;
@@ -303,21 +328,20 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                              runtime::to_string(s), absl::StrJoin(tried, "; ")));
 }
 
-absl::StatusOr<std::vector<SpanRule>> fit_span_rules(const CublasKey& key,
-                                                     const std::vector<int64_t>& ks,
+absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
+                                                     const std::vector<uint32_t>& splitks,
                                                      const std::vector<dsl::GemmDesc>& descs) {
-  if (ks.empty() || ks.size() != descs.size()) {
+  if (ks.empty() || ks.size() != descs.size() || ks.size() != splitks.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "fit_span_rules needs one probed K per descriptor; it got %d Ks and %d descriptors.",
-        ks.size(), descs.size()));
+        "fit_span_rules needs one probed K and split count per descriptor; it got %d Ks, %d "
+        "split counts and %d descriptors.", ks.size(), splitks.size(), descs.size()));
   }
   const size_t levels = descs[0].k_cuts.size();
   for (size_t j = 1; j < descs.size(); ++j) {
     if (descs[j].k_cuts.size() != levels) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "The probes of key %s found %d cut levels at K = %d but %d at K = %d; no span rule "
-          "carries one to the other.", to_string(key), levels, ks[0], descs[j].k_cuts.size(),
-          ks[j]));
+          "The probes found %d cut levels at K = %d but %d at K = %d; no span rule carries one "
+          "to the other.", levels, ks[0], descs[j].k_cuts.size(), ks[j]));
     }
   }
   std::vector<SpanRule> rules;
@@ -326,14 +350,14 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(const CublasKey& key,
     for (const dsl::GemmDesc& d : descs) spans.push_back(d.k_cuts[i].span);
     auto fits = [&](const SpanRule& r) {
       for (size_t j = 0; j < ks.size(); ++j) {
-        if (apply_span_rule(r, spans[0], ks[j]) != spans[j]) return false;
+        if (apply_span_rule(r, spans[0], ks[j], splitks[j]) != spans[j]) return false;
       }
       return true;
     };
     std::vector<SpanRule> tries;
-    if (i == 0 && key.splitk > 1) {
+    if (i == 0 && split) {
       for (int64_t g = 1024; g >= 1; g /= 2) {
-        tries.push_back(SpanRule{.kind = SpanRule::Kind::kSplit, .parts = key.splitk, .granule = g});
+        tries.push_back(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g});
       }
     }
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kWhole});
@@ -347,17 +371,339 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(const CublasKey& key,
       }
     }
     if (!found) {
+      std::vector<std::string> at;
+      for (size_t j = 0; j < ks.size(); ++j) {
+        at.push_back(absl::StrFormat("%d/%d", ks[j], splitks[j]));
+      }
       return absl::FailedPreconditionError(absl::StrFormat(
-          "No span rule (fixed, whole, split%d/G) fits level %d of key %s: spans %s at K = %s.",
-          key.splitk, i, to_string(key), absl::StrJoin(spans, ","), absl::StrJoin(ks, ",")));
+          "No span rule (fixed, whole%s) fits cut level %d: spans %s at K/P = %s.",
+          i == 0 && split ? ", split/G" : "", i, absl::StrJoin(spans, ","),
+          absl::StrJoin(at, ",")));
     }
   }
   return rules;
 }
 
-absl::Status probe_keys(CublasTable& table, const ScanState& state, const ProbeFn& probe,
-                        const ProbeOptions& options, const ProgressFn& progress) {
-  if (!probe) return absl::InvalidArgumentError("probe_keys was given no probe.");
+namespace {
+
+// One probe of a class: where, and what it gave.
+struct ProbeResult {
+  ProbePoint at;
+  absl::StatusOr<dsl::GemmDesc> desc;
+};
+
+std::string where(const ProbePoint& p) {
+  return absl::StrFormat("variant %d at %dx%dx%d/%d", p.variant, p.m, p.n, p.k, p.splitk);
+}
+
+// Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
+std::optional<std::string> disagreement(const std::vector<ProbeResult>& results, size_t j,
+                                        bool split) {
+  const ProbeResult& first = results[0];
+  const ProbeResult& r = results[j];
+  if (first.desc.ok() != r.desc.ok()) {
+    const ProbeResult& bad = first.desc.ok() ? r : first;
+    return absl::StrFormat("%s found a descriptor but %s found none (%s)",
+                           where(first.desc.ok() ? first.at : r.at), where(bad.at),
+                           bad.desc.status().message());
+  }
+  if (!r.desc.ok()) return std::nullopt;  // both failed: they agree there is none
+  if (without_spans(*r.desc) != without_spans(*first.desc)) {
+    return absl::StrFormat("%s gives %s but %s gives %s", where(first.at),
+                           dsl::to_string(*first.desc), where(r.at), dsl::to_string(*r.desc));
+  }
+  std::vector<int64_t> ks;
+  std::vector<uint32_t> ps;
+  std::vector<dsl::GemmDesc> descs;
+  for (size_t i = 0; i <= j; ++i) {
+    if (!results[i].desc.ok()) continue;
+    ks.push_back(results[i].at.k);
+    ps.push_back(results[i].at.splitk);
+    descs.push_back(*results[i].desc);
+  }
+  absl::StatusOr<std::vector<SpanRule>> rules = fit_span_rules(split, ks, ps, descs);
+  if (!rules.ok()) {
+    return absl::StrFormat("with %s: %s", where(r.at), rules.status().message());
+  }
+  return std::nullopt;
+}
+
+class ClassProber {
+ public:
+  ClassProber(CublasTable& table, const ScanState& state, const ProbeFn& probe,
+              const ProbeOptions& options)
+      : table_(table), state_(state), probe_(probe), options_(options) {}
+
+  absl::StatusOr<ProbeStats> run(const ProgressFn& progress) {
+    for (size_t c = 0; c < table_.classes.size(); ++c) {
+      const int ci = static_cast<int>(c);
+      if (!table_.classes[c].desc && seen(ci)) work_.push_back(ci);
+    }
+    sort_work();
+    results_.resize(table_.classes.size());
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    while (!work_.empty()) {
+      const int c = work_.front();
+      work_.erase(work_.begin());
+      if (progress) progress("probe", stats_.probes, stats_.probes + planned());
+      process(c, elapsed);
+    }
+    if (progress) progress("probe", stats_.probes, stats_.probes);
+    return stats_;
+  }
+
+ private:
+  // A class this scan state has shapes of (classes of an --append table have none).
+  bool seen(int c) const {
+    for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+      if (table_.variants[v].cls == c && !state_.shapes[v].points.empty()) return true;
+    }
+    return false;
+  }
+  int wanted(int c) const {
+    return table_.classes[c].cls.values.split ? 1 + options_.fit_probes : options_.class_probes;
+  }
+  int64_t planned() const {
+    int64_t n = 0;
+    for (int c : work_) n += wanted(c);
+    return n;
+  }
+  void sort_work() {
+    std::stable_sort(work_.begin(), work_.end(), [&](int a, int b) {
+      return class_shapes(table_, a) > class_shapes(table_, b);
+    });
+  }
+
+  // The next point to probe for class c, or nullopt when no unprobed point is left.
+  std::optional<ProbePoint> next_point(int c) const {
+    const TableClass& cls = table_.classes[c];
+    const std::vector<ProbeResult>& done = results_[c];
+    std::optional<ProbePoint> best;
+    std::vector<int64_t> best_rank;
+    for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+      if (table_.variants[v].cls != c) continue;
+      const CublasKey& key = table_.variants[v].key;
+      // Fields outside the class's mask in which v differs from every probed variant.
+      int fine_diff = done.empty() ? 0 : kKeyFieldCount;
+      for (const ProbeResult& r : done) {
+        const uint32_t d =
+            differing_fields(key, table_.variants[r.at.variant].key) & ~cls.cls.mask;
+        fine_diff = std::min(fine_diff, std::popcount(d));
+      }
+      for (const auto& [kp, mn] : state_.shapes[v].points) {
+        const auto [k, p] = kp;
+        if (k < 3 || k > options_.max_probe_k) continue;
+        const ProbePoint pt{.variant = static_cast<int>(v), .m = mn.first, .n = mn.second,
+                            .k = k, .splitk = p};
+        if (tried_.count({pt.variant, k, p})) continue;
+        bool new_ratio = true;
+        for (const ProbeResult& r : done) {
+          new_ratio &= ceil_div(r.at.k, r.at.splitk) != ceil_div(k, p);
+        }
+        const bool in_range = k >= options_.min_probe_k;
+        // Larger rank wins, compared in order.
+        const std::vector<int64_t> rank = {
+            in_range ? 1 : 0,
+            fine_diff,
+            cls.cls.values.split && new_ratio ? 1 : 0,
+            table_.variants[v].shapes,
+            in_range ? -std::countr_zero(static_cast<uint64_t>(k)) : 0,
+            in_range ? -k : k};
+        if (!best || rank > best_rank) {
+          best = pt;
+          best_rank = rank;
+        }
+      }
+    }
+    return best;
+  }
+
+  template <typename Elapsed>
+  void process(int c, const Elapsed& elapsed) {
+    std::vector<ProbeResult>& done = results_[c];
+    const bool split = table_.classes[c].cls.values.split;
+    // Probes handed down from a split parent are checked before new ones run.
+    for (size_t j = 1; j < done.size(); ++j) {
+      if (std::optional<std::string> why = disagreement(done, j, split)) {
+        return disagree(c, j, *why);
+      }
+    }
+    int broken_here = 0;
+    while (static_cast<int>(done.size()) < wanted(c)) {
+      const std::optional<ProbePoint> pt = next_point(c);
+      if (!pt) break;
+      if (elapsed() > options_.budget_s) {
+        return fail(c, absl::StrFormat(
+            "not validated: the probe budget of %.0f s was spent after %d of %d probes",
+            options_.budget_s, done.size(), wanted(c)));
+      }
+      runtime::GemmShape s = *parse_family(table_.classes[c].family);
+      s.m = pt->m, s.n = pt->n, s.k = pt->k;
+      ++stats_.probes;
+      tried_.insert({pt->variant, pt->k, pt->splitk});
+      absl::StatusOr<dsl::GemmDesc> desc = probe_(s, table_.variants[pt->variant].key);
+      if (!desc.ok() && !absl::IsNotFound(desc.status())) {
+        // The instrument failed (the black box, the device): no evidence either way
+        // about the class, so the point is dropped, not counted as a disagreement.
+        ++stats_.instrument_errors;
+        broken_[pt->variant].push_back(
+            absl::StrFormat("%s: %s", where(*pt), desc.status().message()));
+        if (++broken_here >= kMaxInstrumentErrors) {
+          return fail(c, absl::StrFormat(
+              "not validated: %d probes failed in the instrument after %d of %d probes "
+              "(last: %s)", broken_here, done.size(), wanted(c), broken_[pt->variant].back()));
+        }
+        continue;
+      }
+      done.push_back(ProbeResult{*pt, std::move(desc)});
+      if (done.size() > 1) {
+        if (std::optional<std::string> why = disagreement(done, done.size() - 1, split)) {
+          return disagree(c, done.size() - 1, *why);
+        }
+      }
+    }
+    finish(c);
+  }
+
+  void fail(int c, const std::string& note) {
+    TableClass& cls = table_.classes[c];
+    cls.desc.reset();
+    cls.rules.clear();
+    cls.probes.clear();
+    cls.note = cls.note.empty() ? note : absl::StrCat(cls.note, "; ", note);
+    ++stats_.failed;
+  }
+
+  void finish(int c) {
+    std::vector<ProbeResult>& done = results_[c];
+    TableClass& cls = table_.classes[c];
+    // Instrument failures at the class's variants, for its note.
+    std::vector<std::string> broken;
+    for (size_t v = 0; v < table_.variants.size(); ++v) {
+      if (table_.variants[v].cls != c) continue;
+      if (auto it = broken_.find(static_cast<int>(v)); it != broken_.end()) {
+        broken.insert(broken.end(), it->second.begin(), it->second.end());
+      }
+    }
+    const std::string broken_note =
+        broken.empty() ? ""
+                       : absl::StrFormat("%d probe(s) failed in the instrument (first: %s)",
+                                         broken.size(), broken[0]);
+    if (done.empty() && !broken.empty()) return fail(c, broken_note);
+    if (done.empty()) {
+      int64_t smallest = 0;
+      for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+        if (table_.variants[v].cls != c || state_.shapes[v].points.empty()) continue;
+        const int64_t k = state_.shapes[v].points.begin()->first.first;
+        smallest = smallest == 0 ? k : std::min(smallest, k);
+      }
+      return fail(c, absl::StrFormat(
+          "not probed: every scanned shape of this class has K outside [3, %d] (smallest K %d)",
+          options_.max_probe_k, smallest));
+    }
+    if (!done[0].desc.ok()) {
+      std::vector<std::string> why;
+      for (const ProbeResult& r : done) {
+        why.push_back(absl::StrFormat("probe of %s failed: %s", where(r.at),
+                                      r.desc.status().message()));
+      }
+      return fail(c, absl::StrJoin(why, "; "));
+    }
+    std::vector<int64_t> ks;
+    std::vector<uint32_t> ps;
+    std::vector<dsl::GemmDesc> descs;
+    for (const ProbeResult& r : done) {
+      ks.push_back(r.at.k);
+      ps.push_back(r.at.splitk);
+      descs.push_back(*r.desc);
+      cls.probes.push_back(r.at);
+    }
+    absl::StatusOr<std::vector<SpanRule>> rules =
+        fit_span_rules(cls.cls.values.split, ks, ps, descs);
+    if (!rules.ok()) return fail(c, std::string(rules.status().message()));  // checked before
+    cls.desc = descs[0];
+    cls.rules = *rules;
+    std::set<int> variants;
+    int total = 0;
+    for (const ProbeResult& r : done) variants.insert(r.at.variant);
+    for (const TableVariant& v : table_.variants) total += v.cls == c;
+    const std::string seen = absl::StrFormat(
+        "%d probe(s) agree over %d of the class's %d variant(s)", done.size(), variants.size(),
+        total);
+    cls.note = cls.note.empty() ? seen : absl::StrCat(cls.note, "; ", seen);
+    if (!broken_note.empty()) absl::StrAppend(&cls.note, "; ", broken_note);
+    ++stats_.validated;
+  }
+
+  // Probe j disagrees with the ones before it: split the class by the fields outside
+  // its mask in which j's variant differs from theirs, or give up when there are none.
+  void disagree(int c, size_t j, const std::string& why) {
+    // Taken out first: results_ grows below.
+    std::vector<ProbeResult> done = std::move(results_[c]);
+    results_[c].clear();
+    const CublasClass old = table_.classes[c].cls;
+    const CublasKey kj = table_.variants[done[j].at.variant].key;
+    uint32_t fields = 0;
+    for (size_t i = 0; i < j; ++i) {
+      fields |= differing_fields(kj, table_.variants[done[i].at.variant].key) & ~old.mask;
+    }
+    if (fields == 0) {
+      return fail(c, absl::StrFormat(
+          "the probes disagree though their variants are equal, so the descriptor depends on K "
+          "or the split count beyond any span rule: %s", why));
+    }
+    ++stats_.splits;
+    const uint32_t mask = old.mask | fields;
+    const std::string note = absl::StrFormat("split from class {%s} by %s because %s",
+                                             to_string(old), fields_text(kj, fields), why);
+    // The class keeps the part holding its first probe's variant; the others are new.
+    std::map<CublasKey, int> parts;
+    parts[class_of(table_.variants[done[0].at.variant].key, mask).values] = c;
+    std::vector<int> touched = {c};
+    for (TableVariant& v : table_.variants) {
+      if (v.cls != c) continue;
+      const CublasClass part = class_of(v.key, mask);
+      auto [it, fresh] = parts.emplace(part.values, static_cast<int>(table_.classes.size()));
+      if (fresh) {
+        TableClass tc;
+        tc.family = table_.classes[c].family;
+        tc.cls = part;
+        table_.classes.push_back(std::move(tc));
+        results_.emplace_back();
+        touched.push_back(it->second);
+      }
+      v.cls = it->second;
+    }
+    table_.classes[c].cls = class_of(table_.variants[done[0].at.variant].key, mask);
+    for (ProbeResult& r : done) results_[table_.variants[r.at.variant].cls].push_back(std::move(r));
+    for (int t : touched) {
+      table_.classes[t].note = note;
+      if (seen(t)) work_.push_back(t);
+    }
+    sort_work();
+  }
+
+  CublasTable& table_;
+  const ScanState& state_;
+  const ProbeFn& probe_;
+  const ProbeOptions& options_;
+  static constexpr int kMaxInstrumentErrors = 3;  // per class visit
+  std::vector<int> work_;                         // classes still to process
+  std::set<std::tuple<int, int64_t, uint32_t>> tried_;  // (variant, K, P) probed
+  std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant
+  std::vector<std::vector<ProbeResult>> results_;  // per class
+  ProbeStats stats_;
+};
+
+}  // namespace
+
+absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
+                                         const ProbeFn& probe, const ProbeOptions& options,
+                                         const ProgressFn& progress) {
+  if (!probe) return absl::InvalidArgumentError("probe_classes was given no probe.");
   if (options.max_probe_k < 3) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.max_probe_k is %d; the probe needs K >= 3.", options.max_probe_k));
@@ -366,120 +712,16 @@ absl::Status probe_keys(CublasTable& table, const ScanState& state, const ProbeF
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.fit_probes is %d; it must be >= 0.", options.fit_probes));
   }
-  if (state.shapes.size() != table.keys.size()) {
+  if (options.class_probes < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "probe_keys was given a ScanState of %d keys for a table of %d; pass the state the "
-        "scan filled.", state.shapes.size(), table.keys.size()));
+        "ProbeOptions.class_probes is %d; it must be >= 1.", options.class_probes));
   }
-  std::vector<int> order;
-  // Keys of earlier scans (no shapes in this state) keep what they have.
-  for (size_t i = 0; i < table.keys.size(); ++i) {
-    if (!table.keys[i].desc && !state.shapes[i].by_k.empty()) order.push_back(static_cast<int>(i));
+  if (state.shapes.size() != table.variants.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "probe_classes was given a ScanState of %d variants for a table of %d; pass the state "
+        "the scan filled.", state.shapes.size(), table.variants.size()));
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return table.keys[a].shapes > table.keys[b].shapes; });
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  int64_t done = 0;
-  for (int idx : order) {
-    TableKey& key = table.keys[idx];
-    if (progress) progress("probe", done++, static_cast<int64_t>(order.size()));
-    if (elapsed() > options.budget_s) {
-      key.note = absl::StrFormat("not probed: the probe budget of %.0f s was spent",
-                                 options.budget_s);
-      continue;
-    }
-    // Probe-able Ks (the pair walk needs K >= 3); the representative is the one in
-    // [min_probe_k, max_probe_k] with the fewest trailing zero bits (a short turn or a
-    // short part shows there), the smallest among those; below min_probe_k the largest.
-    std::vector<int64_t> candidates;
-    for (const auto& [k, mn] : state.shapes[idx].by_k) {
-      if (k >= 3 && k <= options.max_probe_k) candidates.push_back(k);
-    }
-    if (candidates.empty()) {
-      key.note = absl::StrFormat(
-          "not probed: every scanned shape of this key has K outside [3, %d] (smallest K %d)",
-          options.max_probe_k,
-          state.shapes[idx].by_k.empty() ? 0 : state.shapes[idx].by_k.begin()->first);
-      continue;
-    }
-    auto tz = [](int64_t k) { return std::countr_zero(static_cast<uint64_t>(k)); };
-    std::stable_sort(candidates.begin(), candidates.end(), [&](int64_t a, int64_t b) {
-      const bool a_in = a >= options.min_probe_k, b_in = b >= options.min_probe_k;
-      if (a_in != b_in) return a_in;
-      if (!a_in) return a > b;
-      if (tz(a) != tz(b)) return tz(a) < tz(b);
-      return a < b;
-    });
-    std::vector<int64_t> ks = {candidates[0]};
-    if (key.key.splitk > 1) {
-      for (size_t j = 1; j < candidates.size() && static_cast<int>(j) <= options.fit_probes; ++j) {
-        ks.push_back(candidates[j]);
-      }
-    }
-    std::vector<int64_t> got_k;
-    std::vector<dsl::GemmDesc> descs;
-    std::vector<std::string> notes;
-    const runtime::GemmShape fam = *parse_family(key.family);
-    for (int64_t k : ks) {
-      runtime::GemmShape s = fam;
-      s.k = k;
-      s.m = state.shapes[idx].by_k.at(k).first;
-      s.n = state.shapes[idx].by_k.at(k).second;
-      absl::StatusOr<dsl::GemmDesc> d = probe(s, key.key);
-      if (!d.ok()) {
-        notes.push_back(absl::StrFormat("probe at %dx%dx%d failed: %s", s.m, s.n, s.k,
-                                        d.status().message()));
-        if (descs.empty()) break;  // the representative failed: no descriptor
-        continue;
-      }
-      if (descs.empty()) {
-        key.m = s.m, key.n = s.n, key.k = s.k;
-      }
-      got_k.push_back(k);
-      descs.push_back(*d);
-    }
-    key.probed_k = got_k;
-    if (descs.empty()) {
-      key.note = absl::StrJoin(notes, "; ");
-      continue;
-    }
-    // Fields no experiment can see at one K come back canonical there, so probes may
-    // disagree beyond their spans; the K with the fewest trailing zero bits (where a
-    // short turn or a short part shows) is kept.
-    size_t keep = 0;
-    for (size_t j = 1; j < descs.size(); ++j) {
-      if (without_spans(descs[j]) != without_spans(descs[0])) {
-        notes.push_back(absl::StrFormat("the probes at K = %d and K = %d differ beyond spans",
-                                        got_k[0], got_k[j]));
-      }
-      if (std::countr_zero(static_cast<uint64_t>(got_k[j])) <
-          std::countr_zero(static_cast<uint64_t>(got_k[keep]))) {
-        keep = j;
-      }
-    }
-    absl::StatusOr<std::vector<SpanRule>> rules = fit_span_rules(key.key, got_k, descs);
-    if (!rules.ok()) {
-      notes.push_back(std::string(rules.status().message()));
-      key.note = absl::StrJoin(notes, "; ");
-      continue;
-    }
-    // The rules reproduce every probed span, so the kept descriptor's own spans are
-    // carried back to the representative's K through them.
-    dsl::GemmDesc d = descs[keep];
-    for (size_t i = 0; i < d.k_cuts.size(); ++i) {
-      d.k_cuts[i].span = (*rules)[i].kind == SpanRule::Kind::kFixed
-                             ? d.k_cuts[i].span
-                             : apply_span_rule((*rules)[i], d.k_cuts[i].span, got_k[0]);
-    }
-    key.desc = d;
-    key.rules = *rules;
-    key.note = absl::StrJoin(notes, "; ");
-  }
-  if (progress) progress("probe", done, static_cast<int64_t>(order.size()));
-  return absl::OkStatus();
+  return ClassProber(table, state, probe, options).run(progress);
 }
 
 }  // namespace fixbits::profile

@@ -1,42 +1,62 @@
 // CublasScan: builds a CublasTable from cuBLASLt's cost model (reference §4): first
 // every (M, N, K) of a grid is asked for its heuristic answer (no launch), reduced to
-// its CublasKey, with the K boundaries between grid points found exactly by bisection;
-// then each distinct key is probed at a representative shape and its span rules are
-// fitted. The library is reached only through the two functions given, so the same
-// code runs against cuBLASLt (samples/cublas_scan) and against fakes (tests).
+// its variant and split count (CublasKey.h), with the K boundaries between grid points
+// found exactly by bisection; each variant joins the coarse class of its key
+// (CublasClass.h). Then each class is probed at a few shapes, its span rules fitted
+// and its coarseness validated. The library is reached only through the two functions
+// given, so the same code runs against cuBLASLt (samples/cublas_scan) and against
+// fakes (tests).
 //
 // Contract:
-//   scan_heuristic(table, family, grid, heuristic, progress):
+//   scan_heuristic(table, state, family, grid, heuristic, progress):
 //     * asks heuristic(shape) for every shape of grid.ms x grid.ns x grid.ks (dtypes and
-//       layout from `family`), plus log2(gap) bisection calls per K boundary, at K
-//       multiples of grid.k_multiple;
-//     * appends the family's map and its new keys to `table` (keys in first-seen
-//       order); an error from the heuristic marks the shape refused (key -1) and keeps
-//       the first message; it fails only when every shape is refused or on bad input.
+//       layout from `family`), plus log2(gap) bisection calls per K boundary (a change
+//       of variant or of split count), at K multiples of grid.k_multiple;
+//     * appends the family's map, its new variants and their coarse classes to `table`
+//       (first-seen order); an error from the heuristic marks the shape refused
+//       (variant -1) and keeps the first message; it fails only when every shape is
+//       refused or on bad input.
 //     Bisection assumes at most one change per probed interval side: between two grid
-//     Ks with keys A and B it finds the last K of A's run, then repeats on the rest.
-//   probe_keys(table, probe, options, progress):
-//     * per key without a descriptor that this state saw (keys of an earlier scan
-//       keep their note), most-used keys first, until options.budget_s:
-//       the representative K is, among the key's scanned Ks in [min_probe_k,
-//       max_probe_k], the one with the fewest trailing zero bits (smallest first), or
-//       the largest K in [3, min_probe_k) when none is; its M, N are the smallest
-//       M*N seen with that K. Split keys (splitk > 1) get up to fit_probes more Ks
-//       in the same order to fit their span rule;
-//     * a key no shape of which fits, or whose probe failed, keeps a note saying why.
-//   fit_span_rules(...): per cut level, "whole" when every probe saw span == K, the
-//     largest granule G in 1024..1 that reproduces every probed span for level 0 of a
-//     split key (split<splitk>/G), else "fixed" when all probes agree; anything else
-//     is an error naming the level and the spans.
-// Example: a key with splitk = 3 probed at K = 576 (span 192) and K = 1000 (span 384):
-//   G = 128 gives round_up(192, 128) = 256 at K = 576 (no); G = 64 gives 192 and
-//   round_up(ceil(1000 / 3) = 334, 64) = 384 (yes), so the rule is split3/64.
+//     Ks with answers A and B it finds the last K of A's run, then repeats on the rest.
+//   probe_classes(table, state, probe, options, progress): per class without a
+//     descriptor that this state saw (classes of an earlier scan keep theirs), most
+//     scanned shapes first, until options.budget_s:
+//     * it probes up to `class_probes` points (a split class: 1 + `fit_probes`), each
+//       a (variant, K, split count) of the class at the smallest M*N seen there, K in
+//       [min_probe_k, max_probe_k] first (else the largest K in [3, min_probe_k)),
+//       chosen in this order: variants differing from the probed ones in the most
+//       fields outside the class's mask; for split classes a new ceil(K / P); the
+//       most-used variant; K with the fewest trailing zero bits (a short turn or a short
+//       part shows there); the smallest K;
+//     * after each probe it checks the class: every probe must give the same descriptor
+//       up to spans (or every one fail), and one span rule per level must reproduce
+//       every probed span (fit_span_rules). When probe j disagrees with the ones before,
+//       the class is split by the fields outside its mask in which j's variant differs
+//       from theirs (CublasClass.h), the probes so far are handed to the parts, and each
+//       part is checked and probed again. When those variants are equal (the descriptor
+//       depends on K or P beyond any rule) the class keeps no descriptor and a note;
+//     * a probe error other than NotFound is the instrument's (black box, device): that
+//       point is dropped and noted, never counted as a disagreement (at most 3 per
+//       class visit);
+//     * a class whose probes all agree gets the first probe's descriptor, the rules and
+//       the probe list; one that ran out of budget, or had no probe-able shape, keeps
+//       no descriptor and a note saying why. A coarse key is therefore never trusted
+//       without probes: a class is as fine as its probes showed it must be.
+//   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
+//     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
+//     (split/G); else "whole" when every probe saw span == K, else "fixed" when all
+//     agree; anything else is FailedPrecondition naming the level and the spans.
+// Example: a split class probed at (K, P) = (577, 3) (span 256) and (1000, 4) (span
+//   256): G = 1024 gives 577 at K = 577 (no); G = 256 gives 256 and 256 (yes), so the
+//   rule is split/256; a third probe at (500, 3) (span 192) moves it to split/64
+//   (G = 128 would give 256 there).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -63,17 +83,18 @@ ScanGrid default_grid(const runtime::GemmShape& family, int per_octave = 2,
 
 using HeuristicFn =
     std::function<absl::StatusOr<runtime::AlgoConfig>(const runtime::GemmShape&)>;
+// Recovers the descriptor of `key` (a variant) at the full shape s.
 using ProbeFn = std::function<absl::StatusOr<dsl::GemmDesc>(const runtime::GemmShape&,
                                                              const CublasKey&)>;
 // Called now and then: a phase name, work done and total (total may grow).
 using ProgressFn = std::function<void(std::string_view phase, int64_t done, int64_t total)>;
 
-// Shapes seen per key: for every distinct K, the smallest M*N (then M) with the key.
-struct KeyShapes {
-  std::map<int64_t, std::pair<int64_t, int64_t>> by_k;  // K -> (M, N)
+// Shapes seen per variant: for every distinct (K, split count), the smallest M*N (then M).
+struct VariantShapes {
+  std::map<std::pair<int64_t, uint32_t>, std::pair<int64_t, int64_t>> points;
 };
 struct ScanState {
-  std::vector<KeyShapes> shapes;  // parallel to table.keys
+  std::vector<VariantShapes> shapes;  // parallel to table.variants
   int64_t heuristic_calls = 0;
 };
 
@@ -95,22 +116,32 @@ struct ProbeOptions {
   int64_t min_probe_k = 256;  // below it fields like the mainloop step hide
   int64_t max_probe_k = 4096;
   double budget_s = 300;
-  int fit_probes = 2;
+  int class_probes = 2;  // probes per class without split (1 + validation probes)
+  int fit_probes = 2;    // probes of a split class beyond its first
 };
-absl::Status probe_keys(CublasTable& table, const ScanState& state, const ProbeFn& probe,
-                        const ProbeOptions& options, const ProgressFn& progress = {});
+struct ProbeStats {
+  int64_t probes = 0;     // probe calls made
+  int64_t splits = 0;     // classes split because their probes disagreed
+  int64_t validated = 0;  // classes that got a descriptor
+  int64_t failed = 0;     // classes left without one (each with a note)
+  int64_t instrument_errors = 0;  // probes whose black box failed (not NotFound)
+};
+absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
+                                         const ProbeFn& probe, const ProbeOptions& options,
+                                         const ProgressFn& progress = {});
 
-// One key's probe at shape `s` through `box` (the full-shape black box): the family
-// the key suggests first (split_k when splitk > 1, else plain), then the other of the
+// One variant's probe at shape `s` through `box` (the full-shape black box): the family
+// the key suggests first (split_k when key.split, else plain), then the other of the
 // two, then gemv; the first family that yields a descriptor wins. The error of the
 // last family tried names all three attempts.
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction);
 
-// The rules for `descs` recovered at `ks` (parallel; descs[0] is the representative).
-absl::StatusOr<std::vector<SpanRule>> fit_span_rules(const CublasKey& key,
-                                                     const std::vector<int64_t>& ks,
+// The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
+// probe); `split` says whether level 0 is a split that follows the split count.
+absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
+                                                     const std::vector<uint32_t>& splitks,
                                                      const std::vector<dsl::GemmDesc>& descs);
 
 }  // namespace fixbits::profile

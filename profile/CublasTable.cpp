@@ -1,11 +1,15 @@
 // CublasTable: see CublasTable.h. Example of the text form (tabs shown as spaces):
-//   fixbits-cublas-table 1
+//   fixbits-cublas-table 2
 //   arch sm_90
-//   key 0 f16:f16:nn id=21 tile=18 splitk=3 ... 1x4096x576 140 576,1000 split3/64 gemm{...} -
+//   class 0 f16:f16:nn id=66 split=0 reduction=none custom=0 inner=0
+//         0@1x4x577/1,1@8x4x1023/1 - gemm{...} -                      (one line in the file)
+//   class 1 f16:f16:nn id=66 split=1 reduction=compute_type custom=0 inner=0
+//         2@1x1x701/3,5@16x1x704/3 split/64 gemm{...} -
+//   variant 0 f16:f16:nn id=66 tile=10 split=0 ... 0 140
 //   map f16:f16:nn m 1,2,3
 //   map f16:f16:nn n 1,64
 //   map f16:f16:nn kmax 524288
-//   runs f16:f16:nn 0 0 1:1,577:0
+//   runs f16:f16:nn 0 0 1:0,701:2/3,1400:2/4
 // The parser reads every line into the table, then checks the cross references.
 #include "profile/CublasTable.h"
 
@@ -68,11 +72,35 @@ absl::StatusOr<std::vector<int64_t>> parse_ints(std::string_view s, std::string_
   return out;
 }
 
+// "<variant>@<M>x<N>x<K>/<P>"
+std::string to_string(const ProbePoint& p) {
+  return absl::StrFormat("%d@%dx%dx%d/%d", p.variant, p.m, p.n, p.k, p.splitk);
+}
+
+absl::StatusOr<ProbePoint> parse_probe_point(absl::string_view s, const LineError& e) {
+  ProbePoint p;
+  std::vector<absl::string_view> at = absl::StrSplit(s, '@');
+  std::vector<absl::string_view> slash =
+      at.size() == 2 ? absl::StrSplit(at[1], '/') : std::vector<absl::string_view>{};
+  std::vector<absl::string_view> dims =
+      slash.size() == 2 ? absl::StrSplit(slash[0], 'x') : std::vector<absl::string_view>{};
+  if (dims.size() != 3 || !absl::SimpleAtoi(at[0], &p.variant) ||
+      !absl::SimpleAtoi(dims[0], &p.m) || !absl::SimpleAtoi(dims[1], &p.n) ||
+      !absl::SimpleAtoi(dims[2], &p.k) || !absl::SimpleAtoi(slash[1], &p.splitk) || p.m < 1 ||
+      p.n < 1 || p.k < 1 || p.splitk < 1) {
+    return e(absl::StrFormat("the probe \"%s\" is not <variant>@<M>x<N>x<K>/<split count>",
+                             std::string(s)));
+  }
+  return p;
+}
+
 FamilyMap* map_of(CublasTable& t, std::string_view family) {
   for (FamilyMap& m : t.maps) {
     if (m.family == family) return &m;
   }
-  t.maps.push_back(FamilyMap{.family = std::string(family)});
+  FamilyMap m;
+  m.family = std::string(family);
+  t.maps.push_back(std::move(m));
   return &t.maps.back();
 }
 
@@ -93,16 +121,45 @@ bool ascending(const std::vector<int64_t>& v) {
 // Cross references of a fully read table.
 absl::Status check_table(const CublasTable& t) {
   if (t.arch.empty()) return absl::InvalidArgumentError("The cuBLAS table has no arch line.");
-  for (size_t i = 0; i < t.keys.size(); ++i) {
-    const TableKey& k = t.keys[i];
-    if (k.desc && k.rules.size() != k.desc->k_cuts.size()) {
+  const int nv = static_cast<int>(t.variants.size());
+  for (size_t i = 0; i < t.classes.size(); ++i) {
+    const TableClass& c = t.classes[i];
+    if (c.desc && c.rules.size() != c.desc->k_cuts.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "The cuBLAS table's key %d has %d span rules for a descriptor with %d cut levels.", i,
-          k.rules.size(), k.desc->k_cuts.size()));
+          "The cuBLAS table's class %d has %d span rules for a descriptor with %d cut levels.", i,
+          c.rules.size(), c.desc->k_cuts.size()));
     }
-    if (find_map(t, k.family) == nullptr) {
+    for (size_t r = 0; r < c.rules.size(); ++r) {
+      if (c.rules[r].kind == SpanRule::Kind::kSplit && (r > 0 || !c.cls.values.split)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d has a split rule at cut level %d; only level 0 of a "
+            "class with split=1 follows the split count.", i, r));
+      }
+    }
+    if (find_map(t, c.family) == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "The cuBLAS table's key %d names family %s, which has no map.", i, k.family));
+          "The cuBLAS table's class %d names family %s, which has no map.", i, c.family));
+    }
+    for (const ProbePoint& p : c.probes) {
+      if (p.variant < 0 || p.variant >= nv || t.variants[p.variant].cls != static_cast<int>(i)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d lists a probe of variant %d, which is not a variant of "
+            "that class.", i, p.variant));
+      }
+      if ((p.splitk > 1) != c.cls.values.split) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d lists a probe with split count %d in a class with "
+            "split=%d.", i, p.splitk, c.cls.values.split ? 1 : 0));
+      }
+    }
+  }
+  for (int i = 0; i < nv; ++i) {
+    const TableVariant& v = t.variants[i];
+    if (v.cls < 0 || v.cls >= static_cast<int>(t.classes.size()) ||
+        t.classes[v.cls].family != v.family || !contains(t.classes[v.cls].cls, v.key)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "The cuBLAS table's variant %d (%s) names class %d, which is not a class of family %s "
+          "that contains it.", i, to_string(v.key), v.cls, v.family));
     }
   }
   for (const FamilyMap& m : t.maps) {
@@ -118,24 +175,30 @@ absl::Status check_table(const CublasTable& t) {
     }
     for (size_t c = 0; c < m.runs.size(); ++c) {
       const auto& runs = m.runs[c];
+      const size_t mi = c / m.ns.size(), ni = c % m.ns.size();
       if (runs.empty()) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "The cuBLAS table's map of %s has no runs for cell (%d, %d).", m.family,
-            c / m.ns.size(), c % m.ns.size()));
+            "The cuBLAS table's map of %s has no runs for cell (%d, %d).", m.family, mi, ni));
       }
       for (size_t r = 0; r < runs.size(); ++r) {
-        const auto [k0, key] = runs[r];
-        if (k0 < 1 || k0 > m.k_max || (r > 0 && k0 <= runs[r - 1].first)) {
+        const MapRun& run = runs[r];
+        if (run.k0 < 1 || run.k0 > m.k_max || (r > 0 && run.k0 <= runs[r - 1].k0)) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "The cuBLAS table's map of %s, cell (%d, %d): run k0 %d is not ascending inside "
-              "[1, kmax = %d].", m.family, c / m.ns.size(), c % m.ns.size(), k0, m.k_max));
+              "[1, kmax = %d].", m.family, mi, ni, run.k0, m.k_max));
         }
-        if (key == -1) continue;  // refused by the heuristic
-        if (key < 0 || key >= static_cast<int>(t.keys.size()) ||
-            t.keys[key].family != m.family) {
+        if (run.variant == -1) continue;  // refused by the heuristic
+        if (run.variant < 0 || run.variant >= nv || t.variants[run.variant].family != m.family) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "The cuBLAS table's map of %s, cell (%d, %d): key index %d is not a key of that "
-              "family.", m.family, c / m.ns.size(), c % m.ns.size(), key));
+              "The cuBLAS table's map of %s, cell (%d, %d): variant index %d is not a variant of "
+              "that family.", m.family, mi, ni, run.variant));
+        }
+        if (run.splitk < 1 || (run.splitk > 1) != t.variants[run.variant].key.split) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "The cuBLAS table's map of %s, cell (%d, %d): the run at k0 %d has split count %d "
+              "for variant %d with split=%d (split variants need a count > 1, others 1).",
+              m.family, mi, ni, run.k0, run.splitk, run.variant,
+              t.variants[run.variant].key.split ? 1 : 0));
         }
       }
     }
@@ -149,7 +212,7 @@ std::string to_string(const SpanRule& r) {
   switch (r.kind) {
     case SpanRule::Kind::kFixed: return "fixed";
     case SpanRule::Kind::kWhole: return "whole";
-    case SpanRule::Kind::kSplit: return absl::StrFormat("split%d/%d", r.parts, r.granule);
+    case SpanRule::Kind::kSplit: return absl::StrFormat("split/%d", r.granule);
   }
   return "?";
 }
@@ -158,40 +221,46 @@ absl::StatusOr<SpanRule> parse_span_rule(std::string_view text) {
   if (text == "fixed") return SpanRule{};
   if (text == "whole") return SpanRule{.kind = SpanRule::Kind::kWhole};
   SpanRule r{.kind = SpanRule::Kind::kSplit};
-  std::vector<absl::string_view> pg;
-  if (text.substr(0, 5) == "split") pg = absl::StrSplit(av(text.substr(5)), '/');
-  if (pg.size() != 2 || !absl::SimpleAtoi(pg[0], &r.parts) ||
-      !absl::SimpleAtoi(pg[1], &r.granule) || r.parts < 1 || r.granule < 1) {
+  if (text.substr(0, 6) != "split/" || !absl::SimpleAtoi(av(text.substr(6)), &r.granule) ||
+      r.granule < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "The span rule \"%s\" is not fixed, whole or split<P>/<G> with P, G >= 1.", text));
+        "The span rule \"%s\" is not fixed, whole or split/<G> with G >= 1.", text));
   }
   return r;
 }
 
-int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k) {
+int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k, int64_t splitk) {
   switch (r.kind) {
     case SpanRule::Kind::kFixed: return fixed_span;
     case SpanRule::Kind::kWhole: return std::max<int64_t>(k, 1);
     case SpanRule::Kind::kSplit:
       return std::max<int64_t>(
-          1, std::min(k, ceil_div(ceil_div(k, r.parts), r.granule) * r.granule));
+          1, std::min(k, ceil_div(ceil_div(k, std::max<int64_t>(splitk, 1)), r.granule) *
+                             r.granule));
   }
   return fixed_span;
 }
 
 std::string write_table(const CublasTable& t) {
-  std::string out = "fixbits-cublas-table\t1\n";
+  std::string out = absl::StrFormat("fixbits-cublas-table\t%d\n", kTableVersion);
   absl::StrAppend(&out, "arch\t", one_line(t.arch), "\n");
   absl::StrAppend(&out, "library\t", one_line(t.library), "\n");
   absl::StrAppend(&out, "command\t", one_line(t.command), "\n");
-  for (size_t i = 0; i < t.keys.size(); ++i) {
-    const TableKey& k = t.keys[i];
-    std::vector<std::string> rules;
-    for (const SpanRule& r : k.rules) rules.push_back(to_string(r));
+  for (size_t i = 0; i < t.classes.size(); ++i) {
+    const TableClass& c = t.classes[i];
+    std::vector<std::string> rules, probes;
+    for (const SpanRule& r : c.rules) rules.push_back(to_string(r));
+    for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
-        "key\t%d\t%s\t%s\t%dx%dx%d\t%d\t%s\t%s\t%s\t%s\n", i, k.family, to_string(k.key), k.m,
-        k.n, k.k, k.shapes, join_ints(k.probed_k), rules.empty() ? "-" : absl::StrJoin(rules, ","),
-        k.desc ? dsl::to_string(*k.desc) : "-", one_line(k.note)));
+        "class\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, c.family, to_string(c.cls),
+        probes.empty() ? "-" : absl::StrJoin(probes, ","),
+        rules.empty() ? "-" : absl::StrJoin(rules, ","), c.desc ? dsl::to_string(*c.desc) : "-",
+        one_line(c.note)));
+  }
+  for (size_t i = 0; i < t.variants.size(); ++i) {
+    const TableVariant& v = t.variants[i];
+    absl::StrAppend(&out, absl::StrFormat("variant\t%d\t%s\t%s\t%d\t%d\n", i, v.family,
+                                          to_string(v.key), v.cls, v.shapes));
   }
   for (const FamilyMap& m : t.maps) {
     absl::StrAppend(&out, "map\t", m.family, "\tm\t", join_ints(m.ms), "\n");
@@ -202,7 +271,10 @@ std::string write_table(const CublasTable& t) {
     }
     for (size_t c = 0; c < m.runs.size(); ++c) {
       std::vector<std::string> runs;
-      for (const auto& [k0, key] : m.runs[c]) runs.push_back(absl::StrCat(k0, ":", key));
+      for (const MapRun& r : m.runs[c]) {
+        runs.push_back(r.splitk > 1 ? absl::StrCat(r.k0, ":", r.variant, "/", r.splitk)
+                                    : absl::StrCat(r.k0, ":", r.variant));
+      }
       absl::StrAppend(&out, "runs\t", m.family, "\t", c / m.ns.size(), "\t", c % m.ns.size(), "\t",
                       absl::StrJoin(runs, ","), "\n");
     }
@@ -218,7 +290,7 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
   struct PendingRuns {
     std::string family;
     int64_t mi, ni;
-    std::vector<std::pair<int64_t, int>> runs;
+    std::vector<MapRun> runs;
     int line;
   };
   std::vector<PendingRuns> pending;
@@ -231,8 +303,15 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
     std::vector<std::string_view> f;
     for (absl::string_view p : absl::StrSplit(av(line), '\t')) f.emplace_back(p.data(), p.size());
     if (!header) {
-      if (f.size() != 2 || f[0] != "fixbits-cublas-table" || f[1] != "1") {
-        return err("the first line must be \"fixbits-cublas-table<TAB>1\"");
+      if (f.size() == 2 && f[0] == "fixbits-cublas-table" && f[1] != "2") {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "The cuBLAS table is format version %s; this build reads version %d (classes of "
+            "answers, split counts per shape). Version 1 tables (one key per full answer) "
+            "cannot be converted: rescan with fixbits-cublas-scan (docs/cublas.md).", f[1],
+            kTableVersion));
+      }
+      if (f.size() != 2 || f[0] != "fixbits-cublas-table") {
+        return err("the first line must be \"fixbits-cublas-table<TAB>2\"");
       }
       header = true;
       continue;
@@ -242,45 +321,66 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       if (f.size() != 2) return err(absl::StrFormat("a %s line has one value", kind));
       std::string& dst = kind == "arch" ? t.arch : kind == "library" ? t.library : t.command;
       dst = f[1] == "-" ? "" : std::string(f[1]);
-    } else if (kind == "key") {
-      if (f.size() != 10) return err(absl::StrFormat("a key line has 10 fields, not %d", f.size()));
-      absl::StatusOr<int64_t> index = parse_int(f[1], "the key index", err);
+    } else if (kind == "class") {
+      if (f.size() != 8) return err(absl::StrFormat("a class line has 8 fields, not %d", f.size()));
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
       if (!index.ok()) return index.status();
-      if (*index != static_cast<int64_t>(t.keys.size())) {
-        return err(absl::StrFormat("key index %d is out of order (expected %d)", *index,
-                                   t.keys.size()));
+      if (*index != static_cast<int64_t>(t.classes.size())) {
+        return err(absl::StrFormat("class index %d is out of order (expected %d)", *index,
+                                   t.classes.size()));
       }
-      TableKey k;
-      k.family = std::string(f[2]);
-      if (absl::Status s = parse_family(k.family).status(); !s.ok()) return err(std::string(s.message()));
-      absl::StatusOr<CublasKey> key = parse_cublas_key(f[3]);
-      if (!key.ok()) return err(std::string(key.status().message()));
-      k.key = *key;
-      std::vector<absl::string_view> dims = absl::StrSplit(av(f[4]), 'x');
-      if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &k.m) || !absl::SimpleAtoi(dims[1], &k.n) ||
-          !absl::SimpleAtoi(dims[2], &k.k) || k.m < 1 || k.n < 1 || k.k < 1) {
-        return err(absl::StrFormat("the representative shape \"%s\" is not MxNxK", f[4]));
+      TableClass c;
+      c.family = std::string(f[2]);
+      if (absl::Status s = parse_family(c.family).status(); !s.ok()) {
+        return err(std::string(s.message()));
       }
-      absl::StatusOr<int64_t> shapes = parse_int(f[5], "the shape count", err);
-      if (!shapes.ok()) return shapes.status();
-      k.shapes = *shapes;
-      absl::StatusOr<std::vector<int64_t>> probed = parse_ints(f[6], "a probed K", err);
-      if (!probed.ok()) return probed.status();
-      k.probed_k = *probed;
-      if (f[7] != "-") {
-        for (absl::string_view r : absl::StrSplit(av(f[7]), ',')) {
-          absl::StatusOr<SpanRule> rule = parse_span_rule(std::string_view(r.data(), r.size()));
-          if (!rule.ok()) return err(std::string(rule.status().message()));
-          k.rules.push_back(*rule);
+      absl::StatusOr<CublasClass> cls = parse_cublas_class(f[3]);
+      if (!cls.ok()) return err(std::string(cls.status().message()));
+      c.cls = *cls;
+      if (f[4] != "-") {
+        for (absl::string_view p : absl::StrSplit(av(f[4]), ',')) {
+          absl::StatusOr<ProbePoint> point = parse_probe_point(p, err);
+          if (!point.ok()) return point.status();
+          c.probes.push_back(*point);
         }
       }
-      if (f[8] != "-") {
-        absl::StatusOr<dsl::GemmDesc> d = dsl::parse_gemm_desc(f[8]);
-        if (!d.ok()) return err(std::string(d.status().message()));
-        k.desc = *d;
+      if (f[5] != "-") {
+        for (absl::string_view r : absl::StrSplit(av(f[5]), ',')) {
+          absl::StatusOr<SpanRule> rule = parse_span_rule(std::string_view(r.data(), r.size()));
+          if (!rule.ok()) return err(std::string(rule.status().message()));
+          c.rules.push_back(*rule);
+        }
       }
-      k.note = f[9] == "-" ? "" : std::string(f[9]);
-      t.keys.push_back(std::move(k));
+      if (f[6] != "-") {
+        absl::StatusOr<dsl::GemmDesc> d = dsl::parse_gemm_desc(f[6]);
+        if (!d.ok()) return err(std::string(d.status().message()));
+        c.desc = *d;
+        if (c.probes.empty()) return err("a class with a descriptor lists no probe");
+      }
+      c.note = f[7] == "-" ? "" : std::string(f[7]);
+      t.classes.push_back(std::move(c));
+    } else if (kind == "variant") {
+      if (f.size() != 6) {
+        return err(absl::StrFormat("a variant line has 6 fields, not %d", f.size()));
+      }
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the variant index", err);
+      if (!index.ok()) return index.status();
+      if (*index != static_cast<int64_t>(t.variants.size())) {
+        return err(absl::StrFormat("variant index %d is out of order (expected %d)", *index,
+                                   t.variants.size()));
+      }
+      TableVariant v;
+      v.family = std::string(f[2]);
+      absl::StatusOr<CublasKey> key = parse_cublas_key(f[3]);
+      if (!key.ok()) return err(std::string(key.status().message()));
+      v.key = *key;
+      absl::StatusOr<int64_t> cls = parse_int(f[4], "the class index", err);
+      if (!cls.ok()) return cls.status();
+      absl::StatusOr<int64_t> shapes = parse_int(f[5], "the shape count", err);
+      if (!shapes.ok()) return shapes.status();
+      v.cls = static_cast<int>(*cls);
+      v.shapes = *shapes;
+      t.variants.push_back(std::move(v));
     } else if (kind == "map") {
       if (f.size() != 4) return err("a map line has 4 fields");
       FamilyMap* m = map_of(t, f[1]);
@@ -295,11 +395,14 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
         if (!v.ok()) return v.status();
         (f[2] == "m" ? m->ms : m->ns) = *v;
       } else {
-        return err(absl::StrFormat("a map line's field is m, n, kmax or refusal, not \"%s\"", f[2]));
+        return err(absl::StrFormat("a map line's field is m, n, kmax or refusal, not \"%s\"",
+                                   f[2]));
       }
     } else if (kind == "runs") {
       if (f.size() != 5) return err("a runs line has 5 fields");
-      PendingRuns p{.family = std::string(f[1]), .line = line_no};
+      PendingRuns p;
+      p.family = std::string(f[1]);
+      p.line = line_no;
       absl::StatusOr<int64_t> mi = parse_int(f[2], "the m index", err);
       if (!mi.ok()) return mi.status();
       absl::StatusOr<int64_t> ni = parse_int(f[3], "the n index", err);
@@ -308,17 +411,21 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       p.ni = *ni;
       for (absl::string_view run : absl::StrSplit(av(f[4]), ',')) {
         std::vector<absl::string_view> kv = absl::StrSplit(run, ':');
-        int64_t k0 = 0;
-        int key = 0;
-        if (kv.size() != 2 || !absl::SimpleAtoi(kv[0], &k0) || !absl::SimpleAtoi(kv[1], &key)) {
-          return err(absl::StrFormat("the run \"%s\" is not <k0>:<key index>", std::string(run)));
+        std::vector<absl::string_view> vs =
+            kv.size() == 2 ? absl::StrSplit(kv[1], '/') : std::vector<absl::string_view>{};
+        MapRun r;
+        if (vs.empty() || vs.size() > 2 || !absl::SimpleAtoi(kv[0], &r.k0) ||
+            !absl::SimpleAtoi(vs[0], &r.variant) ||
+            (vs.size() == 2 && !absl::SimpleAtoi(vs[1], &r.splitk))) {
+          return err(absl::StrFormat("the run \"%s\" is not <k0>:<variant>[/<split count>]",
+                                     std::string(run)));
         }
-        p.runs.emplace_back(k0, key);
+        p.runs.push_back(r);
       }
       pending.push_back(std::move(p));
     } else {
-      return err(absl::StrFormat("\"%s\" is no line kind (arch, library, command, key, map, runs)",
-                                 kind));
+      return err(absl::StrFormat(
+          "\"%s\" is no line kind (arch, library, command, class, variant, map, runs)", kind));
     }
   }
   if (!header) return absl::InvalidArgumentError("The cuBLAS table is empty.");
@@ -332,21 +439,31 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
                                  m->ms.size(), m->ns.size(), p.family));
     }
     auto& cell = m->runs[p.mi * m->ns.size() + p.ni];
-    if (!cell.empty()) return err(absl::StrFormat("cell (%d, %d) of %s is given twice", p.mi, p.ni, p.family));
+    if (!cell.empty()) {
+      return err(absl::StrFormat("cell (%d, %d) of %s is given twice", p.mi, p.ni, p.family));
+    }
     cell = std::move(p.runs);
   }
   if (absl::Status s = check_table(t); !s.ok()) return s;
   return t;
 }
 
-int find_key(const CublasTable& t, std::string_view family, const CublasKey& key) {
-  for (size_t i = 0; i < t.keys.size(); ++i) {
-    if (t.keys[i].family == family && t.keys[i].key == key) return static_cast<int>(i);
+int find_variant(const CublasTable& t, std::string_view family, const CublasKey& key) {
+  for (size_t i = 0; i < t.variants.size(); ++i) {
+    if (t.variants[i].family == family && t.variants[i].key == key) return static_cast<int>(i);
   }
   return -1;
 }
 
-absl::StatusOr<int> lookup_key(const CublasTable& t, const runtime::GemmShape& s) {
+int64_t class_shapes(const CublasTable& t, int cls) {
+  int64_t n = 0;
+  for (const TableVariant& v : t.variants) {
+    if (v.cls == cls) n += v.shapes;
+  }
+  return n;
+}
+
+absl::StatusOr<MapRun> lookup_run(const CublasTable& t, const runtime::GemmShape& s) {
   const std::string family = family_of(s);
   const FamilyMap* m = find_map(t, family);
   if (m == nullptr) {
@@ -361,8 +478,12 @@ absl::StatusOr<int> lookup_key(const CublasTable& t, const runtime::GemmShape& s
         "GemmShape.%s = %d is outside the scanned range [%d, %d] of the cuBLAS table for %s, "
         "family %s.", field, v, lo, hi, t.arch, family));
   };
-  if (s.m < m->ms.front() || s.m > m->ms.back()) return out_of_range("m", s.m, m->ms.front(), m->ms.back());
-  if (s.n < m->ns.front() || s.n > m->ns.back()) return out_of_range("n", s.n, m->ns.front(), m->ns.back());
+  if (s.m < m->ms.front() || s.m > m->ms.back()) {
+    return out_of_range("m", s.m, m->ms.front(), m->ms.back());
+  }
+  if (s.n < m->ns.front() || s.n > m->ns.back()) {
+    return out_of_range("n", s.n, m->ns.front(), m->ns.back());
+  }
   const size_t mi = std::upper_bound(m->ms.begin(), m->ms.end(), s.m) - m->ms.begin() - 1;
   const size_t ni = std::upper_bound(m->ns.begin(), m->ns.end(), s.n) - m->ns.begin() - 1;
   const size_t cell = mi * m->ns.size() + ni;
@@ -372,62 +493,67 @@ absl::StatusOr<int> lookup_key(const CublasTable& t, const runtime::GemmShape& s
         family, mi, ni));
   }
   const auto& runs = m->runs[cell];
-  if (s.k < runs.front().first || s.k > m->k_max) {
-    return out_of_range("k", s.k, runs.front().first, m->k_max);
+  if (s.k < runs.front().k0 || s.k > m->k_max) {
+    return out_of_range("k", s.k, runs.front().k0, m->k_max);
   }
-  int key = runs.front().second;
-  for (const auto& [k0, idx] : runs) {
-    if (k0 > s.k) break;
-    key = idx;
+  MapRun run = runs.front();
+  for (const MapRun& r : runs) {
+    if (r.k0 > s.k) break;
+    run = r;
   }
-  if (key >= static_cast<int>(t.keys.size())) {
+  if (run.variant >= static_cast<int>(t.variants.size())) {
     return absl::InternalError(absl::StrFormat(
-        "The cuBLAS table's map of %s breaks its invariant: key index %d of %d keys.", family,
-        key, t.keys.size()));
+        "The cuBLAS table's map of %s breaks its invariant: variant index %d of %d variants.",
+        family, run.variant, t.variants.size()));
   }
-  if (key < 0) {
+  if (run.variant < 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "cuBLASLt's heuristic refused the scanned shapes of family %s around %dx%dx%d when the "
-        "table for %s was made (%s), so the table has no key for them.", family, s.m, s.n, s.k,
-        t.arch, m->refusal.empty() ? "no message kept" : m->refusal));
+        "table for %s was made (%s), so the table has no variant for them.", family, s.m, s.n,
+        s.k, t.arch, m->refusal.empty() ? "no message kept" : m->refusal));
   }
-  return key;
+  return run;
 }
 
-absl::StatusOr<dsl::GemmDesc> desc_for(const TableKey& key, const runtime::GemmShape& s) {
-  if (!key.desc) {
+absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
+                                       uint32_t splitk) {
+  if (!c.desc) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "The cuBLAS key %s of family %s (representative %dx%dx%d) has no recovered descriptor: "
-        "%s.", to_string(key.key), key.family, key.m, key.n, key.k,
-        key.note.empty() ? "it was not probed" : key.note));
+        "The cuBLAS class %s of family %s has no validated descriptor: %s.", to_string(c.cls),
+        c.family, c.note.empty() ? "it was not probed" : c.note));
   }
   if (s.k < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("GemmShape.k is %d; it must be >= 1.", s.k));
   }
-  dsl::GemmDesc d = *key.desc;
-  if (key.rules.size() != d.k_cuts.size()) {
+  if (splitk < 1 || (splitk > 1) != c.cls.values.split) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "The split count %d does not fit the cuBLAS class %s (split=%d needs %s).", splitk,
+        to_string(c.cls), c.cls.values.split ? 1 : 0, c.cls.values.split ? "a count > 1" : "1"));
+  }
+  dsl::GemmDesc d = *c.desc;
+  if (c.rules.size() != d.k_cuts.size()) {
     return absl::InternalError(absl::StrFormat(
-        "The cuBLAS key %s breaks its invariant: %d span rules for %d cut levels.",
-        to_string(key.key), key.rules.size(), d.k_cuts.size()));
+        "The cuBLAS class %s breaks its invariant: %d span rules for %d cut levels.",
+        to_string(c.cls), c.rules.size(), d.k_cuts.size()));
   }
   for (size_t i = 0; i < d.k_cuts.size(); ++i) {
-    d.k_cuts[i].span = apply_span_rule(key.rules[i], d.k_cuts[i].span, s.k);
+    d.k_cuts[i].span = apply_span_rule(c.rules[i], d.k_cuts[i].span, s.k, splitk);
     // An inner level at least as long as the part it cuts has one part there: the
     // same tree as a level of exactly that span.
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
   }
   if (absl::Status v = dsl::validate(d); !v.ok()) {
     return absl::InternalError(absl::StrFormat(
-        "The cuBLAS key %s carried to K = %d gives an invalid descriptor: %s", to_string(key.key),
-        s.k, v.message()));
+        "The cuBLAS class %s carried to K = %d, split count %d gives an invalid descriptor: %s",
+        to_string(c.cls), s.k, splitk, v.message()));
   }
   return d;
 }
 
 absl::StatusOr<dsl::GemmDesc> lookup(const CublasTable& t, const runtime::GemmShape& s) {
-  absl::StatusOr<int> key = lookup_key(t, s);
-  if (!key.ok()) return key.status();
-  return desc_for(t.keys[*key], s);
+  absl::StatusOr<MapRun> run = lookup_run(t, s);
+  if (!run.ok()) return run.status();
+  return desc_for(t.classes[t.variants[run->variant].cls], s, run->splitk);
 }
 
 }  // namespace fixbits::profile

@@ -133,16 +133,19 @@ absl::StatusOr<jit::GemmRunner*> CublasMatcher::compiled_runner(const dsl::GemmD
 absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, uint64_t seed) {
   MatchResult res;
   res.family = family_of(s);
-  absl::StatusOr<int> key = lookup_key(*table_, s);
+  absl::StatusOr<MapRun> run = lookup_run(*table_, s);
   absl::StatusOr<dsl::GemmDesc> desc =
-      key.ok() ? desc_for(table_->keys[*key], s) : absl::StatusOr<dsl::GemmDesc>(key.status());
+      run.ok() ? desc_for(table_->classes[table_->variants[run->variant].cls], s, run->splitk)
+               : absl::StatusOr<dsl::GemmDesc>(run.status());
   absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
   if (!heur.ok()) {
     res.verdict = Verdict::kRefused;
     res.detail = std::string(heur.status().message());
     return res;
   }
-  res.map_hit = key.ok() && table_->keys[*key].key == key_of(heur->algo);
+  const CublasAnswer truth = answer_of(heur->algo);
+  res.map_hit = run.ok() && table_->variants[run->variant].key == truth.key &&
+                run->splitk == truth.splitk;
   if (!desc.ok()) {
     res.verdict = Verdict::kNoDesc;
     res.detail = std::string(desc.status().message());

@@ -5,9 +5,9 @@
 //
 // Contract of CublasMatcher::match(shape, seed):
 //   * desc = lookup(table, shape); no descriptor -> verdict kNoDesc with the lookup's
-//     message. The key cuBLASLt's heuristic really picks for the shape is compared
-//     with the table's (map_hit), so a miss of the map and a wrong descriptor are told
-//     apart.
+//     message. The variant and split count cuBLASLt's heuristic really picks for the
+//     shape are compared with the map's (map_hit), so a miss of the map and a wrong
+//     descriptor are told apart.
 //   * Inputs: every element +-(1 + f/64) * 2^e, e in [-3, 3], about 1% -0.0 and 1% a
 //     subnormal of the input format, from `seed`; the same bytes go to both sides.
 //   * path "kernel": jit::GemmRunner for desc, every output compared; where the code
@@ -51,7 +51,7 @@ struct MatchResult {
   Verdict verdict = Verdict::kNoDesc;
   std::string family;  // "<problem family> <GemmDesc family>", e.g. "f16:f16:nn split_k"
   std::string path;    // "kernel", "reference" or "" (no descriptor)
-  bool map_hit = false;  // the table's key for the shape is cuBLASLt's own
+  bool map_hit = false;  // the map's variant and split count are cuBLASLt's own
   std::string detail;    // first differing element, or why there is no descriptor
 };
 

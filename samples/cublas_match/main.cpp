@@ -3,7 +3,8 @@
 // fixbits generates for profile::cublas()'s descriptor on the same random inputs, and
 // the outputs are compared byte for byte (profile/match/CublasMatch.h). It prints the
 // bit-match rate per (dtype family, descriptor family), how often the table's map gave
-// the key cuBLASLt really used, and the first mismatches with their descriptors.
+// the variant and split count cuBLASLt really used, and the first mismatches with their
+// descriptors.
 // Shapes where cuBLAS drops the tail of the sum (its own defect) are counted apart.
 // Without a GPU or cuBLASLt, or while the embedded table holds no scan (and no --table
 // is given), it says why and exits 0; exit 1 when a compared shape
@@ -176,15 +177,17 @@ int main(int argc, char** argv) {
     table = *t;
   }
   const runtime::DeviceInfo& info = (*dev)->info();
-  std::printf("device %s (%s), cuBLASLt %zu; table for %s from cuBLASLt %s (%zu keys)\n",
+  std::printf("device %s (%s), cuBLASLt %zu; table for %s from cuBLASLt %s (%zu classes, %zu "
+              "variants)\n",
               info.name.c_str(), info.arch.c_str(), (*lt)->version(), table->arch.c_str(),
-              table->library.c_str(), table->keys.size());
+              table->library.c_str(), table->classes.size(), table->variants.size());
   if (table->arch != info.arch || table->library != std::to_string((*lt)->version())) {
     std::printf("note: the table was made on %s with cuBLASLt %s; this run differs\n",
                 table->arch.c_str(), table->library.c_str());
   }
-  profile::CublasMatcher matcher(*dev, *lt, table,
-                                 profile::MatchOptions{.compile_budget_s = args->compile_budget_s});
+  profile::MatchOptions match_options;
+  match_options.compile_budget_s = args->compile_budget_s;
+  profile::CublasMatcher matcher(*dev, *lt, table, match_options);
   std::map<std::string, Tally> tallies;
   std::map<std::string, Tally> by_dtype;
   int64_t shown = 0, failures = 0;

@@ -3,10 +3,14 @@
 //   1. for each dtype family, asks cuBLASLt's heuristic (no launch) for every shape of
 //      a log-spaced (M, N, K) grid (M = 1, N = 1, odd sizes, K up to 2^19), finds the
 //      K boundaries between grid points by bisection, and reduces each answer to its
-//      bit-deciding key (profile/CublasKey.h);
-//   2. probes each distinct key once at a representative shape (split keys at a few
-//      more Ks, to fit their span rule) through profile::CublasBlackBox and
-//      dsl::probe, most-used keys first, until --probe-budget-s is spent;
+//      variant and split count (profile/CublasKey.h); each variant joins its coarse
+//      class (profile/CublasClass.h: algorithm id, split or not, reduction scheme,
+//      inner shape, custom option);
+//   2. probes each class at a few shapes through profile::CublasBlackBox and
+//      dsl::probe (--class-probes, or 1 + --fit-probes for split classes, at variants
+//      that differ in tile/stages/cluster and at different K / split count), fits the
+//      split span rule, and splits a class whose probes disagree; most-used classes
+//      first, until --probe-budget-s is spent;
 //   3. writes the table (profile/CublasTable.h) to --out; commit it as
 //      profile/data/cublas_sm90.tsv so profile::cublas() embeds it.
 // Progress goes to stderr, the summary to stdout. Without a GPU or cuBLASLt it says
@@ -15,8 +19,8 @@
 // Usage: fixbits-cublas-scan [--out=PATH] [--append=PATH] [--dtypes=f16,bf16,f8e4m3]
 //          [--per-octave=N] [--refine=P]
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
-//          [--probe-budget-s=T] [--fit-probes=N] [--no-probe]
-//   --refine: before the scan, bisect M and N between grid lines whose keys differ,
+//          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
+//   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
 //   --append: extend a table written earlier on this device (one family per device
@@ -25,7 +29,7 @@
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
 //   --per-octave=2, --refine=3, --max-mn=16384, --max-k=524288, --min-probe-k=256,
-//   --max-probe-k=4096, --probe-budget-s=300, --fit-probes=2.
+//   --max-probe-k=4096, --probe-budget-s=300, --class-probes=2, --fit-probes=2.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -111,6 +115,9 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       st = int_flag("--min-probe-k=", 3, &a.probe.min_probe_k);
     } else if (value("--max-probe-k=")) {
       st = int_flag("--max-probe-k=", 3, &a.probe.max_probe_k);
+    } else if (value("--class-probes=")) {
+      st = int_flag("--class-probes=", 1, &x);
+      a.probe.class_probes = static_cast<int>(x);
     } else if (value("--fit-probes=")) {
       st = int_flag("--fit-probes=", 0, &x);
       a.probe.fit_probes = static_cast<int>(x);
@@ -261,7 +268,7 @@ int main(int argc, char** argv) {
     }
     const double t0 = progress.elapsed();
     const int64_t calls0 = state.heuristic_calls;
-    const size_t keys0 = table.keys.size();
+    const size_t variants0 = table.variants.size(), classes0 = table.classes.size();
     absl::Status st = profile::scan_heuristic(table, state, family, grid, heuristic, show);
     progress.end();
     if (!st.ok()) {
@@ -272,10 +279,11 @@ int main(int argc, char** argv) {
     const profile::FamilyMap& map = table.maps.back();
     int64_t runs = 0;
     for (const auto& r : map.runs) runs += static_cast<int64_t>(r.size());
-    std::printf("scan %s: %zu x %zu x %zu grid, %lld heuristic calls, %zu keys, %lld K runs, "
-                "%.1f s%s%s\n",
+    std::printf("scan %s: %zu x %zu x %zu grid, %lld heuristic calls, %zu variants in %zu "
+                "classes, %lld K runs, %.1f s%s%s\n",
                 map.family.c_str(), grid.ms.size(), grid.ns.size(), grid.ks.size(),
-                static_cast<long long>(state.heuristic_calls - calls0), table.keys.size() - keys0,
+                static_cast<long long>(state.heuristic_calls - calls0),
+                table.variants.size() - variants0, table.classes.size() - classes0,
                 static_cast<long long>(runs), progress.elapsed() - t0,
                 map.refusal.empty() ? "" : "; first refusal: ", map.refusal.c_str());
     save();
@@ -291,30 +299,38 @@ int main(int argc, char** argv) {
       return profile::probe_key((*box)->as_black_box(), s, key, instr);
     };
     const double t0 = progress.elapsed();
-    absl::Status st = profile::probe_keys(table, state, probe, args->probe, show);
+    absl::StatusOr<profile::ProbeStats> stats =
+        profile::probe_classes(table, state, probe, args->probe, show);
     progress.end();
-    if (!st.ok()) {
-      std::printf("probe: error: %s\n", std::string(st.message()).c_str());
+    if (!stats.ok()) {
+      std::printf("probe: error: %s\n", std::string(stats.status().message()).c_str());
       return 1;
     }
-    std::printf("probe: %.1f s\n", progress.elapsed() - t0);
+    std::printf("probe: %lld probes (%lld failed in the instrument), %lld class splits, %lld "
+                "classes validated, %lld without a descriptor, %.1f s\n",
+                static_cast<long long>(stats->probes),
+                static_cast<long long>(stats->instrument_errors),
+                static_cast<long long>(stats->splits), static_cast<long long>(stats->validated),
+                static_cast<long long>(stats->failed), progress.elapsed() - t0);
   }
   int with_desc = 0;
-  for (size_t i = 0; i < table.keys.size(); ++i) {
-    const profile::TableKey& k = table.keys[i];
-    with_desc += k.desc.has_value();
-    std::printf("key %zu %s %s: %lld shapes, at %lldx%lldx%lld: %s%s%s\n", i, k.family.c_str(),
-                profile::to_string(k.key).c_str(), static_cast<long long>(k.shapes),
-                static_cast<long long>(k.m), static_cast<long long>(k.n),
-                static_cast<long long>(k.k), k.desc ? dsl::to_string(*k.desc).c_str() : "no desc",
-                k.note.empty() ? "" : "; ", k.note.c_str());
+  for (size_t i = 0; i < table.classes.size(); ++i) {
+    const profile::TableClass& c = table.classes[i];
+    with_desc += c.desc.has_value();
+    std::printf("class %zu %s {%s}: %lld shapes, %zu probes: %s%s%s\n", i, c.family.c_str(),
+                profile::to_string(c.cls).c_str(),
+                static_cast<long long>(profile::class_shapes(table, static_cast<int>(i))),
+                c.probes.size(), c.desc ? dsl::to_string(*c.desc).c_str() : "no desc",
+                c.note.empty() ? "" : "; ", c.note.c_str());
   }
   if (!save()) {
     std::printf("error: could not write %s\n", args->out.c_str());
     return 1;
   }
-  std::printf("summary: %zu keys, %d with a descriptor, %lld heuristic calls, %.1f s; wrote %s\n",
-              table.keys.size(), with_desc, static_cast<long long>(state.heuristic_calls),
+  std::printf("summary: %zu classes (%zu variants), %d with a descriptor, %lld heuristic calls, "
+              "%.1f s; wrote %s\n",
+              table.classes.size(), table.variants.size(), with_desc,
+              static_cast<long long>(state.heuristic_calls),
               progress.elapsed(), args->out.c_str());
   return 0;
 }

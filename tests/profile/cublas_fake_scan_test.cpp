@@ -1,9 +1,9 @@
 // The scan through the real runtime::CublasLt on the CPU: the library dlopen'ed is
 // tests/runtime/fake/FakeCublasLt.cpp (one algorithm, id 42, attributes 100 + index,
 // SPLITK_NUM 1; no tf32 compute type), the device a FakeDriver with host memory.
-// So heuristic_uncached, the attribute reading and the key reduction run as they
-// do against cuBLASLt, and a family the library refuses fails the scan with the
-// library's own message.
+// So heuristic_uncached, the attribute reading and the reduction to a variant and its
+// class run as they do against cuBLASLt, and a family the library refuses fails the
+// scan with the library's own message.
 #include <string>
 
 #include "gtest/gtest.h"
@@ -41,30 +41,32 @@ class CublasFakeScanTest : public ::testing::Test {
   std::shared_ptr<runtime::CublasLt> lt_;
 };
 
-TEST_F(CublasFakeScanTest, OneAlgorithmGivesOneKeyAndOneRunPerCell) {
+TEST_F(CublasFakeScanTest, OneAlgorithmGivesOneVariantOneClassAndOneRunPerCell) {
   CublasTable t{.arch = "sm_90", .library = std::to_string(lt_->version())};
   ScanState st;
   const ScanGrid grid{.ms = {1, 3, 64}, .ns = {1, 5}, .ks = {1, 7, 4096, 524288}};
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, heuristic()).ok());
   EXPECT_EQ(st.heuristic_calls, 3 * 2 * 4);  // no boundary, no bisection
-  ASSERT_EQ(t.keys.size(), 1u);
-  EXPECT_EQ(to_string(t.keys[0].key),
-            "id=42 tile=101 splitk=1 reduction=103 custom=105 stages=106 inner=107 cluster=108");
-  EXPECT_EQ(t.keys[0].shapes, 24);
+  ASSERT_EQ(t.variants.size(), 1u);
+  ASSERT_EQ(t.classes.size(), 1u);
+  EXPECT_EQ(to_string(t.variants[0].key),
+            "id=42 tile=101 split=0 reduction=103 custom=105 stages=106 inner=107 cluster=108");
+  EXPECT_EQ(to_string(t.classes[0].cls), "id=42 split=0 reduction=103 custom=105 inner=107");
+  EXPECT_EQ(t.variants[0].shapes, 24);
   for (const auto& runs : t.maps[0].runs) {
     ASSERT_EQ(runs.size(), 1u);
-    EXPECT_EQ(runs[0], std::make_pair(int64_t{1}, 0));
+    EXPECT_EQ(runs[0], (MapRun{.k0 = 1, .variant = 0, .splitk = 1}));
   }
   absl::StatusOr<CublasTable> back = parse_table(write_table(t));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, t);
-  absl::StatusOr<int> key = lookup_key(*back, GemmShape{.m = 40, .n = 4, .k = 100000});
-  ASSERT_TRUE(key.ok()) << key.status();
-  EXPECT_EQ(*key, 0);
+  absl::StatusOr<MapRun> run = lookup_run(*back, GemmShape{.m = 40, .n = 4, .k = 100000});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->variant, 0);
   // The same shapes still answer after the uncached calls (nothing was left behind).
   absl::StatusOr<runtime::MatmulReport> cached = lt_->heuristic(GemmShape{.m = 3, .n = 5, .k = 7});
   ASSERT_TRUE(cached.ok()) << cached.status();
-  EXPECT_EQ(key_of(cached->algo), t.keys[0].key);
+  EXPECT_EQ(answer_of(cached->algo), (CublasAnswer{.key = t.variants[0].key, .splitk = 1}));
 }
 
 TEST_F(CublasFakeScanTest, AFamilyTheLibraryRefusesFailsWithItsMessage) {

@@ -1,11 +1,16 @@
-// profile/CublasScan on the CPU against a fake cost model and a fake library: the
-// fake heuristic answers split-K (3 parts, spans rounded up to 64) for small outputs
-// at K > 700, a plain kernel otherwise, with a tile that changes at M = 8 (a speed
-// knob) and a refusal at N = 3; the fake library computes reference::gemm of the
-// descriptor that answer stands for. The scan must find the K boundary exactly by
-// bisection, the probe must recover each key's descriptor through the real
-// dsl::probe, the span rule must come out split3/64, and lookups at K values never
-// scanned must give the fake's own descriptor.
+// profile/CublasScan on the CPU against fake cost models and fake libraries. The main
+// fake answers like the H200 did: one algorithm id (66) whose tile changes at M = 8 and
+// whose stages change at K = 2048 (speed knobs: the descriptor ignores them), split-K for
+// small outputs at K > 700 with reduction in compute type and a split count that
+// grows with K (3, then 4 from K = 1500, 5 from K = 3000; spans rounded up to 64), and
+// a refusal at N = 3; the fake library computes reference::gemm of the descriptor the
+// answer stands for. The scan must find the K boundaries exactly, collapse the
+// variants into two classes, probe each class a few times through the real
+// dsl::probe, fit split/64, and give the fake's own descriptor at K values and split
+// counts never probed. Other fakes make two probes of one class disagree (the class
+// is split by the fields in which their variants differ) or make one variant's
+// descriptor depend on K (the class keeps no descriptor).
+#include <set>
 #include <string>
 
 #include "dsl/reference/Reference.h"
@@ -18,16 +23,24 @@ namespace {
 using runtime::AlgoConfig;
 using runtime::GemmShape;
 
+bool has(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+bool has(const absl::Status& s, std::string_view part) { return has(std::string(s.message()), part); }
+
 bool fake_splits(int64_t m, int64_t n, int64_t k) { return m * n <= 256 && k > 700; }
+uint32_t fake_splitk(int64_t k) { return 3 + (k >= 1500) + (k >= 3000); }
 
 absl::StatusOr<AlgoConfig> fake_heuristic(const GemmShape& s) {
   if (s.n == 3) return absl::UnimplementedError("the fake refuses N = 3");
   AlgoConfig a;
-  a.id = 31;
-  a.tile_id = s.m < 8 ? 11 : 12;
-  a.splitk_num = fake_splits(s.m, s.n, s.k) ? 3 : 0;
-  a.cta_swizzling = static_cast<uint32_t>(s.k % 2);  // not part of the key
-  a.stages_id = 5;
+  a.id = 66;
+  a.tile_id = s.m < 8 ? 10 : 15;
+  a.stages_id = s.k < 2048 ? 13 : 12;
+  const bool split = fake_splits(s.m, s.n, s.k);
+  a.splitk_num = split ? fake_splitk(s.k) : 0;
+  a.reduction_scheme = split ? 2 : 0;
+  a.cta_swizzling = static_cast<uint32_t>(s.k % 2);  // not part of any key
   return a;
 }
 
@@ -35,14 +48,36 @@ dsl::GemmDesc fake_truth(int64_t m, int64_t n, int64_t k) {
   dsl::GemmDesc d;  // f16 mma_sync, ik 16, fast accumulation
   if (fake_splits(m, n, k)) {
     d.family = dsl::GemmFamily::kSplitK;
-    const int64_t part = (k + 2) / 3;
+    const int64_t p = fake_splitk(k);
+    const int64_t part = (k + p - 1) / p;
     d.k_cuts = {{std::min<int64_t>(k, (part + 63) / 64 * 64), dsl::Fold::kChain}};
   }
   return d;
 }
 
+// The chain a sequential fma loop computes: what the fakes below give some variants.
+dsl::GemmDesc fma_chain() {
+  dsl::GemmDesc d;
+  d.instruction = dsl::Instruction::kScalarFma;
+  d.instruction_k = 1;
+  d.use_fast_accum = true;
+  return d;
+}
+
 ScanGrid small_grid() {
   return ScanGrid{.ms = {1, 4, 16, 64}, .ns = {1, 3, 16, 64}, .ks = {1, 2, 64, 512, 2048, 4096}};
+}
+
+// A probe through a reference-backed black box of descriptor truth(s, K).
+ProbeFn reference_probe(std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth,
+                        int* calls) {
+  return [truth, calls](const GemmShape& s, const CublasKey& key) {
+    ++*calls;
+    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth(s, p.k), p);
+    };
+    return probe_key(box, s, key, dsl::Instruction::kMmaSync);
+  };
 }
 
 TEST(CublasScan, LogGridHasPowersOddNeighboursAndEnds) {
@@ -58,7 +93,7 @@ TEST(CublasScan, LogGridHasPowersOddNeighboursAndEnds) {
   EXPECT_TRUE(log_grid(0, 5, 1).empty());
 }
 
-TEST(CublasScan, HeuristicMapFindsTheKBoundaryExactly) {
+TEST(CublasScan, MapFindsKBoundariesAndSplitCountsExactly) {
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   int64_t progress_calls = 0, last_total = 0;
@@ -70,23 +105,31 @@ TEST(CublasScan, HeuristicMapFindsTheKBoundaryExactly) {
                   .ok());
   EXPECT_EQ(progress_calls, 16);
   EXPECT_EQ(last_total, 16);
-  // Keys: tile 11 / 12 x split / no split = 4 (swizzle ignored).
-  ASSERT_EQ(t.keys.size(), 4u);
+  // Variants: with split (M*N <= 256: tile 10 at M = 1, 4 and tile 15 at M = 16, 64)
+  // tile x stages = 4; without split 3 (every grid output with M < 8 splits from K = 701,
+  // so tile 10 never meets stages 12 unsplit). Classes: the split and the unsplit one;
+  // the split count is no part of either.
+  EXPECT_EQ(t.variants.size(), 7u);
+  ASSERT_EQ(t.classes.size(), 2u);
+  EXPECT_EQ(to_string(t.classes[0].cls), "id=66 split=0 reduction=none custom=0 inner=0");
+  EXPECT_EQ(to_string(t.classes[1].cls), "id=66 split=1 reduction=compute_type custom=0 inner=0");
   ASSERT_EQ(t.maps.size(), 1u);
-  EXPECT_NE(t.maps[0].refusal.find("N = 3"), std::string::npos) << t.maps[0].refusal;
+  EXPECT_TRUE(has(t.maps[0].refusal, "N = 3")) << t.maps[0].refusal;
   const std::string text = write_table(t);
   absl::StatusOr<CublasTable> back = parse_table(text);
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
   for (int64_t m : {1, 4, 16, 64}) {
     for (int64_t n : {1, 16, 64}) {
-      for (int64_t k : {1, 2, 63, 699, 700, 701, 702, 1500, 4096}) {
-        absl::StatusOr<int> key = lookup_key(*back, GemmShape{.m = m, .n = n, .k = k});
-        ASSERT_TRUE(key.ok()) << m << "x" << n << "x" << k << ": " << key.status();
-        EXPECT_EQ(back->keys[*key].key, key_of(*fake_heuristic(GemmShape{.m = m, .n = n, .k = k})))
-            << m << "x" << n << "x" << k;
+      for (int64_t k : {1, 2, 63, 699, 700, 701, 702, 1499, 1500, 2999, 3000, 4096}) {
+        const GemmShape s{.m = m, .n = n, .k = k};
+        absl::StatusOr<MapRun> run = lookup_run(*back, s);
+        ASSERT_TRUE(run.ok()) << m << "x" << n << "x" << k << ": " << run.status();
+        const CublasAnswer want = answer_of(*fake_heuristic(s));
+        EXPECT_EQ(back->variants[run->variant].key, want.key) << m << "x" << n << "x" << k;
+        EXPECT_EQ(run->splitk, want.splitk) << m << "x" << n << "x" << k;
       }
     }
-    absl::Status refused = lookup_key(*back, GemmShape{.m = m, .n = 3, .k = 64}).status();
+    absl::Status refused = lookup_run(*back, GemmShape{.m = m, .n = 3, .k = 64}).status();
     EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
   }
   // A second scan of one family is refused; bad grids name the field.
@@ -94,45 +137,51 @@ TEST(CublasScan, HeuristicMapFindsTheKBoundaryExactly) {
   CublasTable t2;
   ScanGrid bad = small_grid();
   bad.ks = {4, 2};
-  EXPECT_NE(scan_heuristic(t2, st, GemmShape{}, bad, fake_heuristic).message().find("ScanGrid.ks"),
-            std::string::npos);
+  EXPECT_TRUE(has(scan_heuristic(t2, st, GemmShape{}, bad, fake_heuristic), "ScanGrid.ks"));
   absl::Status all_refused = scan_heuristic(
       t2, st, GemmShape{}, small_grid(),
       [](const GemmShape&) -> absl::StatusOr<AlgoConfig> { return absl::InternalError("down"); });
   EXPECT_EQ(all_refused.code(), absl::StatusCode::kFailedPrecondition) << all_refused;
 }
 
-TEST(CublasScan, ProbeRecoversEveryKeyAndFitsTheSplitRule) {
+TEST(CublasScan, ClassesCollapseAndTheSplitRuleCarriesToUnprobedShapes) {
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), fake_heuristic).ok());
   int probes = 0;
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
-    ++probes;
-    // The fake library at the full shape s: the bits of the fake's own descriptor.
-    const dsl::probe::GemmBlackBox box = [s](const dsl::reference::GemmProblem& p) {
-      return dsl::reference::gemm(fake_truth(s.m, s.n, p.k), p);
-    };
-    return probe_key(box, s, key, dsl::Instruction::kMmaSync);
-  };
-  ASSERT_TRUE(probe_keys(t, st, probe, ProbeOptions{.max_probe_k = 1100, .fit_probes = 2}).ok());
-  EXPECT_EQ(probes, 2 + 2 * 3);  // two plain keys once, two split keys three times
-  for (const TableKey& k : t.keys) {
-    ASSERT_TRUE(k.desc.has_value()) << to_string(k.key) << ": " << k.note;
-    if (k.key.splitk > 1) {
-      ASSERT_EQ(k.rules.size(), 1u);
-      EXPECT_EQ(to_string(k.rules[0]), "split3/64") << "probed at " << k.probed_k.size();
-      EXPECT_EQ(k.k, 701);  // the smallest split K, found by the bisection
+  const ProbeFn probe = reference_probe(
+      [](const GemmShape& s, int64_t k) { return fake_truth(s.m, s.n, k); }, &probes);
+  absl::StatusOr<ProbeStats> stats =
+      probe_classes(t, st, probe, ProbeOptions{.max_probe_k = 1100, .fit_probes = 2});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  // Two probes for the unsplit class, three for the split one: 5 for 7 variants.
+  EXPECT_EQ(probes, 5);
+  EXPECT_EQ(stats->probes, 5);
+  EXPECT_EQ(stats->splits, 0);
+  EXPECT_EQ(stats->validated, 2);
+  ASSERT_EQ(t.classes.size(), 2u);
+  for (const TableClass& c : t.classes) {
+    ASSERT_TRUE(c.desc.has_value()) << to_string(c.cls) << ": " << c.note;
+    // The validation probes ran at variants that differ from the first in a speed knob.
+    std::set<int> variants;
+    for (const ProbePoint& p : c.probes) variants.insert(p.variant);
+    EXPECT_GE(variants.size(), 2u) << to_string(c.cls);
+    if (c.cls.values.split) {
+      ASSERT_EQ(c.rules.size(), 1u);
+      EXPECT_EQ(to_string(c.rules[0]), "split/64") << write_table(t);
+      EXPECT_EQ(c.probes.size(), 3u);
     } else {
-      EXPECT_TRUE(k.rules.empty());
-      EXPECT_EQ(k.k, 699);  // the odd K below the boundary the bisection visited
+      EXPECT_TRUE(c.rules.empty());
+      EXPECT_EQ(c.probes.size(), 2u);
     }
   }
   absl::StatusOr<CublasTable> back = parse_table(write_table(t));
   ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, t);
+  // K up to 4096 and split counts 4 and 5 were never probed (max_probe_k = 1100).
   for (int64_t m : {1, 4, 16}) {
     for (int64_t n : {1, 16}) {
-      for (int64_t k : {2, 5, 700, 701, 777, 1000, 1999, 3001, 4096}) {
+      for (int64_t k : {2, 5, 700, 701, 777, 1000, 1499, 1500, 1999, 2999, 3000, 3001, 4096}) {
         absl::StatusOr<dsl::GemmDesc> d = lookup(*back, GemmShape{.m = m, .n = n, .k = k});
         ASSERT_TRUE(d.ok()) << d.status();
         EXPECT_EQ(*d, fake_truth(m, n, k)) << m << "x" << n << "x" << k;
@@ -141,27 +190,194 @@ TEST(CublasScan, ProbeRecoversEveryKeyAndFitsTheSplitRule) {
   }
 }
 
-TEST(CublasScan, KeysOutsideTheProbeRangeOrBudgetKeepANote) {
+// Variants whose stages are 13 (K < 2048) run a sequential fma chain instead of the
+// MMA: the first probe (the most-used variant) and the second (a variant differing in
+// the most speed knobs) disagree, and the class is split by tile and stages.
+absl::StatusOr<AlgoConfig> plain_heuristic(const GemmShape& s) {
+  absl::StatusOr<AlgoConfig> r = fake_heuristic(s);
+  if (!r.ok()) return r;
+  AlgoConfig a = *r;
+  a.splitk_num = 0;
+  a.reduction_scheme = 0;
+  return a;
+}
+
+dsl::GemmDesc stages_truth(const GemmShape&, int64_t k) {
+  return k < 2048 ? fma_chain() : dsl::GemmDesc{};
+}
+
+TEST(CublasScan, ADisagreementSplitsTheClassByTheFinerFields) {
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), plain_heuristic).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  ASSERT_EQ(t.variants.size(), 4u);
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(
+      t, st, reference_probe(stages_truth, &probes), ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->splits, 1);
+  EXPECT_EQ(stats->validated, 4);
+  EXPECT_EQ(stats->failed, 0);
+  // One class per (tile, stages); the two probes of the first class fall into two of
+  // the parts and are reused there, so 2 before the split and 4 * 2 - 2 after it.
+  ASSERT_EQ(t.classes.size(), 4u);
+  EXPECT_EQ(probes, 8);
+  for (size_t i = 0; i < t.classes.size(); ++i) {
+    const TableClass& c = t.classes[i];
+    EXPECT_EQ(c.cls.mask, kCoarseFields | field_bit(KeyField::kTile) | field_bit(KeyField::kStages))
+        << to_string(c.cls);
+    EXPECT_TRUE(has(c.note, "split from class {id=66 split=0 reduction=none custom=0 inner=0}"))
+        << c.note;
+    EXPECT_TRUE(c.desc.has_value()) << c.note;
+  }
+  absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  for (int64_t m : {1, 5, 16, 64}) {
+    for (int64_t n : {1, 16, 63, 64}) {
+      for (int64_t k : {3, 700, 2047, 2048, 4095}) {
+        const GemmShape s{.m = m, .n = n, .k = k};
+        absl::StatusOr<dsl::GemmDesc> d = lookup(*back, s);
+        ASSERT_TRUE(d.ok()) << d.status();
+        EXPECT_EQ(*d, stages_truth(s, k)) << m << "x" << n << "x" << k;
+      }
+    }
+  }
+}
+
+// One variant (no knob changes) whose descriptor changes with K: no field can split
+// the class, so it keeps no descriptor, and the lookup says why.
+TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
+  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = 13};
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
+  ASSERT_EQ(t.variants.size(), 1u);
+  int probes = 0;
+  const auto truth = [](const GemmShape&, int64_t k) {
+    return k < 300 ? fma_chain() : dsl::GemmDesc{};
+  };
+  absl::StatusOr<ProbeStats> stats =
+      probe_classes(t, st, reference_probe(truth, &probes),
+                    ProbeOptions{.min_probe_k = 256, .max_probe_k = 1100});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->failed, 1);
+  EXPECT_EQ(stats->splits, 0);
+  ASSERT_EQ(t.classes.size(), 1u);
+  EXPECT_FALSE(t.classes[0].desc.has_value());
+  EXPECT_TRUE(has(t.classes[0].note, "variants are equal")) << t.classes[0].note;
+  // The grid gives it K = 512 in range and K = 64 below: the two probes.
+  EXPECT_EQ(probes, 2);
+  absl::Status s = lookup(t, GemmShape{.m = 1, .n = 1, .k = 700}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(s, "class id=13 split=0") && has(s, "variants are equal"))
+      << s;
+}
+
+TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), fake_heuristic).ok());
-  const ProbeFn fails = [](const GemmShape& s, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn fails = [](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
     return absl::NotFoundError("no candidate survived");
   };
-  ASSERT_TRUE(probe_keys(t, st, fails, ProbeOptions{.max_probe_k = 600}).ok());
-  for (const TableKey& k : t.keys) {
-    EXPECT_FALSE(k.desc.has_value());
-    if (k.key.splitk > 1) {
-      EXPECT_NE(k.note.find("outside [3, 600]"), std::string::npos) << k.note;
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, fails, ProbeOptions{.max_probe_k = 600});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->failed, 2);
+  for (const TableClass& c : t.classes) {
+    EXPECT_FALSE(c.desc.has_value());
+    if (c.cls.values.split) {
+      EXPECT_TRUE(has(c.note, "outside [3, 600]")) << c.note;
     } else {
-      EXPECT_NE(k.note.find("no candidate survived"), std::string::npos) << k.note;
+      EXPECT_TRUE(has(c.note, "no candidate survived")) << c.note;
     }
   }
   absl::Status s = lookup(t, GemmShape{.m = 1, .n = 1, .k = 5}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("no candidate survived"), std::string::npos) << s;
-  EXPECT_FALSE(probe_keys(t, ScanState{}, fails, ProbeOptions{}).ok());
-  EXPECT_FALSE(probe_keys(t, st, fails, ProbeOptions{.max_probe_k = 2}).ok());
+  EXPECT_TRUE(has(s, "no candidate survived")) << s;
+  // A spent budget leaves every class unvalidated, with a note.
+  CublasTable t2{.arch = "sm_90"};
+  ScanState st2;
+  ASSERT_TRUE(scan_heuristic(t2, st2, GemmShape{}, small_grid(), fake_heuristic).ok());
+  int probes = 0;
+  stats = probe_classes(t2, st2, reference_probe(
+      [](const GemmShape& s, int64_t k) { return fake_truth(s.m, s.n, k); }, &probes),
+      ProbeOptions{.budget_s = -1});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(probes, 0);
+  for (const TableClass& c : t2.classes) {
+    EXPECT_TRUE(has(c.note, "probe budget")) << c.note;
+  }
+  // Bad options and a foreign state name the field.
+  EXPECT_TRUE(has(probe_classes(t, ScanState{}, fails, ProbeOptions{}).status(),
+                  "ScanState"));
+  EXPECT_TRUE(has(probe_classes(t, st, fails, ProbeOptions{.max_probe_k = 2}).status(),
+                  "ProbeOptions.max_probe_k"));
+  EXPECT_TRUE(has(probe_classes(t, st, fails, ProbeOptions{.class_probes = 0}).status(),
+                  "ProbeOptions.class_probes"));
+}
+
+// A black box that fails (not NotFound: the instrument, not the class) drops that
+// point; the class is validated at others and says so. Classes of an earlier family
+// (no shapes in this scan's state) keep what they have.
+TEST(CublasScan, InstrumentFailuresAreNoDisagreementAndEarlierFamiliesAreKept) {
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), plain_heuristic).ok());
+  int probes = 0;
+  const ProbeFn good = reference_probe(
+      [](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
+  int box_failures = 0;
+  const ProbeFn flaky = [&](const GemmShape& s, const CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+    if (box_failures == 0) {  // the very first probe
+      ++box_failures;
+      return absl::UnavailableError("the fake device is busy");
+    }
+    return good(s, key);
+  };
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, flaky, ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(box_failures, 1);
+  EXPECT_EQ(stats->instrument_errors, 1);
+  EXPECT_EQ(stats->probes, 3);
+  EXPECT_EQ(stats->splits, 0);
+  ASSERT_EQ(t.classes.size(), 1u);
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].probes.size(), 2u);
+  EXPECT_TRUE(has(t.classes[0].note, "failed in the instrument") &&
+              has(t.classes[0].note, "the fake device is busy"))
+      << t.classes[0].note;
+  // A second family scanned into the same table: only its classes are probed.
+  ScanState st2;
+  const GemmShape bf16{.a_dtype = DType::kBF16, .b_dtype = DType::kBF16, .out_dtype = DType::kBF16};
+  ASSERT_TRUE(scan_heuristic(t, st2, bf16, small_grid(), plain_heuristic).ok());
+  ASSERT_EQ(t.classes.size(), 2u);
+  const TableClass before = t.classes[0];
+  const ProbeFn fails = [](const GemmShape& s, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+    EXPECT_EQ(s.a_dtype, DType::kBF16);
+    return absl::NotFoundError("no candidate survived");
+  };
+  stats = probe_classes(t, st2, fails, ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(t.classes[0], before);
+  EXPECT_FALSE(t.classes[1].desc.has_value());
+  EXPECT_TRUE(has(t.classes[1].note, "no candidate survived")) << t.classes[1].note;
+  // Three instrument failures in a row leave the class unvalidated, saying why.
+  CublasTable t3{.arch = "sm_90"};
+  ScanState st3;
+  ASSERT_TRUE(scan_heuristic(t3, st3, GemmShape{}, small_grid(), plain_heuristic).ok());
+  const ProbeFn down = [](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+    return absl::InternalError("CUDA_ERROR_LAUNCH_FAILED");
+  };
+  stats = probe_classes(t3, st3, down, ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->instrument_errors, 3);
+  EXPECT_FALSE(t3.classes[0].desc.has_value());
+  EXPECT_TRUE(has(t3.classes[0].note, "3 probes failed in the instrument") &&
+              has(t3.classes[0].note, "CUDA_ERROR_LAUNCH_FAILED"))
+      << t3.classes[0].note;
 }
 
 TEST(CublasScan, RefineGridAddsTheMAndNBoundaries) {
@@ -177,47 +393,57 @@ TEST(CublasScan, RefineGridAddsTheMAndNBoundaries) {
   EXPECT_EQ(g->ns, (std::vector<int64_t>{1, 3, 4, 16, 17, 64}));
   EXPECT_EQ(g->ks, small_grid().ks);
   EXPECT_GT(calls, 4 * 4 * 6);
-  // With the new lines, every grid-line shape looks up its own key.
+  // With the new lines, every grid-line shape looks up its own answer.
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, *g, fake_heuristic).ok());
   for (int64_t m : g->ms) {
     for (int64_t n : {1, 4, 16, 17, 64}) {
-      for (int64_t k : {5, 701, 4096}) {
-        absl::StatusOr<int> key = lookup_key(t, GemmShape{.m = m, .n = n, .k = k});
-        ASSERT_TRUE(key.ok()) << key.status();
-        EXPECT_EQ(t.keys[*key].key, key_of(*fake_heuristic(GemmShape{.m = m, .n = n, .k = k})))
-            << m << "x" << n << "x" << k;
+      for (int64_t k : {5, 701, 1600, 4096}) {
+        const GemmShape s{.m = m, .n = n, .k = k};
+        absl::StatusOr<MapRun> run = lookup_run(t, s);
+        ASSERT_TRUE(run.ok()) << run.status();
+        const CublasAnswer want = answer_of(*fake_heuristic(s));
+        EXPECT_EQ(t.variants[run->variant].key, want.key) << m << "x" << n << "x" << k;
+        EXPECT_EQ(run->splitk, want.splitk) << m << "x" << n << "x" << k;
       }
     }
   }
   EXPECT_FALSE(refine_grid(GemmShape{}, small_grid(), fake_heuristic, 0, &calls).ok());
 }
 
-TEST(CublasScan, SpanRuleFitPrefersTheLargestGranuleAndRejectsConflicts) {
-  const CublasKey split3{.splitk = 3};
+TEST(CublasScan, SpanRuleFitUsesEachProbesSplitCount) {
   auto split_desc = [](int64_t span) {
     dsl::GemmDesc d;
     d.family = dsl::GemmFamily::kSplitK;
     d.k_cuts = {{span, dsl::Fold::kChain}};
     return d;
   };
+  // (577, 3) and (1000, 4) both give 256: split/256 fits them; (500, 3) -> 192 needs 64.
   absl::StatusOr<std::vector<SpanRule>> r =
-      fit_span_rules(split3, {576, 1000}, {split_desc(192), split_desc(384)});
+      fit_span_rules(true, {577, 1000}, {3, 4}, {split_desc(256), split_desc(256)});
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(to_string((*r)[0]), "split3/64");
-  r = fit_span_rules(CublasKey{}, {576, 1000}, {split_desc(128), split_desc(128)});
+  EXPECT_EQ(to_string((*r)[0]), "split/256");
+  r = fit_span_rules(true, {577, 1000, 500}, {3, 4, 3},
+                     {split_desc(256), split_desc(256), split_desc(192)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(to_string((*r)[0]), "split/64");
+  // The H200 point alone: 1408 at (4096, 3) is round_up(1366, 128) too.
+  r = fit_span_rules(true, {4096}, {3}, {split_desc(1408)});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(to_string((*r)[0]), "split/128");
+  r = fit_span_rules(false, {576, 1000}, {1, 1}, {split_desc(128), split_desc(128)});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(to_string((*r)[0]), "fixed");
-  r = fit_span_rules(CublasKey{}, {576, 1000}, {split_desc(576), split_desc(1000)});
+  r = fit_span_rules(false, {576, 1000}, {1, 1}, {split_desc(576), split_desc(1000)});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(to_string((*r)[0]), "whole");
-  r = fit_span_rules(CublasKey{}, {576, 1000}, {split_desc(100), split_desc(200)});
+  r = fit_span_rules(false, {576, 1000}, {1, 1}, {split_desc(100), split_desc(200)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("level 0"), std::string::npos) << r.status();
-  dsl::GemmDesc plain;
-  r = fit_span_rules(split3, {576, 1000}, {split_desc(192), plain});
-  EXPECT_NE(r.status().message().find("cut levels"), std::string::npos) << r.status();
+  EXPECT_TRUE(has(r.status(), "cut level 0")) << r.status();
+  r = fit_span_rules(true, {576, 1000}, {3, 3}, {split_desc(192), dsl::GemmDesc{}});
+  EXPECT_TRUE(has(r.status(), "cut levels")) << r.status();
+  EXPECT_FALSE(fit_span_rules(true, {576}, {3, 4}, {split_desc(192)}).ok());
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
-// profile/CublasKey and profile/CublasTable on the CPU: which config attributes form
-// the bit-deciding key, the table's text round trip and its parse errors, span rules,
-// and lookups (cells, K runs, every error naming its field), plus the embedded table.
+// profile/CublasKey, CublasClass and CublasTable on the CPU: which config attributes
+// form a variant and which a class, the split count as a per-shape value, the table's
+// text round trip and its parse errors (version 1 refused), span rules in (K, split
+// count), and lookups (cells, K runs, every error naming its field), plus the
+// embedded table.
 #include <string>
 
 #include "gtest/gtest.h"
+#include "profile/CublasClass.h"
 #include "profile/CublasKey.h"
 #include "profile/CublasProfile.h"
 #include "profile/CublasTable.h"
@@ -18,50 +21,102 @@ bool has(const absl::Status& s, std::string_view part) {
   return std::string(s.message()).find(part) != std::string::npos;
 }
 
-TEST(CublasKey, DropsOnlySwizzleAndNormalizesNoSplit) {
-  const AlgoConfig a{.id = 21, .tile_id = 18, .splitk_num = 0, .reduction_scheme = 2,
-                     .cta_swizzling = 0, .custom_option = 3, .stages_id = 22,
-                     .inner_shape_id = 7, .cluster_shape_id = 2, .unreadable = ""};
-  AlgoConfig b = a;
+const AlgoConfig kAlgo{.id = 66, .tile_id = 393, .splitk_num = 3, .reduction_scheme = 2,
+                       .cta_swizzling = 0, .custom_option = 3, .stages_id = 22,
+                       .inner_shape_id = 7, .cluster_shape_id = 2, .unreadable = ""};
+
+TEST(CublasKey, DropsSwizzleAndKeepsTheSplitCountOutside) {
+  AlgoConfig b = kAlgo;
   b.cta_swizzling = 1;
-  b.splitk_num = 1;
   b.unreadable = "CUSTOM_OPTION";
-  EXPECT_EQ(key_of(a), key_of(b));
-  EXPECT_EQ(key_of(a).splitk, 1u);
-  // Every other attribute separates keys.
-  for (int field = 0; field < 8; ++field) {
-    AlgoConfig c = a;
+  EXPECT_EQ(answer_of(kAlgo), answer_of(b));
+  EXPECT_EQ(answer_of(kAlgo).splitk, 3u);
+  EXPECT_TRUE(answer_of(kAlgo).key.split);
+  // Another split count: the same variant, another answer.
+  AlgoConfig c = kAlgo;
+  c.splitk_num = 144;
+  EXPECT_EQ(answer_of(c).key, answer_of(kAlgo).key);
+  EXPECT_NE(answer_of(c), answer_of(kAlgo));
+  // 0 and 1 both mean no split.
+  AlgoConfig none = kAlgo;
+  none.splitk_num = 0;
+  AlgoConfig one = kAlgo;
+  one.splitk_num = 1;
+  EXPECT_EQ(answer_of(none), answer_of(one));
+  EXPECT_EQ(answer_of(none).splitk, 1u);
+  EXPECT_FALSE(answer_of(none).key.split);
+  // Every other attribute separates variants.
+  for (int field = 0; field < 7; ++field) {
+    AlgoConfig d = kAlgo;
     switch (field) {
-      case 0: c.id = 22; break;
-      case 1: c.tile_id = 19; break;
-      case 2: c.splitk_num = 2; break;
-      case 3: c.reduction_scheme = 4; break;
-      case 4: c.custom_option = 4; break;
-      case 5: c.stages_id = 23; break;
-      case 6: c.inner_shape_id = 8; break;
-      case 7: c.cluster_shape_id = 3; break;
+      case 0: d.id = 13; break;
+      case 1: d.tile_id = 19; break;
+      case 2: d.reduction_scheme = 4; break;
+      case 3: d.custom_option = 4; break;
+      case 4: d.stages_id = 23; break;
+      case 5: d.inner_shape_id = 8; break;
+      case 6: d.cluster_shape_id = 3; break;
     }
-    EXPECT_NE(key_of(a), key_of(c)) << "attribute " << field;
+    EXPECT_NE(answer_of(kAlgo).key, answer_of(d).key) << "attribute " << field;
   }
-  EXPECT_EQ(to_string(key_of(a)),
-            "id=21 tile=18 splitk=1 reduction=compute_type custom=3 stages=22 inner=7 cluster=2");
+  EXPECT_EQ(to_string(answer_of(kAlgo).key),
+            "id=66 tile=393 split=1 reduction=compute_type custom=3 stages=22 inner=7 cluster=2");
 }
 
 TEST(CublasKey, TextRoundTripsAndErrorsNameTheField) {
-  const CublasKey k{.id = -3, .tile = 5, .splitk = 4, .reduction = 4, .custom = 1,
+  const CublasKey k{.id = -3, .tile = 5, .split = true, .reduction = 4, .custom = 1,
                     .stages = 9, .inner = 0, .cluster = 65535};
   absl::StatusOr<CublasKey> back = parse_cublas_key(to_string(k));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, k);
-  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2").status(), "8 fields"));
-  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=x splitk=1 reduction=none custom=0 stages=0 "
+  absl::Status s = parse_cublas_key("id=1 tile=2").status();
+  EXPECT_TRUE(has(s, "8 fields") && has(s, "split, reduction")) << s;
+  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=x split=0 reduction=none custom=0 stages=0 "
                                    "inner=0 cluster=0").status(), "CublasKey.tile"));
-  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 splitk=1 reduction=sideways custom=0 stages=0 "
+  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 split=0 reduction=sideways custom=0 stages=0 "
                                    "inner=0 cluster=0").status(), "CublasKey.reduction"));
-  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 splitk=0 reduction=none custom=0 stages=0 "
-                                   "inner=0 cluster=0").status(), "CublasKey.splitk"));
-  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 split=1 reduction=none custom=0 stages=0 "
-                                   "inner=0 cluster=0").status(), "splitk="));
+  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 split=3 reduction=none custom=0 stages=0 "
+                                   "inner=0 cluster=0").status(), "CublasKey.split"));
+  EXPECT_TRUE(has(parse_cublas_key("id=1 tile=2 splitk=1 reduction=none custom=0 stages=0 "
+                                   "inner=0 cluster=0").status(), "splitk=1"));
+  EXPECT_TRUE(has(parse_cublas_key("tile=2 id=1 split=0 reduction=none custom=0 stages=0 "
+                                   "inner=0 cluster=0").status(), "CublasKey.id is out of order"));
+}
+
+TEST(CublasClass, CoarseFieldsMaskTheSpeedKnobs) {
+  const CublasKey a = answer_of(kAlgo).key;
+  const CublasClass c = class_of(a);
+  EXPECT_EQ(to_string(c), "id=66 split=1 reduction=compute_type custom=3 inner=7");
+  // Tile, stages and cluster do not leave the class; a coarse field does.
+  CublasKey b = a;
+  b.tile = 1, b.stages = 2, b.cluster = 0;
+  EXPECT_TRUE(contains(c, b));
+  EXPECT_EQ(class_of(b), c);
+  for (int f : {0, 2, 3, 4, 6}) {  // id, split, reduction, custom, inner
+    CublasKey d = a;
+    if (f == 0) d.id = 13;
+    if (f == 2) d.split = false;
+    if (f == 3) d.reduction = 1;
+    if (f == 4) d.custom = 0;
+    if (f == 6) d.inner = 0;
+    EXPECT_FALSE(contains(c, d)) << key_field_name(static_cast<KeyField>(f));
+  }
+  EXPECT_EQ(differing_fields(a, b),
+            field_bit(KeyField::kTile) | field_bit(KeyField::kStages) |
+                field_bit(KeyField::kCluster));
+  // A refined class fixes a fine field too.
+  const CublasClass fine = class_of(a, kCoarseFields | field_bit(KeyField::kStages));
+  EXPECT_EQ(to_string(fine), "id=66 split=1 reduction=compute_type custom=3 stages=22 inner=7");
+  EXPECT_FALSE(contains(fine, b));
+  for (const CublasClass& x : {c, fine}) {
+    absl::StatusOr<CublasClass> back = parse_cublas_class(to_string(x));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, x);
+  }
+  absl::Status s = parse_cublas_class("id=66 split=1 custom=0 inner=0").status();
+  EXPECT_TRUE(has(s, "lacks the coarse field(s) reduction")) << s;
+  EXPECT_TRUE(has(parse_cublas_class("id=66 split=1 reduction=none custom=z inner=0").status(),
+                  "CublasClass.custom"));
 }
 
 TEST(CublasKey, FamilyNamesDtypesAndLayout) {
@@ -79,20 +134,24 @@ TEST(CublasKey, FamilyNamesDtypesAndLayout) {
   EXPECT_TRUE(has(parse_family("f16:f16:nx").status(), "layout"));
 }
 
-TEST(SpanRule, AppliesAsDocumented) {
-  const SpanRule split{.kind = SpanRule::Kind::kSplit, .parts = 3, .granule = 64};
-  EXPECT_EQ(to_string(split), "split3/64");
-  EXPECT_EQ(apply_span_rule(split, 0, 576), 192);    // ceil(576/3) = 192, a multiple of 64
-  EXPECT_EQ(apply_span_rule(split, 0, 1000), 384);   // 334 -> 384
-  EXPECT_EQ(apply_span_rule(split, 0, 10), 10);      // 64 > K: one part, span K
-  EXPECT_EQ(apply_span_rule(SpanRule{}, 77, 1000), 77);
-  EXPECT_EQ(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kWhole}, 77, 1000), 1000);
-  for (const char* t : {"fixed", "whole", "split3/64", "split1/1"}) {
+TEST(SpanRule, AppliesInKAndTheSplitCount) {
+  const SpanRule split{.kind = SpanRule::Kind::kSplit, .granule = 64};
+  EXPECT_EQ(to_string(split), "split/64");
+  // The H200 probe: 1x4096x4096 f16 with splitk 3 split at 1408.
+  EXPECT_EQ(apply_span_rule(split, 0, 4096, 3), 1408);
+  EXPECT_EQ(apply_span_rule(split, 0, 576, 3), 192);    // ceil(576/3) = 192, a multiple of 64
+  EXPECT_EQ(apply_span_rule(split, 0, 1000, 3), 384);   // 334 -> 384
+  EXPECT_EQ(apply_span_rule(split, 0, 1000, 4), 256);   // 250 -> 256
+  EXPECT_EQ(apply_span_rule(split, 0, 16384, 6), 2752); // 2731 -> 2752
+  EXPECT_EQ(apply_span_rule(split, 0, 10, 3), 10);      // 64 > K: one part, span K
+  EXPECT_EQ(apply_span_rule(SpanRule{}, 77, 1000, 3), 77);
+  EXPECT_EQ(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kWhole}, 77, 1000, 3), 1000);
+  for (const char* t : {"fixed", "whole", "split/64", "split/1"}) {
     absl::StatusOr<SpanRule> r = parse_span_rule(t);
     ASSERT_TRUE(r.ok()) << t;
     EXPECT_EQ(to_string(*r), t);
   }
-  for (const char* t : {"split0/64", "split3/0", "split3", "fixd", "split-1/2"}) {
+  for (const char* t : {"split/0", "split3/64", "split", "fixd", "split/-2"}) {
     EXPECT_FALSE(parse_span_rule(t).ok()) << t;
   }
 }
@@ -109,27 +168,38 @@ dsl::GemmDesc split_f16(int64_t span) {
   return d;
 }
 
-// f16:f16:nn over ms {1, 16}, ns {1, 64}, K in [1, 4096]:
-//   cell (0, 0): K < 577 key 0 (plain), from 577 key 1 (split3/64);
-//   cell (0, 1): key 0;  cell (1, 0): key 2 (no descriptor);  cell (1, 1): refused from 100.
+// f16:f16:nn over ms {1, 16}, ns {1, 64}, K in [1, 4096]; classes: 0 plain (variants 0
+// and 1, tiles 2 and 3), 1 split/64 (variant 2), 2 no descriptor (variant 3):
+//   cell (0, 0): variant 0 below 577, variant 2 with split 3 from 577, with split 4 from 2000;
+//   cell (0, 1): variant 1;  cell (1, 0): variant 3;  cell (1, 1): refused from 100.
 CublasTable small_table() {
   CublasTable t;
   t.arch = "sm_90";
   t.library = "130100";
   t.command = "fixbits-cublas-scan --per-octave=2";
-  TableKey k0{.family = "f16:f16:nn", .key = CublasKey{.id = 1, .tile = 2},
-              .m = 1, .n = 1, .k = 2, .shapes = 10, .probed_k = {2}, .desc = plain_f16()};
-  TableKey k1{.family = "f16:f16:nn", .key = CublasKey{.id = 1, .tile = 2, .splitk = 3},
-              .m = 1, .n = 1, .k = 577, .shapes = 4, .probed_k = {577, 1001},
-              .desc = split_f16(256),
-              .rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .parts = 3, .granule = 64}},
-              .note = "the probes at K = 577 and K = 1001 agree"};
-  TableKey k2{.family = "f16:f16:nn", .key = CublasKey{.id = 7}, .m = 16, .n = 1, .k = 8192,
-              .shapes = 1, .note = "not probed: K too large"};
-  t.keys = {k0, k1, k2};
+  const CublasKey v0{.id = 66, .tile = 2}, v1{.id = 66, .tile = 3};
+  const CublasKey v2{.id = 66, .tile = 2, .split = true, .reduction = 2};
+  const CublasKey v3{.id = 13};
+  TableClass c0{.family = "f16:f16:nn", .cls = class_of(v0),
+                .probes = {{.variant = 0, .m = 1, .n = 1, .k = 577},
+                           {.variant = 1, .m = 1, .n = 64, .k = 1023}},
+                .desc = plain_f16()};
+  TableClass c1{.family = "f16:f16:nn", .cls = class_of(v2),
+                .probes = {{.variant = 2, .m = 1, .n = 1, .k = 577, .splitk = 3},
+                           {.variant = 2, .m = 1, .n = 1, .k = 2047, .splitk = 4}},
+                .desc = split_f16(256),
+                .rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}},
+                .note = "2 probe(s) agree"};
+  TableClass c2{.family = "f16:f16:nn", .cls = class_of(v3), .note = "not probed: K too large"};
+  t.classes = {c0, c1, c2};
+  t.variants = {{"f16:f16:nn", v0, 0, 10}, {"f16:f16:nn", v1, 0, 5},
+                {"f16:f16:nn", v2, 1, 4}, {"f16:f16:nn", v3, 2, 1}};
   FamilyMap m{.family = "f16:f16:nn", .ms = {1, 16}, .ns = {1, 64}, .k_max = 4096,
               .refusal = "16x64x100 f16*f16->f16 NN: no algorithm"};
-  m.runs = {{{1, 0}, {577, 1}}, {{1, 0}}, {{1, 2}}, {{1, 0}, {100, -1}}};
+  m.runs = {{{1, 0, 1}, {577, 2, 3}, {2000, 2, 4}},
+            {{1, 1, 1}},
+            {{1, 3, 1}},
+            {{1, 0, 1}, {100, -1, 1}}};
   t.maps = {m};
   return t;
 }
@@ -141,12 +211,14 @@ TEST(CublasTable, TextRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
   EXPECT_EQ(*back, t) << text;
   EXPECT_EQ(write_table(*back), text);
+  EXPECT_NE(text.find("\t0\t0\t1:0,577:2/3,2000:2/4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("2@1x1x577/3,2@1x1x2047/4\tsplit/64\t"), std::string::npos) << text;
   // Comments, CRLF and a tab inside a note survive as documented.
   CublasTable tab = t;
-  tab.keys[2].note = "a\tb";
+  tab.classes[2].note = "a\tb";
   absl::StatusOr<CublasTable> tab_back = parse_table("# comment\r\n" + write_table(tab));
   ASSERT_TRUE(tab_back.ok()) << tab_back.status();
-  EXPECT_EQ(tab_back->keys[2].note, "a b");
+  EXPECT_EQ(tab_back->classes[2].note, "a b");
 }
 
 TEST(CublasTable, ParseErrorsNameTheLine) {
@@ -159,41 +231,80 @@ TEST(CublasTable, ParseErrorsNameTheLine) {
     return s;
   };
   EXPECT_TRUE(has(parse_table("").status(), "empty"));
-  EXPECT_TRUE(has(parse_table("fixbits-cublas-table\t2\n").status(), "line 1"));
-  EXPECT_TRUE(has(parse_table(replace("key\t1\t", "key\t5\t")).status(), "out of order"));
-  EXPECT_TRUE(has(parse_table(replace("\t0\t0\t1:0,577:1", "\t0\t0\t1:0,577:9")).status(),
-                  "key index 9"));
-  EXPECT_TRUE(has(parse_table(replace("\t0\t0\t1:0,577:1", "\t0\t0\t577:0,1:1")).status(),
+  // A version 1 table is refused with what to do.
+  absl::Status v1 = parse_table(replace("fixbits-cublas-table\t2", "fixbits-cublas-table\t1")).status();
+  EXPECT_EQ(v1.code(), absl::StatusCode::kFailedPrecondition) << v1;
+  EXPECT_TRUE(has(v1, "version 1") && has(v1, "rescan")) << v1;
+  EXPECT_TRUE(has(parse_table("fixbits-cubl\t2\n").status(), "line 1"));
+  EXPECT_TRUE(has(parse_table(replace("class\t1\t", "class\t5\t")).status(), "out of order"));
+  EXPECT_TRUE(has(parse_table(replace("variant\t1\t", "variant\t7\t")).status(), "out of order"));
+  EXPECT_TRUE(has(parse_table(replace("577:2/3,2000", "577:9/3,2000")).status(), "variant index 9"));
+  EXPECT_TRUE(has(parse_table(replace("577:2/3,2000", "577:2,2000")).status(),
+                  "split count 1 for variant 2"));
+  EXPECT_TRUE(has(parse_table(replace("\t0\t0\t1:0,", "\t0\t0\t1:0/2,")).status(),
+                  "split count 2 for variant 0"));
+  EXPECT_TRUE(has(parse_table(replace("1:0,577:2/3,2000:2/4", "577:0,1:2/3,2000:2/4")).status(),
                   "not ascending"));
+  EXPECT_TRUE(has(parse_table(replace("577:2/3,2000", "577:2/x,2000")).status(),
+                  "<k0>:<variant>[/<split count>]"));
   EXPECT_TRUE(has(parse_table(replace("runs\tf16:f16:nn\t1\t1", "runs\tf16:f16:nn\t2\t1")).status(),
                   "outside the 2 x 2 grid"));
   EXPECT_TRUE(has(parse_table(replace("\tm\t1,16", "\tm\t16,1")).status(), "ascending"));
-  EXPECT_TRUE(has(parse_table(replace("split3/64", "split3/0")).status(), "span rule"));
-  EXPECT_TRUE(has(parse_table(replace("1x1x577", "1x1")).status(), "MxNxK"));
+  EXPECT_TRUE(has(parse_table(replace("split/64", "split/0")).status(), "span rule"));
+  EXPECT_TRUE(has(parse_table(replace("2@1x1x577/3", "2@1x1/3")).status(), "the probe"));
+  EXPECT_TRUE(has(parse_table(replace("2@1x1x577/3", "0@1x1x577/3")).status(),
+                  "not a variant of that class"));
   EXPECT_TRUE(has(parse_table(replace("arch\tsm_90", "arc\tsm_90")).status(), "\"arc\""));
   EXPECT_TRUE(has(parse_table(replace("cuts=[256:chain]", "cuts=[256:chain,16:chain]")).status(),
                   "2 cut levels"));
+  // A variant outside its class, and a split rule on a class without split.
+  EXPECT_TRUE(has(parse_table(replace("tile=3 split=0 reduction=none custom=0 stages=0 inner=0 "
+                                      "cluster=0\t0", "tile=3 split=0 reduction=none custom=0 "
+                                      "stages=0 inner=0 cluster=0\t2")).status(),
+                  "variant 1"));
+  CublasTable bad_rule = small_table();
+  bad_rule.classes[0].desc = split_f16(128);
+  bad_rule.classes[0].rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}};
+  EXPECT_TRUE(has(parse_table(write_table(bad_rule)).status(), "split rule at cut level 0"));
+  EXPECT_TRUE(has(parse_table(replace("id=66 split=1 reduction=compute_type custom=0 inner=0",
+                                      "id=66 split=1 custom=0 inner=0")).status(),
+                  "coarse field(s) reduction"));
 }
 
-TEST(CublasTable, LookupFollowsCellsAndRuns) {
+TEST(CublasTable, LookupFollowsCellsRunsAndSplitCounts) {
   const CublasTable t = small_table();
-  auto key = [&](int64_t m, int64_t n, int64_t k) {
-    absl::StatusOr<int> r = lookup_key(t, GemmShape{.m = m, .n = n, .k = k});
-    return r.ok() ? *r : -100;
+  auto run = [&](int64_t m, int64_t n, int64_t k) {
+    absl::StatusOr<MapRun> r = lookup_run(t, GemmShape{.m = m, .n = n, .k = k});
+    return r.ok() ? std::make_pair(r->variant, r->splitk) : std::make_pair(-100, 0u);
   };
-  EXPECT_EQ(key(1, 1, 1), 0);
-  EXPECT_EQ(key(1, 1, 576), 0);
-  EXPECT_EQ(key(1, 1, 577), 1);
-  EXPECT_EQ(key(15, 63, 4096), 1);   // still cell (0, 0)
-  EXPECT_EQ(key(15, 64, 4096), 0);   // cell (0, 1)
-  EXPECT_EQ(key(16, 63, 3), 2);      // cell (1, 0)
-  EXPECT_EQ(key(16, 64, 99), 0);     // cell (1, 1) before the refusal
+  EXPECT_EQ(run(1, 1, 1), std::make_pair(0, 1u));
+  EXPECT_EQ(run(1, 1, 576), std::make_pair(0, 1u));
+  EXPECT_EQ(run(1, 1, 577), std::make_pair(2, 3u));
+  EXPECT_EQ(run(15, 63, 1999), std::make_pair(2, 3u));  // still cell (0, 0)
+  EXPECT_EQ(run(15, 63, 2000), std::make_pair(2, 4u));
+  EXPECT_EQ(run(15, 64, 4096), std::make_pair(1, 1u));  // cell (0, 1)
+  EXPECT_EQ(run(16, 63, 3), std::make_pair(3, 1u));     // cell (1, 0)
+  EXPECT_EQ(run(16, 64, 99), std::make_pair(0, 1u));    // cell (1, 1) before the refusal
+  // One class, the span from each shape's own split count.
   absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 2, .n = 2, .k = 1000});
   ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_EQ(*d, split_f16(384));     // split3/64 at K = 1000
-  d = lookup(t, GemmShape{.m = 2, .n = 2, .k = 100});
+  EXPECT_EQ(*d, split_f16(384));  // split 3: ceil(1000/3) = 334 -> 384
+  d = lookup(t, GemmShape{.m = 2, .n = 2, .k = 4096});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, split_f16(1024));  // split 4: 1024
+  d = lookup(t, GemmShape{.m = 2, .n = 2, .k = 2001});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, split_f16(512));  // split 4: ceil(2001/4) = 501 -> 512
+  d = lookup(t, GemmShape{.m = 2, .n = 64, .k = 100});
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(*d, plain_f16());
+  // desc_for refuses a split count that does not fit the class.
+  absl::Status s = desc_for(t.classes[1], GemmShape{.m = 1, .n = 1, .k = 100}, 1).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(has(s, "split count 1")) << s;
+  EXPECT_EQ(class_shapes(t, 0), 15);
+  EXPECT_EQ(find_variant(t, "f16:f16:nn", CublasKey{.id = 13}), 3);
+  EXPECT_EQ(find_variant(t, "bf16:bf16:nn", CublasKey{.id = 13}), -1);
 }
 
 TEST(CublasTable, LookupErrorsNameTheField) {
@@ -214,24 +325,24 @@ TEST(CublasTable, LookupErrorsNameTheField) {
   EXPECT_TRUE(has(s, "bf16:bf16:nn") && has(s, "f16:f16:nn")) << s;
   s = err(GemmShape{.m = 16, .n = 1, .k = 8});
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(has(s, "not probed: K too large")) << s;
+  EXPECT_TRUE(has(s, "not probed: K too large") && has(s, "class id=13 split=0")) << s;
   s = err(GemmShape{.m = 16, .n = 64, .k = 100});
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(has(s, "refused") && has(s, "no algorithm")) << s;
 }
 
 TEST(CublasTable, InnerFixedLevelsAreClampedToTheSplit) {
-  TableKey k{.family = "f16:f16:nn", .key = CublasKey{.splitk = 3},
-             .desc = split_f16(256),
-             .rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .parts = 3, .granule = 64},
-                       SpanRule{}}};
-  k.desc->k_cuts.push_back({128, dsl::Fold::kTreeUp});
-  absl::StatusOr<dsl::GemmDesc> d = desc_for(k, GemmShape{.m = 1, .n = 1, .k = 100});
+  TableClass c{.family = "f16:f16:nn", .cls = class_of(CublasKey{.split = true}),
+               .probes = {{.variant = 0, .k = 600, .splitk = 3}},
+               .desc = split_f16(256),
+               .rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}, SpanRule{}}};
+  c.desc->k_cuts.push_back({128, dsl::Fold::kTreeUp});
+  absl::StatusOr<dsl::GemmDesc> d = desc_for(c, GemmShape{.m = 1, .n = 1, .k = 100}, 3);
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_EQ(d->k_cuts.size(), 2u);
   EXPECT_EQ(d->k_cuts[0].span, 64);  // ceil(100/3) = 34 -> 64
   EXPECT_EQ(d->k_cuts[1].span, 64);  // 128 clamped to the part it cuts
-  d = desc_for(k, GemmShape{.m = 1, .n = 1, .k = 3000});
+  d = desc_for(c, GemmShape{.m = 1, .n = 1, .k = 3000}, 3);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->k_cuts[0].span, 1024);
   EXPECT_EQ(d->k_cuts[1].span, 128);
@@ -249,9 +360,11 @@ TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   EXPECT_TRUE(has(cublas(static_cast<Arch>(7), {1, 1, 1}, DType::kF16).status(), "arch 7"));
   absl::StatusOr<const CublasTable*> t = cublas_table(sm90);
   if (!t.ok()) {
-    // The committed table is still the placeholder: the error says what to run.
+    // The committed table is still the placeholder (version 2, no map): the error says
+    // what to run, and is not a parse error.
     EXPECT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition) << t.status();
     EXPECT_TRUE(has(t.status(), "fixbits-cublas-scan")) << t.status();
+    EXPECT_FALSE(has(t.status(), "does not parse")) << t.status();
     EXPECT_EQ(cublas(sm90, {1, 1, 1}, DType::kF16).status(), t.status());
     return;
   }
