@@ -378,6 +378,35 @@ class Lowerer {
     return unsupported(op, n, "unknown op kind");
   }
 
+  // The run-time test shared by vector loads and stores of a load/store op (pointer
+  // operand 0, offsets operand 1, mask operand `mask_arg`): all `count` elements of
+  // the thread are in bounds, consecutive (off[r] == off[0] + r) and the first is
+  // aligned to `vec_bytes`. Returns that condition and the first element's address.
+  // The first address may lie outside the buffer when its mask is off: it is
+  // computed without `inbounds` (no poison) and its alignment is tested only under
+  // the other conditions (select, not and, so nothing undefined reaches a branch).
+  struct VectorAccess {
+    llvm::Value* ok;
+    llvm::Value* first;
+  };
+  VectorAccess vector_access(const tile::Op& op, llvm::Type* elem, size_t count, int mask_arg,
+                             unsigned vec_bytes) {
+    llvm::Value* ok = b_.getTrue();
+    llvm::Value* off0 = at(op, 1, 0);
+    for (size_t r = 0; r < count; ++r) {
+      if (op.has_mask) ok = b_.CreateAnd(ok, at(op, mask_arg, r));
+      if (r > 0) {
+        llvm::Value* want = b_.CreateAdd(off0, llvm::ConstantInt::get(off0->getType(), r));
+        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(at(op, 1, r), want));
+      }
+    }
+    llvm::Value* first = b_.CreateGEP(elem, at(op, 0, 0), {off0});
+    llvm::Value* addr = b_.CreatePtrToInt(first, b_.getInt64Ty());
+    llvm::Value* aligned =
+        b_.CreateICmpEQ(b_.CreateAnd(addr, b_.getInt64(vec_bytes - 1)), b_.getInt64(0));
+    return {b_.CreateSelect(ok, aligned, b_.getFalse()), first};
+  }
+
   // A thread's `count` elements, loaded with vector instructions when at run time
   // they are all in bounds, consecutive (off[r] == off[0] + r) and the first is
   // aligned to the vector width; otherwise element by element under their masks.
@@ -386,23 +415,7 @@ class Lowerer {
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     const unsigned vec_bytes = std::min<unsigned>(16, elem_bytes * count);
     const unsigned vec_elems = vec_bytes / elem_bytes;
-    llvm::Value* ok = b_.getTrue();
-    llvm::Value* off0 = at(op, 1, 0);
-    for (size_t r = 0; r < count; ++r) {
-      if (op.has_mask) ok = b_.CreateAnd(ok, at(op, 2, r));
-      if (r > 0) {
-        llvm::Value* want = b_.CreateAdd(off0, llvm::ConstantInt::get(off0->getType(), r));
-        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(at(op, 1, r), want));
-      }
-    }
-    // The first address may lie outside the buffer when its mask is off: compute it
-    // without `inbounds` (no poison) and test alignment only under `ok` (select, not
-    // and, so nothing undefined reaches the branch).
-    llvm::Value* first = b_.CreateGEP(elem, at(op, 0, 0), {off0});
-    llvm::Value* addr = b_.CreatePtrToInt(first, b_.getInt64Ty());
-    llvm::Value* aligned =
-        b_.CreateICmpEQ(b_.CreateAnd(addr, b_.getInt64(vec_bytes - 1)), b_.getInt64(0));
-    ok = b_.CreateSelect(ok, aligned, b_.getFalse());
+    auto [ok, first] = vector_access(op, elem, count, /*mask_arg=*/2, vec_bytes);
     llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "load.vec", ctx_.kernel);
     llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "load.elem", ctx_.kernel);
     llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "load.join", ctx_.kernel);
@@ -459,22 +472,7 @@ class Lowerer {
       }
     };
     if (elem_bytes == 0 || vec_elems < 2 || count % vec_elems != 0) return scalar_stores();
-    llvm::Value* ok = b_.getTrue();
-    llvm::Value* off0 = at(op, 1, 0);
-    for (size_t r = 0; r < count; ++r) {
-      if (op.has_mask) ok = b_.CreateAnd(ok, at(op, 3, r));
-      if (r > 0) {
-        llvm::Value* want = b_.CreateAdd(off0, llvm::ConstantInt::get(off0->getType(), r));
-        ok = b_.CreateAnd(ok, b_.CreateICmpEQ(at(op, 1, r), want));
-      }
-    }
-    // As in load_vectorized: no `inbounds` on an address that may be masked off, and
-    // the alignment test only under `ok`.
-    llvm::Value* first = b_.CreateGEP(elem, at(op, 0, 0), {off0});
-    llvm::Value* addr = b_.CreatePtrToInt(first, b_.getInt64Ty());
-    llvm::Value* aligned =
-        b_.CreateICmpEQ(b_.CreateAnd(addr, b_.getInt64(vec_bytes - 1)), b_.getInt64(0));
-    ok = b_.CreateSelect(ok, aligned, b_.getFalse());
+    auto [ok, first] = vector_access(op, elem, count, /*mask_arg=*/3, vec_bytes);
     llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "store.vec", ctx_.kernel);
     llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "store.elem", ctx_.kernel);
     llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "store.join", ctx_.kernel);
