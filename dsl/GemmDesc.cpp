@@ -387,6 +387,16 @@ absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
   return d;
 }
 
+std::string family_name(GemmFamily f) { return desc_text::enum_name(f, kFamilyNames); }
+
+absl::StatusOr<GemmFamily> parse_family(std::string_view name) {
+  for (const auto& n : kFamilyNames) {
+    if (n.name == name) return n.value;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "'%s' is not a GemmDesc family (plain, split_k, chained_chunks, gemv).", name));
+}
+
 uint64_t hash(const GemmDesc& d) { return desc_text::fnv1a64(to_string(d)); }
 
 std::ostream& operator<<(std::ostream& os, const GemmDesc& d) { return os << to_string(d); }

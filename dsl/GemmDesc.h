@@ -113,6 +113,11 @@ absl::Status validate(const GemmDesc& d);
 // print -> parse gives an equal descriptor; every field is always printed.
 std::string to_string(const GemmDesc& d);
 absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text);
+// The family's name in the text form ("plain", "split_k", "chained_chunks", "gemv";
+// "?<n>" for a value outside the enum), and the family a name denotes
+// (InvalidArgument listing the names otherwise).
+std::string family_name(GemmFamily f);
+absl::StatusOr<GemmFamily> parse_family(std::string_view name);
 // Stable 64-bit hash: FNV-1a over to_string(d). Documented, so it never changes
 // between builds or machines.
 uint64_t hash(const GemmDesc& d);

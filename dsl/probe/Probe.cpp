@@ -50,15 +50,6 @@ Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeVa
   return classify(out, v.r, to_bits(out, x));
 }
 
-const char* family_name(GemmFamily f) {
-  switch (f) {
-    case GemmFamily::kPlain: return "plain";
-    case GemmFamily::kSplitK: return "split_k";
-    case GemmFamily::kChainedChunks: return "chained_chunks";
-    case GemmFamily::kGemv: return "gemv";
-  }
-  return "?";
-}
 
 struct Leaf {
   Instruction instruction;

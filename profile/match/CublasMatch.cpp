@@ -11,39 +11,11 @@
 
 #include "absl/strings/str_format.h"
 #include "dsl/reference/Reference.h"
+#include "profile/MatchDraws.h"
 
 namespace fixbits::profile {
 namespace {
 
-const char* gemm_family_name(dsl::GemmFamily f) {
-  switch (f) {
-    case dsl::GemmFamily::kPlain: return "plain";
-    case dsl::GemmFamily::kSplitK: return "split_k";
-    case dsl::GemmFamily::kChainedChunks: return "chained_chunks";
-    case dsl::GemmFamily::kGemv: return "gemv";
-  }
-  return "?";
-}
-
-uint32_t draw_bits(DType t, std::mt19937_64& rng) {
-  const uint64_t r = rng();
-  if (r % 97 == 0) return to_bits(t, -0.0f);
-  if (r % 101 == 0) return 1;  // the smallest positive subnormal of every format
-  const float f = std::ldexp(1.0f + static_cast<float>((r >> 8) % 64) / 64.0f,
-                             static_cast<int>((r >> 16) % 7) - 3) *
-                  (((r >> 24) & 1) ? -1.0f : 1.0f);
-  return to_bits(t, f, Saturation::kSatFinite);
-}
-
-std::vector<int64_t> spread(int64_t extent, int64_t want) {
-  std::vector<int64_t> v;
-  if (extent <= want) {
-    for (int64_t i = 0; i < extent; ++i) v.push_back(i);
-    return v;
-  }
-  for (int64_t i = 0; i < want; ++i) v.push_back(i * (extent - 1) / (want - 1));
-  return v;
-}
 
 // Bit patterns packed at the element size cuBLASLt stores.
 std::vector<uint8_t> pack(const std::vector<uint32_t>& bits, DType t) {
@@ -151,7 +123,7 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
     res.detail = std::string(desc.status().message());
     return res;
   }
-  res.family += std::string(" ") + gemm_family_name(desc->family);
+  res.family += std::string(" ") + dsl::family_name(desc->family);
 
   std::mt19937_64 rng(seed);
   dsl::reference::GemmProblem p;
@@ -160,8 +132,8 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
   p.b_row_major = s.b_row_major;
   p.a.resize(static_cast<size_t>(s.m * s.k));
   p.b.resize(static_cast<size_t>(s.k * s.n));
-  for (uint32_t& x : p.a) x = draw_bits(s.a_dtype, rng);
-  for (uint32_t& x : p.b) x = draw_bits(s.b_dtype, rng);
+  for (uint32_t& x : p.a) x = draw_input_bits(s.a_dtype, rng, /*with_subnormal=*/true);
+  for (uint32_t& x : p.b) x = draw_input_bits(s.b_dtype, rng, /*with_subnormal=*/true);
   absl::StatusOr<std::vector<uint8_t>> theirs = run_cublas(*lt_, s, p.a, p.b);
   if (!theirs.ok()) return theirs.status();
 

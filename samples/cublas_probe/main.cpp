@@ -40,6 +40,7 @@
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
 #include "profile/CublasBlackBox.h"
+#include "profile/MatchDraws.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Cupti.h"
 #include "runtime/Runtime.h"
@@ -132,8 +133,7 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       }
     } else if (auto v = value("--family=")) {
       a.family = std::string(*v);
-      if (a.family != "auto" && a.family != "plain" && a.family != "split_k" &&
-          a.family != "chained_chunks" && a.family != "gemv") {
+      if (a.family != "auto" && !dsl::parse_family(a.family).ok()) {
         return absl::InvalidArgumentError(
             "--family is one of auto, plain, split_k, chained_chunks, gemv.");
       }
@@ -146,42 +146,6 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   return a;
 }
 
-dsl::GemmFamily family_of(const std::string& name) {
-  if (name == "split_k") return dsl::GemmFamily::kSplitK;
-  if (name == "chained_chunks") return dsl::GemmFamily::kChainedChunks;
-  if (name == "gemv") return dsl::GemmFamily::kGemv;
-  return dsl::GemmFamily::kPlain;
-}
-
-const char* family_name(dsl::GemmFamily f) {
-  switch (f) {
-    case dsl::GemmFamily::kPlain: return "plain";
-    case dsl::GemmFamily::kSplitK: return "split_k";
-    case dsl::GemmFamily::kChainedChunks: return "chained_chunks";
-    case dsl::GemmFamily::kGemv: return "gemv";
-  }
-  return "?";
-}
-
-// Random finite inputs: +-(1 + f/64) * 2^e, e in [-3, 3]; -0.0 about 1% of the time.
-uint32_t draw_bits(DType t, std::mt19937_64& rng) {
-  const uint64_t r = rng();
-  if (r % 97 == 0) return to_bits(t, -0.0f);
-  const float f = std::ldexp(1.0f + static_cast<float>((r >> 8) % 64) / 64.0f,
-                             static_cast<int>((r >> 16) % 7) - 3) *
-                  (((r >> 24) & 1) ? -1.0f : 1.0f);
-  return to_bits(t, f, Saturation::kSatFinite);
-}
-
-std::vector<int64_t> spread(int64_t extent, int64_t want) {
-  std::vector<int64_t> v;
-  if (extent <= want) {
-    for (int64_t i = 0; i < extent; ++i) v.push_back(i);
-    return v;
-  }
-  for (int64_t i = 0; i < want; ++i) v.push_back(i * (extent - 1) / (want - 1));
-  return v;
-}
 
 struct VerifyResult {
   int draws_ok = 0;
@@ -194,8 +158,8 @@ struct VerifyResult {
 absl::StatusOr<VerifyResult> verify(runtime::CublasLt& lt, const runtime::GemmShape& s,
                                     const dsl::GemmDesc& desc, int draws) {
   const bool all = s.m * s.n * s.k <= (int64_t{1} << 24);
-  const std::vector<int64_t> rows = all ? spread(s.m, s.m) : spread(s.m, 8);
-  const std::vector<int64_t> cols = all ? spread(s.n, s.n) : spread(s.n, 8);
+  const std::vector<int64_t> rows = all ? profile::spread(s.m, s.m) : profile::spread(s.m, 8);
+  const std::vector<int64_t> cols = all ? profile::spread(s.n, s.n) : profile::spread(s.n, 8);
   VerifyResult res;
   res.how = all ? "every output" : std::to_string(rows.size()) + " rows x " +
                                        std::to_string(cols.size()) + " columns spread over D";
@@ -212,11 +176,11 @@ absl::StatusOr<VerifyResult> verify(runtime::CublasLt& lt, const runtime::GemmSh
     std::mt19937_64 rng(0xc0ffee + 7919 * d);
     std::vector<uint8_t> a(s.m * s.k * ea), b(s.k * s.n * eb), out(s.m * s.n * eo);
     for (size_t i = 0; i < a.size() / ea; ++i) {
-      const uint32_t x = draw_bits(s.a_dtype, rng);
+      const uint32_t x = profile::draw_input_bits(s.a_dtype, rng, /*with_subnormal=*/false);
       std::memcpy(a.data() + i * ea, &x, ea);
     }
     for (size_t i = 0; i < b.size() / eb; ++i) {
-      const uint32_t x = draw_bits(s.b_dtype, rng);
+      const uint32_t x = profile::draw_input_bits(s.b_dtype, rng, /*with_subnormal=*/false);
       std::memcpy(b.data() + i * eb, &x, eb);
     }
     if (auto st = da->copy_from_host(a.data(), a.size()); !st.ok()) return st;
@@ -384,7 +348,7 @@ int main(int argc, char** argv) {
       if (std::find(order.begin(), order.end(), f) == order.end()) order.push_back(f);
     };
     if (args->family != "auto") {
-      add(family_of(args->family));
+      add(*dsl::parse_family(args->family));
     } else {
       if (profiled) add(*profiled);
       add(h->algo.splitk_num > 1 ? dsl::GemmFamily::kSplitK : dsl::GemmFamily::kPlain);
@@ -404,7 +368,7 @@ int main(int argc, char** argv) {
                                                 : dsl::Instruction::kMmaSync;
       o.k = s.k;
       desc = dsl::probe::recover_gemm_desc((*box)->as_black_box(), o);
-      std::printf("  probe as %s: %s (%lld calls, %.1f s)\n", family_name(f),
+      std::printf("  probe as %s: %s (%lld calls, %.1f s)\n", dsl::family_name(f).c_str(),
                   desc.ok() ? "recovered" : msg(desc.status()).c_str(),
                   static_cast<long long>((*box)->calls() - c0), elapsed() - t0);
       if (desc.ok()) break;

@@ -340,3 +340,24 @@ TEST(GemmDescTest, HashIsPinned) {
 
 }  // namespace
 }  // namespace fixbits::dsl
+
+namespace fixbits::dsl {
+namespace {
+
+TEST(GemmDescFamily, NamesRoundTripAndUnknownNamesAreRefused) {
+  for (GemmFamily f : {GemmFamily::kPlain, GemmFamily::kSplitK, GemmFamily::kChainedChunks,
+                       GemmFamily::kGemv}) {
+    absl::StatusOr<GemmFamily> back = parse_family(family_name(f));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, f);
+  }
+  EXPECT_EQ(family_name(GemmFamily::kSplitK), "split_k");
+  EXPECT_EQ(family_name(static_cast<GemmFamily>(9)), "?9");
+  absl::StatusOr<GemmFamily> bad = parse_family("splitk");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "'splitk' is not a GemmDesc family (plain, split_k, chained_chunks, gemv).");
+}
+
+}  // namespace
+}  // namespace fixbits::dsl
