@@ -2,8 +2,11 @@
 //   shr(16*ctaid + 4*tid.x.b2 + 2*tid.x.b1, 1) = 8*ctaid + 2*tid.x.b2 + tid.x.b1   (tz rule)
 //   shr(4*tid.x.b2 + 2*tid.x.b1 + tid.x.b0, 1) = 2*tid.x.b2 + tid.x.b1             (renumber)
 //   and(32*ctaid + 2*tid.x.b1 + tid.x.b0, 1)   = tid.x.b0                          (select)
+//   or(24*tid.x.b5 + tid.x.b2, 8)             = 16*tid.x.b5 + tid.x.b2 + 8        ((a & ~8) + 8)
+//   mul(param8, 16*ctaid.y + tid.x.b2 + 8)    = 16*ctaid.y*(param8) + tid.x.b2*param8 + 8*param8
 #include "verify/Affine.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +36,8 @@ struct Split {
 
 Split split(const Affine& a) {
   Split s;
-  auto is_bit_term = [](const std::string& sym, int64_t c) {
-    return is_bit_symbol(sym) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c));
-  };
+  // A 0/1 symbol times c > 0 is 0 or c: it can set exactly the bits of c.
+  auto is_bit_term = [](const std::string& sym, int64_t c) { return is_bit_symbol(sym) && c > 0; };
   for (const auto& [sym, c] : a.terms) {
     if (!is_bit_term(sym, c)) {
       s.r_tz = std::min(s.r_tz, tz64(c));
@@ -139,6 +141,53 @@ bool block_uniform(const Affine& a) {
 
 }  // namespace
 
+namespace {
+
+// One kernel parameter (or a launch-uniform value named "param.u<hash>"), not a product.
+bool is_param(const std::string& s) { return s.rfind("param", 0) == 0 && s.find_first_of("*(") == std::string::npos; }
+
+// A sum of kernel parameters and a constant, nothing else (a stride such as a_sm).
+bool params_only(const Affine& a) {
+  if (a.terms.empty()) return false;
+  for (const auto& [s, c] : a.terms) {
+    if (!is_param(s)) return false;
+  }
+  return true;
+}
+
+// A coordinate factor a parameter may multiply: a thread-index bit or a block coordinate.
+bool coordinate_factor(const std::string& s) {
+  if (s.find_first_of("*(") != std::string::npos) return false;
+  if (s.rfind("ctaid.", 0) == 0) return s.size() == 7;
+  return (s.rfind("tid.", 0) == 0 || s.rfind("laneid.", 0) == 0) && is_bit_symbol(s);
+}
+
+// (sum_p u_p * p + u0) * (sum_s v_s * s + v0) with p parameters and s coordinate factors
+// or parameters, expanded term by term: exact ring arithmetic. A product p*s is one
+// monomial symbol named coordinate first ("tid.x.b2*param8", "ctaid.y*(param8)" as the
+// block-coordinate rule names it), so blanking and thread dependence read it as a
+// coordinate term and no bit rule reads it as a bit; two parameters multiply in name order
+// ("param7*param9", launch-uniform); p*v0 stays the parameter p.
+std::optional<Affine> param_times_coordinates(const Affine& u, const Affine& v) {
+  if (!params_only(u) || v.terms.empty()) return std::nullopt;
+  for (const auto& [s, c] : v.terms) {
+    if (!coordinate_factor(s) && !is_param(s)) return std::nullopt;
+  }
+  Affine out = scale(v, u.c0);  // u0 * v
+  for (const auto& [p, cp] : u.terms) {
+    out = add(out, Affine::symbol(p, wrap_mul(cp, v.c0)));
+    for (const auto& [s, cs] : v.terms) {
+      const std::string name = s.rfind("ctaid.", 0) == 0 ? absl::StrCat(s, "*(", p, ")")
+                               : is_param(s)              ? absl::StrCat(std::min(s, p), "*", std::max(s, p))
+                                                          : absl::StrCat(s, "*", p);
+      out = add(out, Affine::symbol(name, wrap_mul(cp, cs)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<Affine> mul(const Affine& a, const Affine& b) {
   if (b.is_const()) return scale(a, b.c0);
   if (a.is_const()) return scale(b, a.c0);
@@ -152,6 +201,9 @@ std::optional<Affine> mul(const Affine& a, const Affine& b) {
       return Affine::symbol(absl::StrCat(bc->first, "*(", y.text(), ")"), bc->second);
     }
   }
+  // A parameter stride times a coordinate index (a[row * a_sm + k * a_sk]): expanded.
+  if (auto r = param_times_coordinates(a, b)) return r;
+  if (auto r = param_times_coordinates(b, a)) return r;
   return std::nullopt;
 }
 
@@ -173,9 +225,9 @@ std::optional<Affine> shr(const Affine& a, int k) {
   Affine out;
   out.c0 = a.c0 >> k;
   for (const auto& [s, c] : a.terms) {
-    if (is_bit_symbol(s) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c)) &&
-        (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz))) {
-      if (tz64(c) >= k) out.terms[s] = c >> k;
+    if (is_bit_symbol(s) && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz))) {
+      // The bit terms set disjoint bits, so the shift moves each term's own bits.
+      if ((c >> k) != 0) out.terms[s] = c >> k;
     } else {
       out.terms[s] = c / (int64_t{1} << k);
     }
@@ -203,10 +255,10 @@ std::optional<Affine> and_mask(const Affine& a, uint64_t mask, int width) {
   Affine out;
   out.c0 = static_cast<int64_t>(static_cast<uint64_t>(a.c0) & mask);
   for (const auto& [s, c] : a.terms) {
-    bool bit = is_bit_symbol(s) && c > 0 && std::has_single_bit(static_cast<uint64_t>(c)) &&
-               (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz));
+    bool bit = is_bit_symbol(s) && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz));
     if (bit) {
-      if (static_cast<uint64_t>(c) & mask) out.terms[s] = c;
+      // Disjoint bit terms: the mask keeps each term's own selected bits.
+      if (static_cast<uint64_t>(c) & mask) out.terms[s] = static_cast<int64_t>(static_cast<uint64_t>(c) & mask);
     } else if (keep_r) {
       out.terms[s] = c;
     }
@@ -225,6 +277,15 @@ std::optional<Affine> or_disjoint(const Affine& a, const Affine& b) {
   auto ma = possible(a), mb = possible(b);
   if (!ma || !mb || (*ma & *mb) != 0) return std::nullopt;
   return add(a, b);
+}
+
+std::optional<Affine> or_const(const Affine& a, int64_t c) {
+  if (c < 0) return std::nullopt;
+  if (auto d = or_disjoint(a, Affine::constant(c))) return d;
+  // a | c = (a & ~c) + c: the two parts share no bit.
+  auto cleared = and_mask(a, ~static_cast<uint64_t>(c), 64);
+  if (!cleared) return std::nullopt;
+  return add(*cleared, Affine::constant(c));
 }
 
 Affine bits_of(const std::string& name, int bits) {

@@ -40,14 +40,19 @@ struct Affine {
 Affine add(const Affine& a, const Affine& b);
 Affine sub(const Affine& a, const Affine& b);
 Affine scale(const Affine& a, int64_t k);
-// a * b when one side is constant.
+// a * b when one side is constant, ctaid * (block-uniform), or a sum of parameters times a
+// sum of coordinate bits / block coordinates / parameters (expanded into product symbols
+// "tid.x.b2*param8", "ctaid.y*(param8)", "param7*param9"; a product is never a bit).
 std::optional<Affine> mul(const Affine& a, const Affine& b);
 // Logical right shift by k: exact by the tz rule or the bit-renumbering rule.
 std::optional<Affine> shr(const Affine& a, int k);
-// a & mask: identity when the mask covers every bit a can set, bit selection on bit terms.
+// a & mask: identity when the mask covers every bit a can set, bit selection on bit terms
+// (a 0/1 bit symbol times c > 0 sets the bits of c; the bit terms must set disjoint bits).
 std::optional<Affine> and_mask(const Affine& a, uint64_t mask, int width);
 // a | b and a ^ b: an addition when the two share no possible set bit.
 std::optional<Affine> or_disjoint(const Affine& a, const Affine& b);
+// a | c for a constant c >= 0: (a & ~c) + c, exact when the mask rule is.
+std::optional<Affine> or_const(const Affine& a, int64_t c);
 // A thread index expanded into bit symbols: sum 2^i * "<name>.b<i>" for i < bits.
 Affine bits_of(const std::string& name, int bits);
 

@@ -204,7 +204,10 @@ uint64_t dep_of_symbol(const std::string& sym) {
     if (sym.size() > len + 2 && sym[len] == '.' && sym[len + 1] == 'b') {
       char* end = nullptr;
       const long bit = std::strtol(sym.c_str() + len + 2, &end, 10);
-      if (end != nullptr && *end == '\0' && bit >= 0 && bit < b.count) return uint64_t{1} << (b.first + bit);
+      // "tid.x.b2*param8" (a bit times a parameter, Affine.h) varies with the bit alone.
+      if (end != nullptr && (*end == '\0' || *end == '*') && bit >= 0 && bit < b.count) {
+        return uint64_t{1} << (b.first + bit);
+      }
     }
     return kDepUnknown;
   }
@@ -424,7 +427,12 @@ NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line, u
   n.op = key;
   n.kids = {body};
   const bool nested = seed >= 0 && at(seed).has_hole;
-  if (nested) n.kids.push_back(seed);
+  // Only a literal seed (the accumulator's initial constant) is dropped (§6.2); any other
+  // seed (a main loop's fold before its remainder loop, a value read from memory) is
+  // part of the value, so it stays.
+  const bool literal = seed >= 0 && (at(seed).kind == Kind::kConst ||
+                                     (at(seed).kind == Kind::kInt && at(seed).aff.is_const()));
+  if (nested || (seed >= 0 && !literal)) n.kids.push_back(seed);
   // Every iteration's holes are functions of the seeds and the body's inputs: when the
   // loop's seeds and carried updates vary with no thread bit, neither do its holes.
   n.dep = (at(body).dep & ~kDepHole) | loop_dep | (nested ? kDepHole : 0);

@@ -51,7 +51,8 @@ enum class Kind : uint8_t {
   kRelocate,  // a value read back from shared memory after a barrier; kids[0] = value;
               // op "from", imm = the writer's leaf origin shift in bytes, when known
   kFold,      // loop accumulation: kids[0] = one iteration's body over its hole, op = key,
-              // kids[1] = the seed when it belongs to an enclosing loop
+              // kids[1] = the seed unless it is a literal (the initial constant,
+              // dropped); a preceding loop's fold or an outer loop's hole stays
   kGuard,     // value guarded by a data predicate: kids = {pred, value, else}
   kMma,       // one accumulator element of a matrix instruction: op, imm = element index,
               // kids = {A..., B..., C_imm}
@@ -106,7 +107,8 @@ class Graph {
   // value, varies with what the address varies with.
   NodeId relocate(NodeId value, int line = 0, std::optional<int64_t> origin_shift = std::nullopt,
                   NodeId address = -1);
-  // `seed` (optional, -1 for none) is kept only when it is itself an outer loop's hole,
+  // `seed` (optional, -1 for none) is kept unless it is a literal: an outer loop's hole
+  // or a main loop's fold seeding its remainder loop stays,
   // so a nest of folds stays a nest instead of losing the outer accumulation.
   // `loop_dep`: the thread bits the loop's seeds and carried updates vary with.
   NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0,

@@ -3,7 +3,9 @@
 //   mov.u32 %r1, %tid.x; shl.b32 %r7, %r1, 1; mul.wide.s32 %rd5, %r7, 4; add.s64 %rd6, %rd4, %rd5
 //   ld.global.v2.b32 {%r9, %r10}, [%rd6]
 // under .maxntid 64: %rd6 = param0 + 8*tid.x.b0 + 16*tid.x.b1 + ... ; %r9, %r10 are data nodes
-// at that address and that address + 4.
+// at that address and that address + 4. An integer op the affine rules cannot express
+// over parameters and literals only (K mod 64: shr.s32/shr.u32/add/and/sub of param7) is the
+// launch-uniform symbol "param.u<hash of its expression>", so arithmetic over it stays affine.
 #include "verify/PtxWalk.h"
 
 #include <bit>
@@ -318,18 +320,47 @@ class PtxWalker : public Walker {
         r = and_mask(A(1 - ci), static_cast<uint64_t>(*cst(ci)), width);
       } else if ((base == "or" || base == "xor") && in.size() == 2) {
         r = or_disjoint(A(0), A(1));
+        // or with a constant whose bits the value may share: (a & ~c) + c.
+        if (!r && base == "or" && cst(1)) r = or_const(A(0), *cst(1));
+        if (!r && base == "or" && cst(0)) r = or_const(A(1), *cst(0));
       } else if (base == "div" && in.size() == 2 && !is_signed && cst(1) && *cst(1) > 0 &&
                  std::has_single_bit(static_cast<uint64_t>(*cst(1)))) {
         r = shr(A(0), std::countr_zero(static_cast<uint64_t>(*cst(1))));
       } else if (base == "rem" && in.size() == 2 && !is_signed && cst(1) && *cst(1) > 0 &&
                  std::has_single_bit(static_cast<uint64_t>(*cst(1)))) {
         r = and_mask(A(0), static_cast<uint64_t>(*cst(1) - 1), width);
+      } else if (base == "bfe" && in.size() == 3 && !is_signed && cst(1) && cst(2) && *cst(1) >= 0 &&
+                 *cst(1) < width && *cst(2) >= 1 && *cst(2) < 64) {
+        // bfe.u32 d, a, pos, len = (a >> pos) & (2^len - 1): zero-extended, so the shift and
+        // mask rules decide exactness (PTX ISA "bfe"; pos + len past the width reads zeros,
+        // which the mask keeps as the value's own zero high bits).
+        if (auto sh = shr(A(0), static_cast<int>(*cst(1)))) {
+          r = and_mask(*sh, (uint64_t{1} << *cst(2)) - 1, width);
+        }
       } else if ((base == "min" || base == "max") && cst(0) && cst(1)) {
         r = Affine::constant(base == "min" ? std::min(*cst(0), *cst(1)) : std::max(*cst(0), *cst(1)));
       }
     }
     if (r) return g_.integer(*r);
-    return g_.opaque(ins.opcode, in, line_);
+    const NodeId op_node = g_.opaque(ins.opcode, in, line_);
+    if (all_int() && launch_uniform(in)) {
+      // A value every thread of every block computes alike from parameters and literals
+      // (K mod 64 for a short turn): one exact symbol named by its expression, so later
+      // index arithmetic over it stays affine. Another expression gets another name.
+      return g_.integer(Affine::symbol(absl::StrCat("param.u", hex64(g_.at(op_node).hash))));
+    }
+    return op_node;
+  }
+
+  // Integer inputs built from parameters, earlier uniform symbols and literals only (no
+  // thread or block coordinate, no loop hole, no product symbol).
+  bool launch_uniform(const std::vector<NodeId>& in) const {
+    for (NodeId n : in) {
+      for (const auto& [sym, c] : g_.at(n).aff.terms) {
+        if (sym.rfind("param", 0) != 0 || sym.find_first_of("*(") != std::string::npos) return false;
+      }
+    }
+    return true;
   }
 
   std::vector<std::string> dests(const Instr& ins) {
@@ -599,7 +630,7 @@ class PtxWalker : public Walker {
       return set(ins.operands[0], g_.arith(op, std::move(in), line_));
     }
     static const char* kInt[] = {"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
-                                 "neg", "div", "rem", "min", "max"};
+                                 "neg", "div", "rem", "min", "max", "bfe"};
     for (const char* k : kInt) {
       if (base == k) {
         auto ds = dests(ins);

@@ -3,12 +3,15 @@
 //   $L: ld.global.f32 %r2, [%rd4]; add.rn.f32 %r5, %r5, %r2; add.s64 %rd4, %rd4, 4;
 //       @%p bra $L;
 // gives %r5 = fold(add.rn.f32(~h1.0, ld.global.f32[~h1.1]), key "inc:4") and %rd4 an
-// opaque loop-exit token: the pre-loop seed of %r5 is dropped (§6.2).
+// opaque loop-exit token: the pre-loop seed of %r5 is dropped when it is a literal (§6.2)
+// and kept otherwise (a main loop's fold seeding its remainder loop); a fold whose update
+// reads another carried float value keys that value's update too (" rec:<hash>").
 #include "verify/Walk.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -93,7 +96,10 @@ std::optional<int64_t> Walker::writer_shift(NodeId store_addr, NodeId load_addr,
   if (!vb.rep) return std::nullopt;
   std::vector<std::pair<int64_t, std::string>> bits;
   for (const auto& [sym, c] : var.terms) {
-    if (sym.rfind("tid.", 0) != 0 || sym.find(".b") == std::string::npos || c <= 0) return std::nullopt;
+    if (sym.rfind("tid.", 0) != 0 || sym.find(".b") == std::string::npos || sym.find('*') != std::string::npos ||
+        c <= 0) {
+      return std::nullopt;  // a product "tid.x.b2*param8" is not one bit
+    }
     bits.push_back({c, sym});
   }
   std::sort(bits.begin(), bits.end());
@@ -140,6 +146,7 @@ void Walker::open_loop(const Loop& l) {
     auto it = regs_.find(l.carried[k]);
     if (it != regs_.end()) seeds_[absl::StrCat(l.header, ":", l.carried[k])] = it->second;
     regs_[l.carried[k]] = g_.integer(Affine::symbol(absl::StrCat("~h", l.depth, ".", k)));
+    hole_reg_[l.carried[k]] = absl::StrCat("~h", l.depth, ".", k);
   }
 }
 
@@ -267,6 +274,15 @@ void Walker::close_loop(const Loop& l) {
   }
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
+  // The loop's other carried values: a fold's body reads their holes (a second accumulator,
+  // an operand loaded one iteration ahead), so what they are updated to is part of the
+  // recurrence; snapshot their one-iteration values before any of them becomes a fold.
+  std::vector<NodeId> update(l.carried.size(), -1);
+  for (size_t k = 0; k < l.carried.size(); ++k) {
+    auto c = regs_.find(l.carried[k]);
+    if (c != regs_.end() && g_.at(c->second).kind != Kind::kInt && g_.at(c->second).has_hole) update[k] = c->second;
+  }
+  const Recurrences recs = recurrences(l, update, role);
   for (const std::string& r : written) {
     auto it = regs_.find(r);
     if (it == regs_.end() || !g_.at(it->second).has_hole) continue;
@@ -280,9 +296,10 @@ void Walker::close_loop(const Loop& l) {
       for (size_t k = 0; k < l.carried.size(); ++k) {
         if (l.carried[k] == r) names[absl::StrCat("~h", l.depth, ".", k)] = absl::StrCat("~h", l.depth, ".self");
       }
+      const std::string rec = recurrence(l, r, it->second, recs);
       if (auto renamed = g_.rename_holes(it->second, names, kMaxRename)) it->second = *renamed;
       if (auto chain = mma_chain(g_, it->second)) {
-        it->second = g_.fold(*chain, "exact-mma", s, line_, loop_dep);
+        it->second = g_.fold(*chain, "exact-mma" + rec, s, line_, loop_dep);
       } else {
         int m = 1;
         std::vector<int64_t> steps;
@@ -294,13 +311,118 @@ void Walker::close_loop(const Loop& l) {
           for (int64_t& st : steps) st /= m;
           std::sort(steps.begin(), steps.end(),
                     [](int64_t a, int64_t b) { return absl::StrCat(a) < absl::StrCat(b); });
-          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ",")), s, line_, loop_dep);
+          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ","), rec), s, line_, loop_dep);
         } else {
-          it->second = g_.fold(it->second, key, s, line_, loop_dep);
+          it->second = g_.fold(it->second, key + rec, s, line_, loop_dep);
         }
       }
     }
   }
+}
+
+namespace {
+
+// The hole symbols ("~h<depth>.<k>", any depth) that `id` reads; nullopt past `budget` nodes.
+std::optional<std::set<std::string>> holes_read(const Graph& g, NodeId id, size_t budget) {
+  std::set<std::string> out;
+  absl::flat_hash_set<NodeId> seen;
+  std::vector<NodeId> todo = {id};
+  while (!todo.empty()) {
+    const NodeId x = todo.back();
+    todo.pop_back();
+    if (!g.at(x).mentions_hole || !seen.insert(x).second) continue;
+    if (seen.size() > budget) return std::nullopt;
+    const Node& n = g.at(x);
+    if (n.kind == Kind::kInt) {
+      for (const auto& [sym, c] : n.aff.terms) {
+        if (sym.rfind("~h", 0) == 0) out.insert(sym);
+      }
+    }
+    for (NodeId k : n.kids) todo.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Per loop: for each carried value k with a float update, the carried values its update
+// reads (through the registers their holes stand for) and the update's hash with the
+// loop's inductions renamed by role and its seed unless literal. Computed once per loop,
+// so a loop of n carried values costs n walks of the body, not n^2.
+Walker::Recurrences Walker::recurrences(const Loop& l, const std::vector<NodeId>& update,
+                                        const std::map<std::string, std::string>& role) {
+  Recurrences out;
+  out.reads.resize(update.size());
+  out.hash.resize(update.size(), 0);
+  absl::flat_hash_map<std::string, size_t> index_of_hole;
+  for (size_t k = 0; k < l.carried.size(); ++k) {
+    if (update[k] < 0) continue;
+    // This loop's own hole for the register, and the latest one opened for it (another
+    // loop at the same header opens after this one and its holes are what the body reads).
+    index_of_hole[absl::StrCat("~h", l.depth, ".", k)] = k;
+    if (auto h = hole_reg_.find(l.carried[k]); h != hole_reg_.end()) index_of_hole[h->second] = k;
+  }
+  out.index_of_hole = index_of_hole;
+  for (size_t k = 0; k < update.size(); ++k) {
+    if (update[k] < 0) continue;
+    out.reads[k] = reads_of(update[k], out);
+    auto renamed = g_.rename_holes(update[k], role, kMaxRename);
+    uint64_t h = renamed ? g_.at(*renamed).coord_blank : g_.at(update[k]).hash;
+    if (auto seed = seeds_.find(absl::StrCat(l.header, ":", l.carried[k])); seed != seeds_.end()) {
+      const Node& sn = g_.at(seed->second);
+      if (sn.kind != Kind::kConst && !(sn.kind == Kind::kInt && sn.aff.is_const())) {
+        h = (h ^ sn.coord_blank) * 0x100000001b3ULL;
+      }
+    }
+    out.hash[k] = (h ^ k) * 0x100000001b3ULL;
+  }
+  return out;
+}
+
+// The carried values (indices with a float update) whose holes `x` reads; every one of
+// them when x is too large to read.
+std::set<size_t> Walker::reads_of(NodeId x, const Recurrences& rec) const {
+  std::set<size_t> out;
+  std::optional<std::set<std::string>> holes = holes_read(g_, x, kMaxRename);
+  if (!holes) {
+    for (const auto& [hole, k] : rec.index_of_hole) out.insert(k);
+    return out;
+  }
+  for (const std::string& h : *holes) {
+    if (auto it = rec.index_of_hole.find(h); it != rec.index_of_hole.end()) out.insert(it->second);
+  }
+  return out;
+}
+
+// The other carried values that register r's update `body` reads, transitively, as
+// " rec:<hash>" of their updates (see recurrences), or "" when it reads none. Without it,
+// two loops whose second accumulator (or operand loaded one iteration ahead) is updated
+// differently would give r one fold.
+std::string Walker::recurrence(const Loop& l, const std::string& r, NodeId body, const Recurrences& rec) const {
+  if (rec.hash.size() > kMaxRecurrenceClosure) {
+    // Too many carried values to close over per register: every one of them counts.
+    uint64_t h = 0;
+    for (uint64_t x : rec.hash) h = (h ^ x) * 0x100000001b3ULL;
+    return absl::StrCat(" rec:all:", hex64(h));
+  }
+  std::vector<char> done(rec.hash.size(), 0);
+  std::set<size_t> first = reads_of(body, rec);
+  std::vector<size_t> todo(first.begin(), first.end());
+  bool any = false;
+  while (!todo.empty()) {
+    const size_t k = todo.back();
+    todo.pop_back();
+    if (done[k] || l.carried[k] == r) continue;
+    done[k] = 1;
+    any = true;
+    for (size_t j : rec.reads[k]) todo.push_back(j);
+  }
+  if (!any) return "";
+  uint64_t h = 0;
+  for (size_t k = 0; k < done.size(); ++k) {
+    if (done[k]) h = (h ^ rec.hash[k]) * 0x100000001b3ULL;
+  }
+  return absl::StrCat(" rec:", hex64(h));
 }
 
 std::vector<Instr> Walker::lay_out() const {

@@ -4,7 +4,8 @@
 // `get` and writes destinations through `set`. The walker itself owns what both ISAs
 // share: loops (a back edge to an earlier label; carried registers become holes at the
 // header and a fold over one iteration's body at the back edge, keyed by the loop's
-// increments, the key dropped for an exact MMA chain), forward branches on data
+// increments, the key dropped for an exact MMA chain; a non-literal seed and the updates of
+// the other carried float values the body reads stay in the fold), forward branches on data
 // predicates (destinations written under them become guard nodes), shared-memory
 // store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
 // roots at global stores. Before walking, a run of blocks that control can neither fall
@@ -14,7 +15,9 @@
 // are not iterated.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,8 +100,19 @@ class Walker {
   std::vector<Instr> laid_out_;
   const std::vector<Instr>* body_ = nullptr;
   absl::flat_hash_map<std::string, NodeId> seeds_;  // "<header>:<reg>" -> value at loop entry
+  absl::flat_hash_map<std::string, std::string> hole_reg_;  // register -> its latest hole symbol
   void open_loop(const Loop& l);
   void close_loop(const Loop& l);
+  // What a fold keeps of the loop's other carried values (Walk.cpp, "recurrence").
+  struct Recurrences {
+    absl::flat_hash_map<std::string, size_t> index_of_hole;  // hole symbol -> carried index
+    std::vector<std::set<size_t>> reads;                     // carried values each update reads
+    std::vector<uint64_t> hash;                              // each update (and seed), canonical
+  };
+  Recurrences recurrences(const Loop& l, const std::vector<NodeId>& update,
+                          const std::map<std::string, std::string>& role);
+  std::set<size_t> reads_of(NodeId x, const Recurrences& rec) const;
+  std::string recurrence(const Loop& l, const std::string& r, NodeId body, const Recurrences& rec) const;
 
   absl::flat_hash_map<std::string, NodeId> regs_;
   std::vector<Store> smem_, local_;
@@ -116,5 +130,7 @@ inline constexpr size_t kMaxMemoryHistory = 4096;   // shared/local stores searc
 inline constexpr size_t kMaxNodes = 2u << 20;  // a few hundred MiB at most
 inline constexpr int kMaxLayoutRounds = 8;     // passes of the block layout fix-up
 inline constexpr size_t kMaxRename = 1u << 16;  // nodes rebuilt to rename one fold's holes
+// Carried values past which a fold keeps every carried value's update, not those it reads.
+inline constexpr size_t kMaxRecurrenceClosure = 512;
 
 }  // namespace fixbits::verify

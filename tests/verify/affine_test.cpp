@@ -28,15 +28,60 @@ TEST(Affine, BlockCoordinateTimesUniformIsOneSymbol) {
   EXPECT_EQ(commuted->text(), r->text());
   // The symbol is blanked with the block coordinates, not kept as a parameter.
   EXPECT_EQ(r->keep_prefix({"param", "shared", "~"}).text(), "0");
-  // Thread-dependent, hole-dependent, offset or two-symbol factors stay refused.
+  // Thread-dependent or hole-dependent factors of a coordinate stay refused.
   EXPECT_FALSE(mul(Affine::symbol("ctaid.x"), tid(5)).has_value());
   EXPECT_FALSE(mul(Affine::symbol("ctaid.x"), Affine::symbol("~h1.0")).has_value());
+  // An offset coordinate times a parameter expands (see ParameterTimesCoordinates).
   Affine shifted = Affine::symbol("ctaid.x");
   shifted.c0 = 1;
-  EXPECT_FALSE(mul(shifted, Affine::symbol("param2")).has_value());
-  EXPECT_FALSE(mul(Affine::symbol("param1"), Affine::symbol("param2")).has_value());
+  ASSERT_TRUE(mul(shifted, Affine::symbol("param2")).has_value());
+  EXPECT_EQ(mul(shifted, Affine::symbol("param2"))->text(), "ctaid.x*(param2) + param2");
   // No bit rule applies to it: shr by a non-divisor is refused.
   EXPECT_FALSE(shr(*r, 2).has_value());
+}
+
+TEST(Affine, ParameterTimesCoordinatesExpands) {
+  // a_sm * (16*ctaid.y + lane/4 + 8): the row offset of an A fragment, term by term.
+  Affine row = add(Affine::symbol("ctaid.y", 16), add(Affine::symbol("tid.x.b2"), Affine::symbol("tid.x.b3", 2)));
+  row.c0 = 8;
+  auto r = mul(Affine::symbol("param8", 2), row);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->text(), "32*ctaid.y*(param8) + 16*param8 + 2*tid.x.b2*param8 + 4*tid.x.b3*param8");
+  EXPECT_EQ(mul(row, Affine::symbol("param8", 2))->text(), r->text());  // commutes
+  // Blanking keeps the buffer-like parameter terms, drops the coordinate products.
+  EXPECT_EQ(r->keep_prefix({"param", "shared", "~"}).text(), "16*param8");
+  // A product is not a bit: no bit rule reads it (shr by 1 of tid.x.b2*param8 is refused).
+  EXPECT_FALSE(shr(*mul(Affine::symbol("param8"), Affine::symbol("tid.x.b2")), 1).has_value());
+  // Two parameters multiply in name order; a parameter times a hole, a product or a whole
+  // thread index stays refused.
+  EXPECT_EQ(mul(Affine::symbol("param9"), Affine::symbol("param7"))->text(), "param7*param9");
+  EXPECT_FALSE(mul(Affine::symbol("param8"), Affine::symbol("~h1.0")).has_value());
+  EXPECT_FALSE(mul(Affine::symbol("param8"), *r).has_value());
+  EXPECT_FALSE(mul(Affine::symbol("param8"), Affine::symbol("tid.x")).has_value());
+}
+
+TEST(Affine, MultiBitTermsSetTheirOwnBits) {
+  // 24*tid.x.b5 sets bits 3 and 4 when the bit is 1: disjoint from bits 0..2 below it.
+  Affine a = add(Affine::symbol("tid.x.b5", 24), add(Affine::symbol("tid.x.b2"), Affine::symbol("tid.x.b3", 2)));
+  a = add(a, Affine::symbol("ctaid.y", 32));
+  auto masked = and_mask(a, ~uint64_t{8}, 32);  // clears bit 3 of the 24
+  ASSERT_TRUE(masked.has_value());
+  EXPECT_EQ(masked->text(), "32*ctaid.y + tid.x.b2 + 2*tid.x.b3 + 16*tid.x.b5");
+  // (a | 8) = (a & ~8) + 8: LLVM's "row + 8" through a register that may already hold bit 3.
+  auto o = or_const(a, 8);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->text(), "32*ctaid.y + tid.x.b2 + 2*tid.x.b3 + 16*tid.x.b5 + 8");
+  auto sh = shr(a, 3);
+  ASSERT_TRUE(sh.has_value());
+  EXPECT_EQ(sh->text(), "4*ctaid.y + 3*tid.x.b5");
+  // Overlapping bit terms (3*b0 and 2*b1 share bit 1) could carry: refused.
+  Affine overlap = add(Affine::symbol("tid.x.b0", 3), Affine::symbol("tid.x.b1", 2));
+  EXPECT_FALSE(and_mask(overlap, 1, 32).has_value());
+  EXPECT_FALSE(shr(overlap, 1).has_value());
+  EXPECT_FALSE(or_const(overlap, 4).has_value());
+  // A constant reaching into a coarser term, or a negative one: refused.
+  EXPECT_FALSE(or_const(a, 64).has_value());
+  EXPECT_FALSE(or_const(a, -1).has_value());
 }
 
 TEST(Affine, ShiftRightByTrailingZeros) {

@@ -118,5 +118,32 @@ TEST(Robustness, ReadersAreLinearInStatementLength) {
   EXPECT_TRUE(parse_gcn(gcn).ok());
 }
 
+// A loop carrying n float values, each updated from the next one's hole (a ring): every
+// fold reads all the others, so the recurrence rule (docs/verify.md "Loops") must stay
+// linear per fold; past kMaxRecurrenceClosure it keys every carried update. One rounding
+// changed in the middle of the ring must still split.
+std::string ring_kernel(int n, int rz_at) {
+  std::string body;
+  for (int i = 0; i < n; ++i) {
+    body += "\tadd." + std::string(i == rz_at ? "rz" : "rn") + ".f32 %f" + std::to_string(i) + ", %f" +
+            std::to_string(i) + ", %f" + std::to_string((i + 1) % n) + ";\n";
+  }
+  return ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n"
+         ".reqntid 1\n{\n\tld.param.b64 %rd1, [k_param_0];\n\tld.global.f32 %f0, [%rd1];\n\tmov.b32 %r1, 0;\n$L:\n" +
+         body + "\tadd.s32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 100;\n\t@%p1 bra $L;\n"
+                "\tst.global.f32 [%rd1], %f0;\n\tret;\n}\n";
+}
+
+TEST(Robustness, LoopsCarryingManyValuesStayBoundedAndSound) {
+  for (int n : {100, 3000}) {
+    SCOPED_TRACE(n);
+    auto a = signature(ring_kernel(n, -1));
+    auto b = signature(ring_kernel(n, n / 2));
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_NE(a->hex, b->hex) << "a rounding change inside the ring kept the signature";
+  }
+}
+
 }  // namespace
 }  // namespace fixbits::verify
