@@ -4,8 +4,9 @@
 // Contract: the cache key is the program's canonical text (so two programs share an
 // entry only if they are equal) -- or, through load_keyed(), a caller's key that
 // determines the program (a descriptor's text plus its speed knobs) --, the target,
-// and the compiler version joined with a digest of the code generator's sources
-// (so a changed codegen never reuses a stale disk entry). A kernel already loaded
+// and the compiler version joined with a digest of the code generator's and the
+// verifier's sources (so a changed codegen never reuses a stale disk entry, and a
+// changed verifier never meets a signature an older one stored). A kernel already loaded
 // on a device is kept in a process-wide table (under a lock) and returned without
 // touching the cache, the verifier or the driver again; the launch
 // metadata codegen returns (block size, dynamic shared memory, parameter list) is
