@@ -65,7 +65,7 @@ for w in $what; do
       for b in .stage/bin/*_bench; do
         [ -x "$b" ] || continue
         name=$(basename "$b")
-        timeout ${FIXBITS_BENCH_TIMEOUT:-240} "$b" --benchmark_repetitions=${FIXBITS_BENCH_REPS:-5} --benchmark_report_aggregates_only=true \
+        timeout ${FIXBITS_BENCH_TIMEOUT:-450} "$b" --benchmark_repetitions=${FIXBITS_BENCH_REPS:-5} --benchmark_report_aggregates_only=true \
              --benchmark_min_time=${FIXBITS_BENCH_MIN_TIME:-0.05} ${FIXBITS_BENCH_FILTER:+--benchmark_filter=$FIXBITS_BENCH_FILTER} \
              --benchmark_out="$out/$name.json" --benchmark_out_format=json >"/tmp/$name.log" 2>&1; rc=$?
         { echo "==== $b (rc=$rc)"; cat "/tmp/$name.log"; } >>"$log_all"
