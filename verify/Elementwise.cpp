@@ -12,25 +12,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "verify/Hash.h"
 
 namespace fixbits::verify {
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h *= 0xd6e8feb86659fd93ULL;
-  h ^= h >> 32;
-  return h;
-}
-
-uint64_t hash_text(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return mix(h, s.size());
-}
 
 bool is_position(const std::string& sym) { return dep_of_symbol(sym) != 0; }
 

@@ -15,25 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "verify/Elementwise.h"
+#include "verify/Hash.h"
 
 namespace fixbits::verify {
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  return h;
-}
-
-uint64_t hash_str(absl::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return mix(h, s.size());
-}
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -183,7 +168,7 @@ Balance level(const std::string& op, const Balance& a, const Balance& b,
 
 // The `blank` hash finish() gives an arith node of `op` over one kid of blank `kid_blank`.
 uint64_t blank_of_unary(const std::string& op, uint64_t kid_blank) {
-  uint64_t h = mix(hash_str(kind_name(Kind::kArith)), hash_str(op));
+  uint64_t h = mix(hash_text(kind_name(Kind::kArith)), hash_text(op));
   h = mix(h, 0);
   return mix(h, kid_blank);
 }
@@ -242,15 +227,15 @@ NodeId Graph::finish(Node n) {
     if ((n.kind == Kind::kOpaque && n.kids.empty()) || n.kind == Kind::kMma) n.dep |= kDepUnknown;
   }
   // Structural and blanked hashes; commutative children already sorted by the maker.
-  uint64_t h = mix(hash_str(kind_name(n.kind)), hash_str(n.op));
+  uint64_t h = mix(hash_text(kind_name(n.kind)), hash_text(n.op));
   h = mix(h, static_cast<uint64_t>(n.imm));
   uint64_t bl = h, cb = h;
   if (n.kind == Kind::kInt) {
-    h = mix(h, hash_str(n.aff.text()));
-    bl = mix(bl, hash_str(n.aff.keep_prefix({"param", "shared", "~"}).text()));
+    h = mix(h, hash_text(n.aff.text()));
+    bl = mix(bl, hash_text(n.aff.keep_prefix({"param", "shared", "~"}).text()));
     Affine c = n.aff.keep_prefix({"param", "shared", "~", "global", "sym:", "kernarg"});
     c.c0 = n.aff.c0;
-    cb = mix(cb, hash_str(c.text()));
+    cb = mix(cb, hash_text(c.text()));
   }
   {
     // Each flavour hashes commuting children in its own sorted order.
@@ -272,10 +257,10 @@ NodeId Graph::finish(Node n) {
   }
   if (n.kind == Kind::kRoot && n.kids.size() == 2) {
     // Which buffer and which constant offset, not which thread: layouts may move stores.
-    h = mix(mix(mix(hash_str("root"), hash_str(n.op)), at(n.kids[0]).hash), at(n.kids[1]).coord_blank);
+    h = mix(mix(mix(hash_text("root"), hash_text(n.op)), at(n.kids[0]).hash), at(n.kids[1]).coord_blank);
   }
   if (n.kind == Kind::kFold && !n.kids.empty()) {
-    h = mix(mix(hash_str("fold"), hash_str(n.op)), at(n.kids[0]).coord_blank);
+    h = mix(mix(hash_text("fold"), hash_text(n.op)), at(n.kids[0]).coord_blank);
     if (n.kids.size() > 1) h = mix(h, at(n.kids[1]).coord_blank);
     cb = h;
   }
@@ -307,7 +292,7 @@ NodeId Graph::finish(Node n) {
     n.bal = leaf_of(n, *this);
   }
   if (n.bal.valid && !n.bal.is_leaf) {
-    uint64_t c = mix(hash_str("balanced"), hash_str(n.bal.op));
+    uint64_t c = mix(hash_text("balanced"), hash_text(n.bal.op));
     c = mix(c, n.bal.leaf);
     c = mix(c, static_cast<uint64_t>(n.bal.height));
     c = mix(c, static_cast<uint64_t>(n.bal.nearest.value_or(-1)));

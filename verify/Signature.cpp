@@ -13,27 +13,12 @@
 #include "verify/GcnParser.h"
 #include "verify/GcnWalk.h"
 #include "verify/Graph.h"
+#include "verify/Hash.h"
 #include "verify/PtxParser.h"
 #include "verify/PtxWalk.h"
 
 namespace fixbits::verify {
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 29;
-  return h;
-}
-
-uint64_t hash_text(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 struct Kernel {
   std::string name;
