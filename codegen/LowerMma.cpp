@@ -14,6 +14,28 @@
 #include "llvm/IR/Instructions.h"
 
 namespace fixbits::codegen {
+namespace {
+
+// One warp-collective inline-asm call (convergent, nounwind) of `args` whose four f32
+// results are the d fragment: they replace c's registers in the returned value.
+Lowered emit_matrix_asm(llvm::IRBuilder<>& bld, const Lowered& c,
+                        const std::vector<llvm::Value*>& args, const std::string& text,
+                        const char* constraints, bool side_effects, const char* name) {
+  std::vector<llvm::Type*> arg_types;
+  for (llvm::Value* v : args) arg_types.push_back(v->getType());
+  llvm::Type* f32 = bld.getFloatTy();
+  auto* ret_ty = llvm::StructType::get(bld.getContext(), {f32, f32, f32, f32});
+  auto* fty = llvm::FunctionType::get(ret_ty, arg_types, false);
+  llvm::InlineAsm* asm_fn = llvm::InlineAsm::get(fty, text, constraints, side_effects);
+  llvm::CallInst* call = bld.CreateCall(fty, asm_fn, args, name);
+  call->addFnAttr(llvm::Attribute::Convergent);
+  call->addFnAttr(llvm::Attribute::NoUnwind);
+  Lowered out = c;
+  for (unsigned j = 0; j < 4; ++j) out.regs[j] = bld.CreateExtractValue(call, {j});
+  return out;
+}
+
+}  // namespace
 
 absl::StatusOr<Lowered> lower_mma_sync(LoweringContext& ctx, const tile::Op& op, int n) {
   auto fail = [&](const std::string& what) {
@@ -44,27 +66,16 @@ absl::StatusOr<Lowered> lower_mma_sync(LoweringContext& ctx, const tile::Op& op,
     return bld.CreateBitCast(p, bld.getInt32Ty());
   };
   std::vector<llvm::Value*> args;
-  std::vector<llvm::Type*> arg_types;
   for (size_t j = 0; j < 4; ++j) args.push_back(pack(a.regs, j));
   for (size_t j = 0; j < 2; ++j) args.push_back(pack(b.regs, j));
   for (size_t j = 0; j < 4; ++j) args.push_back(c.regs[j]);
-  for (llvm::Value* v : args) arg_types.push_back(v->getType());
-  llvm::Type* f32 = bld.getFloatTy();
-  auto* ret_ty = llvm::StructType::get(bld.getContext(), {f32, f32, f32, f32});
-  auto* fty = llvm::FunctionType::get(ret_ty, arg_types, false);
   const char* ty = in == tile::Elem::kF16 ? "f16" : "bf16";
   std::string text = absl::StrFormat(
       "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
       "{$8, $9}, {$10, $11, $12, $13};",
       ty, ty);
-  llvm::InlineAsm* asm_fn = llvm::InlineAsm::get(fty, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-                                                 /*hasSideEffects=*/false);
-  llvm::CallInst* call = bld.CreateCall(fty, asm_fn, args, "mma");
-  call->addFnAttr(llvm::Attribute::Convergent);
-  call->addFnAttr(llvm::Attribute::NoUnwind);
-  Lowered out = c;
-  for (unsigned j = 0; j < 4; ++j) out.regs[j] = bld.CreateExtractValue(call, {j});
-  return out;
+  return emit_matrix_asm(bld, c, args, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+                         /*side_effects=*/false, "mma");
 }
 
 // wgmma: before/after for one warpgroup of a 4-warp block (E = 512, f16):
@@ -151,11 +162,6 @@ absl::StatusOr<Lowered> lower_wgmma(LoweringContext& ctx, const tile::Op& op, in
   }
   args.push_back(desc);
   for (size_t j = 0; j < 4; ++j) args.push_back(c.regs[j]);
-  std::vector<llvm::Type*> arg_types;
-  for (llvm::Value* v : args) arg_types.push_back(v->getType());
-  llvm::Type* f32 = bld.getFloatTy();
-  auto* ret_ty = llvm::StructType::get(bld.getContext(), {f32, f32, f32, f32});
-  auto* fty = llvm::FunctionType::get(ret_ty, arg_types, false);
   auto name = [](tile::Elem e) {
     switch (e) {
       case tile::Elem::kF16: return "f16";
@@ -172,15 +178,8 @@ absl::StatusOr<Lowered> lower_wgmma(LoweringContext& ctx, const tile::Op& op, in
       "p, 1, 1%s;\nwgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
       "bar.sync 0;\n}",
       fp8 ? 32 : 16, name(in), name(in_b), fp8 ? "" : ", 0");
-  llvm::InlineAsm* asm_fn =
-      llvm::InlineAsm::get(fty, text, "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,~{memory}",
-                           /*hasSideEffects=*/true);
-  llvm::CallInst* call = bld.CreateCall(fty, asm_fn, args, "wgmma");
-  call->addFnAttr(llvm::Attribute::Convergent);
-  call->addFnAttr(llvm::Attribute::NoUnwind);
-  Lowered out = c;
-  for (unsigned j = 0; j < 4; ++j) out.regs[j] = bld.CreateExtractValue(call, {j});
-  return out;
+  return emit_matrix_asm(bld, c, args, text, "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,~{memory}",
+                         /*side_effects=*/true, "wgmma");
 }
 
 }  // namespace fixbits::codegen
