@@ -19,6 +19,7 @@
 #include "jit/GemmRunner.h"
 #include "runtime/Runtime.h"
 #include "tests/jit/RandomInputs.h"
+#include "tests/jit/SeededGpuTest.h"
 
 namespace fixbits {
 namespace {
@@ -45,15 +46,8 @@ GemmDesc scalar(GemmFamily fam, Instruction ins, DType in, DType out) {
   return d;
 }
 
-class GemmGpuTest : public ::testing::Test {
+class GemmGpuTest : public testing::SeededGpuTest {
  protected:
-  void SetUp() override {
-    auto dev = runtime::cuda(0);
-    if (!dev.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << dev.status().message();
-    device_ = *dev;
-    seed_ = testing::fresh_seed();
-    rng_.seed(seed_);
-  }
 
   GemmProblem problem(const GemmDesc& d, Shape s, bool a_row, bool b_row, Mix mix,
                       bool specials) {
@@ -126,10 +120,6 @@ class GemmGpuTest : public ::testing::Test {
       }
     }
   }
-
-  std::shared_ptr<runtime::Device> device_;
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
 };
 
 const std::vector<GemmConfig> kConfigs = {{1, 1, 1}, {4, 1, 4}, {2, 4, 3}, {8, 2, 8}};

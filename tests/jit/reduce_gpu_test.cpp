@@ -16,6 +16,7 @@
 #include "jit/ReduceRunner.h"
 #include "runtime/Runtime.h"
 #include "tests/jit/RandomInputs.h"
+#include "tests/jit/SeededGpuTest.h"
 
 namespace fixbits {
 namespace {
@@ -26,15 +27,8 @@ using dsl::ReduceOp;
 using dsl::TreeOrder;
 using testing::Mix;
 
-class ReduceGpuTest : public ::testing::Test {
+class ReduceGpuTest : public testing::SeededGpuTest {
  protected:
-  void SetUp() override {
-    auto dev = runtime::cuda(0);
-    if (!dev.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << dev.status().message();
-    device_ = *dev;
-    seed_ = testing::fresh_seed();
-    rng_.seed(seed_);
-  }
 
   dsl::reference::ReduceProblem problem(const ReduceDesc& d, int64_t rows, int64_t cols,
                                         Mix mix, bool specials) {
@@ -95,10 +89,6 @@ class ReduceGpuTest : public ::testing::Test {
       if (a[i] != b[i]) return static_cast<int>(i);
     return a.size() == b.size() ? -1 : static_cast<int>(std::min(a.size(), b.size()));
   }
-
-  std::shared_ptr<runtime::Device> device_;
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
 };
 
 const std::vector<ReduceConfig> kConfigs = {

@@ -31,6 +31,8 @@ class GpuTest : public ::testing::Test {
   }
 
   Device& device() { return *device_; }
+  // The same device as the shared handle jit runners keep.
+  const std::shared_ptr<Device>& shared_device() { return device_; }
   const DeviceInfo& info() { return device_->info(); }
 
   // Loads `ptx` and looks up `entry`; the returned Kernel keeps its module loaded.
