@@ -1,5 +1,6 @@
 // verify_bench.cpp — cost of the static checker: signature of one typical corpus kernel
-// (a pinned two-warp row sum, and an MMA K loop), and partitioning N copies of a kernel set
+// (a pinned two-warp row sum, an MMA K loop, a scalar fma GEMM K loop), and partitioning N
+// copies of a kernel set (N = 1000: a 1,000-configuration autotuning sweep)
 // (what an autotuner's pruning predicate pays per configuration).
 // Run: build-*/bench/verify_bench --benchmark_out=verify.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
@@ -52,6 +53,20 @@ void BM_SignatureMmaLoop(benchmark::State& state) {
 }
 BENCHMARK(BM_SignatureMmaLoop);
 
+// A scalar fma GEMM K loop (llc's, with pointer inductions): the linear-register rules.
+void BM_SignatureFmaGemm(benchmark::State& state) {
+  const std::string text = corpus("gemm-fma-kloop-b64-vs-b128.a.ptx");
+  if (text.empty()) {
+    state.SkipWithError("corpus file gemm-fma-kloop-b64-vs-b128.a.ptx not found");
+    return;
+  }
+  for (auto _ : state) {
+    auto s = fixbits::verify::signature(text);
+    benchmark::DoNotOptimize(s);
+  }
+}
+BENCHMARK(BM_SignatureFmaGemm);
+
 void BM_SignatureGcnRowSum(benchmark::State& state) {
   const std::string text = corpus("gcn-reduce-pinned-vs-default.a.s");
   if (text.empty()) {
@@ -91,7 +106,7 @@ void BM_Partition(benchmark::State& state) {
   state.counters["classes"] = static_cast<double>(classes);
   state.counters["kernels/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Partition)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Partition)->Arg(8)->Arg(64)->Arg(512)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "verify/Elementwise.h"
+#include "verify/IndexedRoot.h"
 #include "verify/Hash.h"
 
 namespace fixbits::verify {
@@ -200,6 +201,17 @@ uint64_t dep_of_symbol(const std::string& sym) {
 }
 
 std::string hex64(uint64_t h) { return absl::StrFormat("%016x", h); }
+
+std::string literal_bits(const Node& n) {
+  if (n.kind == Kind::kInt && n.aff.is_const()) return absl::StrFormat("%x", static_cast<uint64_t>(n.aff.c0));
+  const std::string& t = n.op;
+  if (n.kind == Kind::kConst && t.size() > 2 && t.size() <= 18 && t[0] == '0' &&
+      (t[1] == 'f' || t[1] == 'F' || t[1] == 'd' || t[1] == 'D') &&
+      t.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
+    return absl::StrFormat("%x", std::strtoull(t.c_str() + 2, nullptr, 16));  // 0f80000000 -> 80000000
+  }
+  return absl::StrCat("text:", t);  // another spelling may split, never merge
+}
 
 bool is_combine(const std::string& op) {
   return commutative(op) && !starts_with(op, "mul.") && !starts_with(op, "v_mul_f");
@@ -418,6 +430,9 @@ NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line, u
   const bool literal = seed >= 0 && (at(seed).kind == Kind::kConst ||
                                      (at(seed).kind == Kind::kInt && at(seed).aff.is_const()));
   if (nested || (seed >= 0 && !literal)) n.kids.push_back(seed);
+  // A literal seed is still the first operand of the chain: +0.0 and -0.0 give other bits
+  // when every step adds -0.0, so its bits stay in the key (equal bits, one key).
+  if (literal) n.op = absl::StrCat(key, " seed:", literal_bits(at(seed)));
   // Every iteration's holes are functions of the seeds and the body's inputs: when the
   // loop's seeds and carried updates vary with no thread bit, neither do its holes.
   n.dep = (at(body).dep & ~kDepHole) | loop_dep | (nested ? kDepHole : 0);
@@ -429,7 +444,15 @@ NodeId Graph::fold(NodeId body, const std::string& key, NodeId seed, int line, u
 
 std::optional<NodeId> Graph::rename_holes(NodeId id, const std::map<std::string, std::string>& names,
                                           size_t budget) {
-  absl::flat_hash_map<NodeId, NodeId> memo;
+  std::map<std::string, Affine> to;
+  for (const auto& [from, name] : names) to[from] = Affine::symbol(name);
+  return substitute_holes(id, to, budget);
+}
+
+std::optional<NodeId> Graph::substitute_holes(NodeId id, const std::map<std::string, Affine>& to, size_t budget,
+                                              absl::flat_hash_map<NodeId, NodeId>* shared) {
+  absl::flat_hash_map<NodeId, NodeId> own;
+  absl::flat_hash_map<NodeId, NodeId>& memo = shared != nullptr ? *shared : own;
   size_t rebuilt = 0;
   bool over = false;
   std::function<NodeId(NodeId)> go = [&](NodeId x) -> NodeId {
@@ -439,13 +462,27 @@ std::optional<NodeId> Graph::rename_holes(NodeId id, const std::map<std::string,
       over = true;
       return x;
     }
-    Node n = at(x);  // copy: nodes_ may grow below
-    for (NodeId& k : n.kids) k = go(k);
+    std::vector<NodeId> kids = at(x).kids;  // a copy: nodes_ may grow below
+    bool changed = false;
+    for (NodeId& k : kids) {
+      const NodeId y = go(k);
+      changed = changed || y != k;
+      k = y;
+    }
+    if (at(x).kind == Kind::kInt) {
+      for (const auto& [sym, c] : at(x).aff.terms) changed = changed || to.contains(sym);
+    }
+    if (!changed) {  // nothing below names a substituted hole: the node itself
+      memo[x] = x;
+      return x;
+    }
+    Node n = at(x);
+    n.kids = std::move(kids);
     if (n.kind == Kind::kInt) {
       Affine a = Affine::constant(n.aff.c0);
       for (const auto& [sym, c] : n.aff.terms) {
-        auto it = names.find(sym);
-        a = add(a, Affine::symbol(it != names.end() ? it->second : sym, c));
+        auto it = to.find(sym);
+        a = add(a, it != to.end() ? scale(it->second, c) : Affine::symbol(sym, c));
       }
       n.aff = a;
     }
@@ -464,6 +501,73 @@ std::optional<NodeId> Graph::rename_holes(NodeId id, const std::map<std::string,
   NodeId r = go(id);
   if (over) return std::nullopt;
   return r;
+}
+
+std::optional<NodeId> Graph::rewrite_load_addresses(
+    NodeId id, const std::function<std::optional<Affine>(const Affine&, const std::string&)>& f, size_t* budget) {
+  absl::flat_hash_map<NodeId, NodeId> memo;
+  bool over = false;
+  std::function<NodeId(NodeId)> go = [&](NodeId x) -> NodeId {
+    if (over) return x;
+    if (auto it = memo.find(x); it != memo.end()) return it->second;
+    if (*budget == 0) {
+      over = true;
+      return x;
+    }
+    --*budget;
+    const Node& src = at(x);
+    NodeId y = x;
+    if (src.kind == Kind::kLoad && starts_with(src.op, "global.") && !src.kids.empty() &&
+        at(src.kids[0]).kind == Kind::kInt) {
+      if (std::optional<Affine> a = f(at(src.kids[0]).aff, src.op)) {
+        Node n = src;  // copy before integer() grows nodes_
+        n.kids[0] = integer(*a);
+        n.bal = Balance();
+        y = finish(std::move(n));
+      }
+    } else if (!src.kids.empty() && src.kind != Kind::kInt) {
+      const std::vector<NodeId> old_kids = src.kids;  // a copy: go() grows nodes_
+      std::vector<NodeId> kids;
+      bool changed = false;
+      for (NodeId k : old_kids) {
+        kids.push_back(go(k));
+        changed = changed || kids.back() != k;
+      }
+      if (changed && !over) {
+        Node n = at(x);  // copy: nodes_ may have grown
+        n.kids = kids;
+        const bool fold = n.kind == Kind::kFold;
+        n.has_hole = false;
+        n.mentions_hole = false;
+        n.bal = Balance();
+        y = finish(std::move(n));
+        if (fold) {
+          Node& fn = nodes_[static_cast<size_t>(y)];
+          fn.has_hole = fn.kids.size() > 1 && at(fn.kids[1]).has_hole;
+        }
+      }
+    }
+    memo[x] = y;
+    return y;
+  };
+  NodeId r = go(id);
+  if (over) return std::nullopt;
+  return r;
+}
+
+NodeId Graph::with_kid(NodeId x, NodeId old_kid, NodeId new_kid) {
+  Node n = at(x);
+  for (NodeId& k : n.kids) {
+    if (k == old_kid) k = new_kid;
+  }
+  n.has_hole = false;
+  n.mentions_hole = false;
+  n.bal = Balance();
+  if (n.kind == Kind::kArith && n.commuting > 0) {
+    // arith() sorts commuting kids; keep the same canonical order.
+    return arith(n.op, n.kids, n.line);
+  }
+  return finish(std::move(n));
 }
 
 NodeId Graph::guard(NodeId pred, NodeId value, NodeId other, int line) {
@@ -491,9 +595,12 @@ NodeId Graph::root(const std::string& op, NodeId value, NodeId address, int line
   n.kids = {value, address};
   n.line = line;
   const NodeId id = finish(std::move(n));
-  // A store whose value reads its own element (Elementwise.h) is named by that relation.
+  // A store whose value reads its own element (Elementwise.h) is named by that relation;
+  // else one whose loads read at the store's own indices (IndexedRoot.h) by those.
   if (auto h = elementwise_root_hash(*this, op, value, address, &elementwise_budget_)) {
     nodes_[static_cast<size_t>(id)].hash = *h;
+  } else if (auto x = indexed_root_hash(*this, op, value, address, &elementwise_budget_)) {
+    nodes_[static_cast<size_t>(id)].hash = *x;
   }
   return id;
 }

@@ -20,10 +20,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "verify/Affine.h"
 
 namespace fixbits::verify {
@@ -52,7 +55,8 @@ enum class Kind : uint8_t {
               // op "from", imm = the writer's leaf origin shift in bytes, when known
   kFold,      // loop accumulation: kids[0] = one iteration's body over its hole, op = key,
               // kids[1] = the seed unless it is a literal (the initial constant,
-              // dropped); a preceding loop's fold or an outer loop's hole stays
+              // whose bits go into op as " seed:<hex>"); a preceding loop's fold or an
+              // outer loop's hole stays
   kGuard,     // value guarded by a data predicate: kids = {pred, value, else}
   kMma,       // one accumulator element of a matrix instruction: op, imm = element index,
               // kids = {A..., B..., C_imm}
@@ -115,6 +119,8 @@ class Graph {
               uint64_t loop_dep = kDepUnknown);
   NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
   NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
+  // A root's hash: the elementwise rule (Elementwise.h), else the indexed rule
+  // (IndexedRoot.h), else (op, value, address without coordinates).
   NodeId root(const std::string& op, NodeId value, NodeId address, int line = 0);
 
   // The same tree with hole symbols renamed by `names` (symbols not in it are kept); the
@@ -122,6 +128,21 @@ class Graph {
   // shared, not copied. Returns nullopt when more than `budget` nodes would be rebuilt.
   std::optional<NodeId> rename_holes(NodeId id, const std::map<std::string, std::string>& names,
                                      size_t budget);
+
+  // The same tree with each hole symbol in `to` replaced by its affine form (a term c * h
+  // becomes c * to[h]); rename_holes is the case of single symbols. Exact: an integer node
+  // is rebuilt from the substituted form, everything above it from its rebuilt kids; a node
+  // under which nothing names a substituted hole is returned as it is.
+  // `memo` (optional) carries rebuilt nodes across calls with the same `to` (one loop's
+  // registers share their body), so each node is rebuilt once per loop, not per register.
+  std::optional<NodeId> substitute_holes(NodeId id, const std::map<std::string, Affine>& to, size_t budget,
+                                         absl::flat_hash_map<NodeId, NodeId>* memo = nullptr);
+  // The same tree with every global load's address `a` (a kInt) replaced by f(a, load op)
+  // where f returns a form; nullopt past `*budget` nodes visited (decremented).
+  std::optional<NodeId> rewrite_load_addresses(
+      NodeId id, const std::function<std::optional<Affine>(const Affine&, const std::string&)>& f, size_t* budget);
+  // Node x with its kid old_kid replaced by new_kid (every occurrence), rebuilt.
+  NodeId with_kid(NodeId x, NodeId old_kid, NodeId new_kid);
 
   // Whether lane bit j of a warp is tid.x bit j (the block's x extent is a known multiple of
   // 32); only then does a butterfly exchange over lane bit j drop tid.x.b<j> from `dep`.
@@ -142,5 +163,8 @@ class Graph {
 // True for the opcodes whose two operands commute and that reductions combine with.
 bool is_combine(const std::string& op);
 std::string hex64(uint64_t h);
+// The bits of a literal (a kConst "0f..."/"0d..." or a constant kInt) as hex, so "0f00000000"
+// and 0 agree and "0f80000000" (-0.0) differs; any other literal by its text.
+std::string literal_bits(const Node& n);
 
 }  // namespace fixbits::verify

@@ -204,10 +204,11 @@ class PtxWalker : public Walker {
     const int piece = bits / static_cast<int>(k);
     const Affine a = g_.at(x.kids[0]).aff;
     const std::string space = x.op.substr(0, dot);
+    const int line = x.line;  // x dangles once the graph grows below
     std::vector<NodeId> out;
     for (size_t i = 0; i < k; ++i) {
       const NodeId addr = g_.integer(add(a, Affine::constant(static_cast<int64_t>(i) * piece / 8)));
-      out.push_back(g_.load(absl::StrCat(space, ".b", piece), addr, x.line));
+      out.push_back(g_.load(absl::StrCat(space, ".b", piece), addr, line));
     }
     return out;
   }

@@ -2,9 +2,10 @@
 //
 //   $L: ld.global.f32 %r2, [%rd4]; add.rn.f32 %r5, %r5, %r2; add.s64 %rd4, %rd4, 4;
 //       @%p bra $L;
-// gives %r5 = fold(add.rn.f32(~h1.0, ld.global.f32[~h1.1]), key "inc:4") and %rd4 an
-// opaque loop-exit token: the pre-loop seed of %r5 is dropped when it is a literal (§6.2)
-// and kept otherwise (a main loop's fold seeding its remainder loop); a fold whose update
+// gives %r5 = fold(add.rn.f32(~h1.self, ld.global.f32[seed(%rd4) + 4*~n1]), key "inc: seed:0")
+// and %rd4 an opaque loop-exit token: a literal pre-loop seed of %r5 is kept as its bits
+// (§6.2 drops it; +0.0 and -0.0 differ), any other as a tree (a main loop's fold seeding its
+// remainder loop, which continues it when its step and pointers do); a fold whose update
 // reads another carried float value keys that value's update too (" rec:<hash>").
 #include "verify/Walk.h"
 
@@ -16,6 +17,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "verify/Hash.h"
 
 namespace fixbits::verify {
 
@@ -34,6 +36,7 @@ std::optional<NodeId> Walker::current_guard() const {
 }
 
 void Walker::set(const std::string& reg, NodeId v) {
+  if (!continuable_.empty() && g_.at(v).kind == Kind::kArith) v = peeled(v);
   if (auto p = current_guard()) {
     auto it = regs_.find(reg);
     NodeId old = it != regs_.end() ? it->second : g_.constant("undef");
@@ -219,6 +222,118 @@ std::optional<NodeId> unrolled_strips(Graph& g, NodeId body, int* m) {
   return g.arith(op, {n, trees.back()}, g.at(trees.back()).line);
 }
 
+// The hole symbols ("~h<depth>.<k>", any depth) that `id` reads; nullopt past `budget` nodes.
+std::optional<std::set<std::string>> holes_read(const Graph& g, NodeId id, size_t budget) {
+  std::set<std::string> out;
+  absl::flat_hash_set<NodeId> seen;
+  std::vector<NodeId> todo = {id};
+  while (!todo.empty()) {
+    const NodeId x = todo.back();
+    todo.pop_back();
+    if (!g.at(x).mentions_hole || !seen.insert(x).second) continue;
+    if (seen.size() > budget) return std::nullopt;
+    const Node& n = g.at(x);
+    if (n.kind == Kind::kInt) {
+      for (const auto& [sym, c] : n.aff.terms) {
+        if (sym.rfind("~h", 0) == 0) out.insert(sym);
+      }
+    }
+    for (NodeId k : n.kids) todo.push_back(k);
+  }
+  return out;
+}
+
+// Whether `id` reads hole symbol `sym` (memoized over one call site; budgeted).
+bool reads_symbol(const Graph& g, NodeId id, const std::string& sym, absl::flat_hash_map<NodeId, bool>* memo,
+                  size_t* budget) {
+  if (!g.at(id).mentions_hole) return false;
+  if (auto it = memo->find(id); it != memo->end()) return it->second;
+  if (*budget == 0) return true;  // unsure: treat as a read (the rule then declines)
+  --*budget;
+  const Node& n = g.at(id);
+  bool r = n.kind == Kind::kInt && n.aff.terms.contains(sym);
+  for (NodeId k : n.kids) r = r || reads_symbol(g, k, sym, memo, budget);
+  (*memo)[id] = r;
+  return r;
+}
+
+// An unrolled loop body: body = S_{m-1}(... S_1(S_0(self))), m >= 2, where each step S_j is
+// p float operations along the one path from the body down to `self` (every other input of
+// them reads no `self`), S_0 reads no hole but `self` and the linear ones in `inc` (a
+// register advanced by inc[h] per iteration), and S_j is S_0 with every such hole h read
+// at h + j * inc[h] / m (compared as trees, exactly). The loop then applies S_0 at
+// consecutive offsets inc/m apart, which is the loop whose body is S_0 and whose linear
+// registers advance inc/m: returns S_0 (over `self`) and sets *m.
+std::optional<NodeId> unrolled_chain(Graph& g, NodeId body, const std::string& self,
+                                     const std::map<std::string, Affine>& inc, int* m_out) {
+  absl::flat_hash_map<NodeId, bool> memo;
+  size_t budget = kMaxRename;
+  std::vector<NodeId> down;  // root first
+  NodeId x = body;
+  for (int guard = 0;; ++guard) {
+    if (guard > 4096) return std::nullopt;
+    const Node& n = g.at(x);
+    if (n.kind == Kind::kInt) break;
+    if (n.kind != Kind::kArith) return std::nullopt;
+    int found = -1;
+    for (size_t i = 0; i < n.kids.size(); ++i) {
+      if (!reads_symbol(g, n.kids[i], self, &memo, &budget)) continue;
+      if (found >= 0) return std::nullopt;  // self read twice: not a chain
+      found = static_cast<int>(i);
+    }
+    if (found < 0) return std::nullopt;
+    down.push_back(x);
+    x = n.kids[static_cast<size_t>(found)];
+  }
+  const NodeId self_node = x;
+  const Node& sn = g.at(self_node);
+  if (sn.aff.c0 != 0 || sn.aff.terms.size() != 1 || sn.aff.terms.begin()->first != self ||
+      sn.aff.terms.begin()->second != 1) {
+    return std::nullopt;
+  }
+  std::vector<NodeId> up(down.rbegin(), down.rend());  // up[0] reads self
+  const size_t len = up.size();
+  for (size_t p = 1; p * 2 <= len; ++p) {
+    if (len % p != 0) continue;
+    const int m = static_cast<int>(len / p);
+    const NodeId s0 = up[p - 1];
+    // S_0 reads only self and linear holes, each of whose increments m divides.
+    std::optional<std::set<std::string>> holes = holes_read(g, s0, kMaxRename);
+    if (!holes) return std::nullopt;
+    bool ok = true;
+    std::map<std::string, Affine> step;  // hole -> inc / m
+    for (const std::string& h : *holes) {
+      if (h == self) continue;
+      auto it = inc.find(h);
+      if (it == inc.end() || it->second.c0 % m != 0) {
+        ok = false;
+        break;
+      }
+      Affine d = Affine::constant(it->second.c0 / m);
+      for (const auto& [sym, c] : it->second.terms) {
+        if (c % m != 0) ok = false;
+        d = add(d, Affine::symbol(sym, c / m));
+      }
+      step[h] = d;
+    }
+    for (int j = 1; ok && j < m; ++j) {
+      NodeId cur = self_node;
+      for (size_t i = static_cast<size_t>(j) * p; i < static_cast<size_t>(j + 1) * p; ++i) {
+        cur = g.with_kid(up[i], i == 0 ? self_node : up[i - 1], cur);
+      }
+      std::map<std::string, Affine> shift;
+      for (const auto& [h, d] : step) shift[h] = add(Affine::symbol(h), scale(d, j));
+      std::optional<NodeId> want = g.substitute_holes(s0, shift, kMaxRename);
+      ok = want.has_value() && g.at(*want).hash == g.at(cur).hash;
+    }
+    if (ok) {
+      *m_out = m;
+      return s0;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void Walker::close_loop(const Loop& l) {
@@ -283,6 +398,8 @@ void Walker::close_loop(const Loop& l) {
     if (c != regs_.end() && g_.at(c->second).kind != Kind::kInt && g_.at(c->second).has_hole) update[k] = c->second;
   }
   const Recurrences recs = recurrences(l, update, role);
+  const LoopLinear lin = linear_registers(l, role);
+  subst_memo_.clear();  // per loop: the substituted forms depend on its seeds
   for (const std::string& r : written) {
     auto it = regs_.find(r);
     if (it == regs_.end() || !g_.at(it->second).has_hole) continue;
@@ -307,43 +424,234 @@ void Walker::close_loop(const Loop& l) {
         auto strip = unrolled_strips(g_, it->second, &m);
         bool divides = strip.has_value() && !steps.empty();
         for (int64_t st : steps) divides = divides && st % m == 0 && st != 0;
-        if (divides) {
-          for (int64_t& st : steps) st /= m;
-          std::sort(steps.begin(), steps.end(),
-                    [](int64_t a, int64_t b) { return absl::StrCat(a) < absl::StrCat(b); });
-          it->second = g_.fold(*strip, absl::StrCat("inc:", absl::StrJoin(steps, ","), rec), s, line_, loop_dep);
-        } else {
-          it->second = g_.fold(it->second, key + rec, s, line_, loop_dep);
-        }
+        // A strip pass is the one-strip loop with every increment divided by m; the linear
+        // registers are then written with those increments, as for any other loop.
+        it->second = divides ? linear_fold(l, *strip, rec, s, loop_dep, lin, m)
+                             : linear_fold(l, it->second, rec, s, loop_dep, lin, 1);
       }
     }
   }
 }
 
+
+// The loop's linear carried registers: an integer register whose back-edge value is its
+// own hole plus an increment D without holes (loop-invariant) holds seed + D * n in
+// iteration n. Each is written as seed + D * n when its seed is affine (a pointer that LLVM
+// advances by a parameter stride, an index from 0): a loop over a[i] and one over b[i]
+// differ by their seeds. An induction whose seed is not affine keeps its role name and
+// its constant step in the key.
+Walker::LoopLinear Walker::linear_registers(const Loop& l, const std::map<std::string, std::string>& role) {
+  LoopLinear out;
+  for (size_t k = 0; k < l.carried.size(); ++k) {
+    const std::string hole = absl::StrCat("~h", l.depth, ".", k);
+    auto v = regs_.find(l.carried[k]);
+    if (v == regs_.end()) continue;
+    const Node& n = g_.at(v->second);
+    if (n.kind != Kind::kInt) continue;
+    auto own = n.aff.terms.find(hole);
+    if (own == n.aff.terms.end() || own->second != 1) continue;
+    const Affine d = sub(n.aff, Affine::symbol(hole));
+    bool invariant = true;
+    for (const auto& [sym, c] : d.terms) invariant = invariant && sym[0] != '~';
+    if (!invariant) continue;
+    auto r = role.find(hole);
+    const std::string name = r != role.end() ? r->second : hole;
+    out.inc[name] = d;
+    if (d.is_const()) out.induction[name] = d.c0;
+    auto seed = seeds_.find(absl::StrCat(l.header, ":", l.carried[k]));
+    if (seed == seeds_.end() || g_.at(seed->second).kind != Kind::kInt) continue;
+    out.pointer[name] = {g_.at(seed->second).aff, d};
+  }
+  return out;
+}
+
 namespace {
 
-// The hole symbols ("~h<depth>.<k>", any depth) that `id` reads; nullopt past `budget` nodes.
-std::optional<std::set<std::string>> holes_read(const Graph& g, NodeId id, size_t budget) {
-  std::set<std::string> out;
-  absl::flat_hash_set<NodeId> seen;
-  std::vector<NodeId> todo = {id};
-  while (!todo.empty()) {
-    const NodeId x = todo.back();
-    todo.pop_back();
-    if (!g.at(x).mentions_hole || !seen.insert(x).second) continue;
-    if (seen.size() > budget) return std::nullopt;
-    const Node& n = g.at(x);
-    if (n.kind == Kind::kInt) {
-      for (const auto& [sym, c] : n.aff.terms) {
-        if (sym.rfind("~h", 0) == 0) out.insert(sym);
-      }
-    }
-    for (NodeId k : n.kids) todo.push_back(k);
+// d * n for the loop's iteration symbol n: "~n<depth>" times the constant, "~n<depth>*s"
+// per symbol s of d. Exact: the names are only ever made here, from d's own terms.
+Affine times_iteration(const Affine& d, int depth) {
+  const std::string n = absl::StrCat("~n", depth);
+  Affine out;
+  if (d.c0 != 0) out = Affine::symbol(n, d.c0);
+  for (const auto& [sym, c] : d.terms) out = add(out, Affine::symbol(absl::StrCat(n, "*", sym), c));
+  return out;
+}
+
+std::optional<Affine> divide(const Affine& a, int64_t m) {
+  if (m == 0 || a.c0 % m != 0) return std::nullopt;
+  Affine out = Affine::constant(a.c0 / m);
+  for (const auto& [sym, c] : a.terms) {
+    if (c % m != 0) return std::nullopt;
+    out = add(out, Affine::symbol(sym, c / m));
   }
   return out;
 }
 
 }  // namespace
+
+// A float register's fold unless it is an MMA chain (`strips` > 1: body is a strip pass's
+// one-strip body, unrolled_strips): an unrolled chain of one
+// step is that step with every linear increment divided by m (unrolled_chain); pointer holes
+// become seed + (increment / m) * n, so the loop's pointers are named by where they start
+// and how far they move, not by register; the key keeps the constant increments of the
+// inductions the body still reads. A remainder loop with the same step and key whose
+// pointers start N steps after its seed fold's (for one N, every pointer) continues that
+// fold: the result is the seed fold itself.
+NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
+                           const LoopLinear& lin, int strips) {
+  int m = strips;
+  NodeId step = body;
+  const std::string self = absl::StrCat("~h", l.depth, ".self");
+  if (m == 1) {
+    if (auto chain = unrolled_chain(g_, body, self, lin.inc, &m)) step = *chain;
+  }
+  std::map<std::string, Affine> to;
+  std::vector<std::pair<std::string, std::pair<Affine, Affine>>> pointers;  // name, (seed, inc / m)
+  for (const auto& [name, sd] : lin.pointer) {
+    std::optional<Affine> d = divide(sd.second, m);
+    if (!d) continue;
+    to[name] = add(sd.first, times_iteration(*d, l.depth));
+    pointers.push_back({name, {sd.first, *d}});
+  }
+  NodeId canon = step;
+  if (!to.empty()) {
+    // Every register of this loop with the same m substitutes the same forms: share the memo.
+    auto& memo = subst_memo_[m];
+    if (auto sub = g_.substitute_holes(step, to, kMaxRename, &memo)) canon = *sub;
+  }
+  std::vector<std::string> incs;
+  std::optional<std::set<std::string>> reads = holes_read(g_, canon, kMaxRename);
+  for (const auto& [name, c] : lin.induction) {
+    if (reads && !reads->contains(name)) continue;  // a counter the body never reads
+    incs.push_back(absl::StrCat(m > 1 && c % m == 0 ? c / m : c, m > 1 && c % m != 0 ? absl::StrCat("/", m) : ""));
+  }
+  // Increments of registers that are some other hole plus a constant (not linear): kept.
+  for (size_t k = 0; k < l.carried.size(); ++k) {
+    auto v = regs_.find(l.carried[k]);
+    if (v == regs_.end()) continue;
+    const Node& n = g_.at(v->second);
+    if (n.kind == Kind::kInt && n.aff.terms.size() == 1 && n.aff.terms.begin()->first[0] == '~' &&
+        n.aff.terms.begin()->second == 1 && n.aff.terms.begin()->first != absl::StrCat("~h", l.depth, ".", k)) {
+      incs.push_back(absl::StrCat("x", n.aff.c0));
+    }
+  }
+  std::sort(incs.begin(), incs.end());
+  const std::string key = absl::StrCat("inc:", absl::StrJoin(incs, ","), rec);
+  if (seed >= 0) {
+    if (auto c = continuable_.find(seed); c != continuable_.end() && c->second.key == key &&
+                                          c->second.depth == l.depth) {
+      if (continues(c->second, canon, pointers, l.depth)) return seed;
+    }
+  }
+  const NodeId f = g_.fold(canon, key, seed, line_, loop_dep);
+  if (!pointers.empty()) continuable_[f] = {step, pointers, key, l.depth, g_.at(canon).coord_blank};
+  return f;
+}
+
+// A step peeled after a loop: v = S(φ) where φ is a fold whose one step S it is, with the
+// fold's pointers at seed + inc * N for one N (tried as each symbol factor of v's
+// addresses, and their constants divided by constant increments), compared exactly (as
+// trees, coordinates included). Then v continues φ, so it is φ.
+NodeId Walker::peeled(NodeId v) {
+  const std::vector<NodeId> kids = g_.at(v).kids;
+  for (NodeId k : kids) {
+    auto c = continuable_.find(k);
+    if (c == continuable_.end()) continue;
+    const Continuable& main = c->second;
+    const NodeId self = g_.integer(Affine::symbol(absl::StrCat("~h", main.depth, ".self")));
+    const NodeId want = g_.with_kid(v, k, self);
+    // Candidate N: the symbol factors of the addresses v reads (besides φ).
+    std::vector<Affine> candidates;
+    std::vector<NodeId> todo;
+    absl::flat_hash_set<NodeId> seen;
+    for (NodeId x : kids) {
+      if (x != k) todo.push_back(x);
+    }
+    while (!todo.empty() && seen.size() < 256 && candidates.size() < 16) {
+      const NodeId x = todo.back();
+      todo.pop_back();
+      if (!seen.insert(x).second) continue;
+      const Node& n = g_.at(x);
+      if (n.kind == Kind::kFold) continue;
+      if (n.kind == Kind::kInt) {
+        for (const auto& [sym, coef] : n.aff.terms) {
+          size_t from = 0;
+          for (size_t star = sym.find('*');; star = sym.find('*', from)) {
+            const size_t end = star == std::string::npos ? sym.size() : star;
+            const std::string f = sym.substr(from, end - from);
+            if (f.rfind("param", 0) == 0 && f.find('.') != std::string::npos) candidates.push_back(Affine::symbol(f));
+            if (star == std::string::npos) break;
+            from = star + 1;
+          }
+        }
+      }
+      for (NodeId y : n.kids) todo.push_back(y);
+    }
+    for (const Affine& n_steps : candidates) {
+      std::map<std::string, Affine> to;
+      bool ok = true;
+      for (const auto& [name, sd] : main.pointers) {
+        std::optional<Affine> shift = mul(sd.second, n_steps);
+        if (!shift) {
+          ok = false;
+          break;
+        }
+        to[name] = add(sd.first, *shift);
+      }
+      if (!ok) continue;
+      std::optional<NodeId> at_n = g_.substitute_holes(main.step, to, kMaxRename);
+      if (at_n && g_.at(*at_n).hash == g_.at(want).hash) return k;
+    }
+  }
+  return v;
+}
+
+// Whether the loop whose canonical body is `canon` and whose pointers are `pointers` runs
+// the step of `main` from N steps on, for one N: main's step with every pointer started
+// at seed + inc * N gives the same tree. N is tried from the seeds' differences (divided
+// by a constant increment, or each symbol factor of a difference).
+bool Walker::continues(const Continuable& main, NodeId canon,
+                       const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers, int depth) {
+  std::vector<Affine> candidates;
+  for (const auto& [n1, sd1] : main.pointers) {
+    for (const auto& [n2, sd2] : pointers) {
+      if (!(sd1.second == sd2.second)) continue;
+      const Affine diff = sub(sd2.first, sd1.first);
+      if (diff.is_const() && diff.c0 == 0) continue;
+      if (sd1.second.is_const()) {
+        if (auto q = divide(diff, sd1.second.c0)) candidates.push_back(*q);
+        continue;
+      }
+      for (const auto& [sym, c] : diff.terms) {
+        size_t from = 0;
+        for (size_t star = sym.find('*'); from <= sym.size(); star = sym.find('*', from)) {
+          const size_t end = star == std::string::npos ? sym.size() : star;
+          candidates.push_back(Affine::symbol(sym.substr(from, end - from)));
+          if (star == std::string::npos) break;
+          from = star + 1;
+        }
+      }
+    }
+    if (candidates.size() > 16) break;
+  }
+  const uint64_t want = g_.at(canon).coord_blank;
+  for (size_t i = 0; i < candidates.size() && i < 16; ++i) {
+    std::map<std::string, Affine> to;
+    bool ok = true;
+    for (const auto& [name, sd] : main.pointers) {
+      std::optional<Affine> shift = mul(sd.second, candidates[i]);
+      if (!shift) {
+        ok = false;
+        break;
+      }
+      to[name] = add(add(sd.first, *shift), times_iteration(sd.second, depth));
+    }
+    if (!ok) continue;
+    std::optional<NodeId> moved = g_.substitute_holes(main.step, to, kMaxRename);
+    if (moved && g_.at(*moved).coord_blank == want) return true;
+  }
+  return false;
+}
 
 // Per loop: for each carried value k with a float update, the carried values its update
 // reads (through the registers their holes stand for) and the update's hash with the
@@ -370,9 +678,9 @@ Walker::Recurrences Walker::recurrences(const Loop& l, const std::vector<NodeId>
     uint64_t h = renamed ? g_.at(*renamed).coord_blank : g_.at(update[k]).hash;
     if (auto seed = seeds_.find(absl::StrCat(l.header, ":", l.carried[k])); seed != seeds_.end()) {
       const Node& sn = g_.at(seed->second);
-      if (sn.kind != Kind::kConst && !(sn.kind == Kind::kInt && sn.aff.is_const())) {
-        h = (h ^ sn.coord_blank) * 0x100000001b3ULL;
-      }
+      // A literal seed by its bits (+0.0 and -0.0 differ), any other by its tree.
+      const bool literal = sn.kind == Kind::kConst || (sn.kind == Kind::kInt && sn.aff.is_const());
+      h = (h ^ (literal ? hash_text(literal_bits(sn)) : sn.coord_blank)) * 0x100000001b3ULL;
     }
     out.hash[k] = (h ^ k) * 0x100000001b3ULL;
   }
@@ -476,12 +784,25 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
       if (auto it = block_of_label.find(*t); it != block_of_label.end()) preds[it->second].push_back(b);
     }
   }
+  // A jump to `label` in this ISA's spelling (nullopt when neither spelling is a branch).
+  auto jump = [&](const std::string& label, int line) -> std::optional<Instr> {
+    for (const char* op : {"bra.uni", "s_branch"}) {
+      Instr j;
+      j.line = line;
+      j.opcode = op;
+      j.operands = {label};
+      j.text = absl::StrCat(op, " ", label, " (the fall-through, made explicit)");
+      bool uncond = false;
+      if (branch_target(j, &uncond) && uncond) return j;
+    }
+    return std::nullopt;
+  };
+  absl::flat_hash_map<size_t, Instr> jump_after;  // moved block -> the jump that replaces its fall-through
   for (size_t s = 1; s < nb; ++s) {
     if (!ends_uncond(s - 1)) continue;
     size_t e = s;
     while (e + 1 < nb && !ends_uncond(e)) ++e;
-    if (!ends_uncond(e)) break;
-    bool ok = true, any = false;
+    bool ok = ends_uncond(e), any = false;
     size_t p = 0;
     for (size_t b = s; b <= e && ok; ++b) {
       if (is_target[b]) ok = false;
@@ -499,7 +820,34 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
         after[p].push_back(b);
       }
       is_target[p] = true;
+      s = e;
+      continue;
     }
+    if (!ends_uncond(s) && s + 1 < nb && !moved[s] && !is_target[s]) {
+      // A rotated loop's latch: block s is entered only by branches from below (nothing
+      // falls into it) and falls through into s + 1, the loop header. Move it below its last
+      // predecessor p (which ends in an unguarded branch) and end it with an explicit jump
+      // to s + 1: every edge stays, the two back edges into s become forward branches and
+      // the jump back to s + 1 is the one back edge of one loop.
+      bool ok = true, any = false;
+      size_t p = 0;
+      for (size_t q : preds[s]) {
+        if (q <= s) ok = false;
+        any = true;
+        p = std::max(p, q);
+      }
+      const std::string& next = body[blocks[s + 1].begin].label;
+      std::optional<Instr> j = next.empty() ? std::nullopt : jump(next, body[blocks[s].end - 1].line);
+      if (ok && any && j && !moved[p] && ends_uncond(p)) {
+        *changed = true;
+        moved[s] = true;
+        after[p].push_back(s);
+        jump_after[s] = *j;
+        is_target[p] = true;
+        continue;
+      }
+    }
+    if (e + 1 >= nb && !ends_uncond(e)) break;
     s = e;
   }
   std::vector<Instr> out;
@@ -509,6 +857,7 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
     out.insert(out.end(), body.begin() + blocks[b].begin, body.begin() + blocks[b].end);
     for (size_t m : after[b]) {
       out.insert(out.end(), body.begin() + blocks[m].begin, body.begin() + blocks[m].end);
+      if (auto j = jump_after.find(m); j != jump_after.end()) out.push_back(j->second);
     }
   }
   return out;

@@ -4,14 +4,17 @@
 // `get` and writes destinations through `set`. The walker itself owns what both ISAs
 // share: loops (a back edge to an earlier label; carried registers become holes at the
 // header and a fold over one iteration's body at the back edge, keyed by the loop's
-// increments, the key dropped for an exact MMA chain; a non-literal seed and the updates of
-// the other carried float values the body reads stay in the fold), forward branches on data
+// increments, the key dropped for an exact MMA chain; a literal seed's bits, a non-literal
+// seed and the updates of the other carried float values the body reads stay in the fold;
+// linear registers are written as seed + increment * n, an unrolled chain of one step is
+// that step, and a remainder loop or a peeled step that continues a fold is that fold), forward branches on data
 // predicates (destinations written under them become guard nodes), shared-memory
 // store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
 // roots at global stores. Before walking, a run of blocks that control can neither fall
 // into nor out of and whose outside predecessors all lie below it (a loop latch the backend
-// laid out above the loop header) is moved below its last predecessor: the control-flow
-// graph is unchanged, only the order the walk meets the blocks in. Walking is linear in the statements; loops
+// laid out above the loop header) is moved below its last predecessor, and so is a single
+// such block that falls through into the next (a rotated loop's latch), ending in an
+// explicit jump: the control-flow graph is unchanged, only the order the walk meets the blocks in. Walking is linear in the statements; loops
 // are not iterated.
 #pragma once
 
@@ -112,6 +115,29 @@ class Walker {
   Recurrences recurrences(const Loop& l, const std::vector<NodeId>& update,
                           const std::map<std::string, std::string>& role);
   std::set<size_t> reads_of(NodeId x, const Recurrences& rec) const;
+  // Linear carried registers of a loop (Walk.cpp, "linear_registers"), by role name.
+  struct LoopLinear {
+    std::map<std::string, Affine> inc;                           // every linear register
+    std::map<std::string, int64_t> induction;                    // constant increments
+    std::map<std::string, std::pair<Affine, Affine>> pointer;    // (seed, increment)
+  };
+  LoopLinear linear_registers(const Loop& l, const std::map<std::string, std::string>& role);
+  NodeId linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
+                     const LoopLinear& lin, int strips);
+  // A fold a remainder loop may continue: its one step over the raw pointer holes, the
+  // pointers' (seed, increment per step), its key and depth.
+  struct Continuable {
+    NodeId step;
+    std::vector<std::pair<std::string, std::pair<Affine, Affine>>> pointers;
+    std::string key;
+    int depth = 0;
+    uint64_t canon = 0;
+  };
+  bool continues(const Continuable& main, NodeId canon,
+                 const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers, int depth);
+  absl::flat_hash_map<NodeId, Continuable> continuable_;
+  NodeId peeled(NodeId v);
+  std::map<int, absl::flat_hash_map<NodeId, NodeId>> subst_memo_;  // per m, reset per loop
   std::string recurrence(const Loop& l, const std::string& r, NodeId body, const Recurrences& rec) const;
 
   absl::flat_hash_map<std::string, NodeId> regs_;

@@ -49,10 +49,13 @@ size_t max_pinned_classes(const SweepFamily&) { return 1; }
 // GEMM: signatures per descriptor over samples/gemm's four knob settings.
 // Measured 2026-12-02: 1 for mma_sync and wgmma (the goal; it was 3 for mma_sync before
 // strided fragment addresses became affine: parameter x coordinate products, bfe, or with
-// a constant, launch-uniform symbols), 4 for scalar_fma (LLVM unrolls the K loop by a
-// different factor per knob; no unrolled-chain rule yet).
+// a constant, launch-uniform symbols), 3 for scalar_fma (it was 4: LLVM unrolls the K loop
+// by a different factor per knob; the unrolled-chain, remainder, peeled-step, rotated-latch
+// and indexed-root rules merge the one-row knobs; the knobs with several rows per thread
+// also get a vectorized store path under a runtime contiguity test, whose roots stay
+// apart: docs/verify.md, Known gaps).
 constexpr size_t kMaxGemmMmaClasses = 1;
-constexpr size_t kMaxGemmScalarClasses = 4;
+constexpr size_t kMaxGemmScalarClasses = 3;
 
 struct Member {
   TreeOrder order;
@@ -365,7 +368,8 @@ TEST(GemmPartition, EveryRoundingMutantOfEveryKernelIsSplit) {
   dsl::GemmDesc wgmma = mma;
   wgmma.instruction = dsl::Instruction::kWgmma;
   const std::vector<std::pair<dsl::GemmDesc, dsl::GemmConfig>> kernels = {
-      {mma, {1, 1, 1}}, {mma, {2, 4, 3}}, {scalar, {1, 1, 1}}, {scalar, {2, 4, 3}}, {wgmma, {4, 1, 1}}};
+      {mma, {1, 1, 1}},    {mma, {2, 4, 3}},   {scalar, {1, 1, 1}},
+      {scalar, {2, 4, 3}}, {scalar, {4, 1, 4}}, {wgmma, {4, 1, 1}}};  // {4,1,4}: the peeled step
   size_t total = 0;
   for (const auto& [d, c] : kernels) {
     absl::StatusOr<dsl::GemmPrograms> progs = dsl::gemm(d, c);
