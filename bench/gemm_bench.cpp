@@ -14,9 +14,11 @@
 //                          and merge at f32; knobs: warps;
 //       M = 1 otherwise:   gemv, scalar_fma, 32 strided lanes, lane_tile 8, fold
 //                          16,8,4,2,1; knobs: warps x rows_per_thread;
-//       M > 1:             plain, mma_sync ik=16 fast_accum; knobs: warps;
+//       M > 1:             plain, mma_sync ik=16 fast_accum; knobs: warps, and
+//                          register blocking warps x warp_m_tiles x warp_n_tiles;
 //       fp8 e4m3, any M:   wgmma ik=32 (plain, or split_k as above at M = 1 and deep
-//                          K); knobs: warps 4, 8, 16 (whole warpgroups).
+//                          K); knobs: warps 4, 8, 16 (whole warpgroups), and
+//                          register blocking as above.
 //     The fastest knob setting (1 warm-up, then one launch when it takes > 2 ms, else
 //     the median of 5) is kept per shape and named in the label with the descriptor
 //     and cuBLASLt's algorithm.
@@ -36,6 +38,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -164,7 +167,7 @@ dsl::GemmDesc desc_for(const Case& c) {
   return d;
 }
 
-std::vector<dsl::GemmConfig> knobs_for(const dsl::GemmDesc& d, int64_t m) {
+std::vector<dsl::GemmConfig> knobs_for(const dsl::GemmDesc& d, int64_t m, int64_t n) {
   std::vector<dsl::GemmConfig> out;
   if (d.family == dsl::GemmFamily::kGemv) {
     for (auto [w, r] : {std::pair{1, 1}, {2, 1}, {4, 1}, {8, 1}, {4, 2}, {8, 2}, {4, 4}, {8, 4}}) {
@@ -172,12 +175,29 @@ std::vector<dsl::GemmConfig> knobs_for(const dsl::GemmDesc& d, int64_t m) {
     }
     return out;
   }
-  // mma_sync: a warp owns 16 x 8 outputs, BLOCK_M = 16 warps; more warps than the
-  // rows fill only add idle warps. wgmma: whole warpgroups (warps 4, 8, 16).
-  const int first = d.instruction == dsl::Instruction::kWgmma ? 4 : 1;
+  // Unblocked (one 16x8 tile per warp): BLOCK_M = 16 warps; more warps than the rows
+  // fill only add idle warps. wgmma: whole warpgroups (warps 4, 8, 16).
+  const bool wg = d.instruction == dsl::Instruction::kWgmma;
+  const int first = wg ? 4 : 1;
   for (int w = first; w <= 16; w *= 2) {
     if (w > first && 16 * (w / 2) >= m) break;
     out.push_back({.warps = w, .rows_per_thread = 1, .block_n = 8});
+  }
+  // Register blocked (warps, warp_m_tiles, warp_n_tiles): a warp computes 16*wm x 8*wn
+  // outputs. The lists keep settings ptxas compiles without spills (f16 mma_sync,
+  // e4m3 wgmma, fast_accum; checked with ptxas -v on sm_90a); settings whose block
+  // tile is far larger than the problem are skipped.
+  static constexpr std::array<std::array<int, 3>, 6> kMma = {
+      {{4, 2, 2}, {4, 2, 4}, {8, 2, 4}, {8, 4, 2}, {8, 1, 8}, {4, 4, 4}}};
+  static constexpr std::array<std::array<int, 3>, 6> kWg = {
+      {{4, 1, 2}, {8, 1, 2}, {4, 1, 4}, {8, 1, 4}, {4, 2, 2}, {8, 2, 2}}};
+  for (const auto& [w, wm, wn] : wg ? kWg : kMma) {
+    dsl::GemmConfig cfg{.warps = w, .rows_per_thread = 1, .block_n = 8};
+    cfg.warp_m_tiles = wm;
+    cfg.warp_n_tiles = wn;
+    if (dsl::mma_block_m(cfg) > std::max<int64_t>(64, 2 * m)) continue;
+    if (dsl::mma_block_n(cfg) > std::max<int64_t>(8, 2 * n)) continue;
+    out.push_back(cfg);
   }
   return out;
 }
@@ -303,7 +323,7 @@ absl::StatusOr<Tuned> tune(const Case& c, Operands& o, Timer& timer) {
   absl::Status last = absl::InternalError("no knob setting was tried");
   std::optional<Tuned> best;
   float best_ms = 0;
-  for (const dsl::GemmConfig& cfg : knobs_for(desc, c.m)) {
+  for (const dsl::GemmConfig& cfg : knobs_for(desc, c.m, c.n)) {
     absl::StatusOr<jit::GemmRunner> r = jit::GemmRunner::create(g_env.dev, desc, cfg);
     if (!r.ok()) {
       if (absl::IsUnimplemented(r.status())) return r.status();
@@ -432,8 +452,10 @@ void BM_Gemm(benchmark::State& state, const Case& c) {
   const double fix_med = median(fix_ms);
   state.counters["TFLOPs"] = flop / (fix_med * 1e-3) / 1e12;
   state.counters["ratio"] = ref_med / fix_med;
-  state.SetLabel(absl::StrFormat("%s warps=%d rows=%d block_n=%d | %s", family_text(t->desc),
-                                 t->cfg.warps, t->cfg.rows_per_thread, t->cfg.block_n,
+  state.SetLabel(absl::StrFormat("%s warps=%d rows=%d block_n=%d warp_m_tiles=%d "
+                                 "warp_n_tiles=%d | %s",
+                                 family_text(t->desc), t->cfg.warps, t->cfg.rows_per_thread,
+                                 t->cfg.block_n, t->cfg.warp_m_tiles, t->cfg.warp_n_tiles,
                                  algo_text(*report)));
 }
 

@@ -16,22 +16,24 @@
 namespace fixbits::codegen {
 namespace {
 
-// One warp-collective inline-asm call (convergent, nounwind) of `args` whose four f32
-// results are the d fragment: they replace c's registers in the returned value.
+// One warp-collective inline-asm call (convergent, nounwind) of `args` whose f32
+// results (as many as c has registers) are the d fragment: they replace c's
+// registers in the returned value.
 Lowered emit_matrix_asm(llvm::IRBuilder<>& bld, const Lowered& c,
                         const std::vector<llvm::Value*>& args, const std::string& text,
-                        const char* constraints, bool side_effects, const char* name) {
+                        const std::string& constraints, bool side_effects, const char* name) {
   std::vector<llvm::Type*> arg_types;
   for (llvm::Value* v : args) arg_types.push_back(v->getType());
   llvm::Type* f32 = bld.getFloatTy();
-  auto* ret_ty = llvm::StructType::get(bld.getContext(), {f32, f32, f32, f32});
+  auto* ret_ty = llvm::StructType::get(bld.getContext(),
+                                       std::vector<llvm::Type*>(c.regs.size(), f32));
   auto* fty = llvm::FunctionType::get(ret_ty, arg_types, false);
   llvm::InlineAsm* asm_fn = llvm::InlineAsm::get(fty, text, constraints, side_effects);
   llvm::CallInst* call = bld.CreateCall(fty, asm_fn, args, name);
   call->addFnAttr(llvm::Attribute::Convergent);
   call->addFnAttr(llvm::Attribute::NoUnwind);
   Lowered out = c;
-  for (unsigned j = 0; j < 4; ++j) out.regs[j] = bld.CreateExtractValue(call, {j});
+  for (unsigned j = 0; j < c.regs.size(); ++j) out.regs[j] = bld.CreateExtractValue(call, {j});
   return out;
 }
 
@@ -74,7 +76,7 @@ absl::StatusOr<Lowered> lower_mma_sync(LoweringContext& ctx, const tile::Op& op,
       "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, "
       "{$8, $9}, {$10, $11, $12, $13};",
       ty, ty);
-  return emit_matrix_asm(bld, c, args, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+  return emit_matrix_asm(bld, c, args, text, std::string("=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"),
                          /*side_effects=*/false, "mma");
 }
 
@@ -105,42 +107,64 @@ absl::StatusOr<Lowered> lower_wgmma(LoweringContext& ctx, const tile::Op& op, in
   const Lowered& a = ctx.values[op.args[0]];
   const Lowered& b = ctx.values[op.args[1]];
   const Lowered& c = ctx.values[op.args[2]];
-  if (a.scalar || b.scalar || c.scalar || a.regs.size() != na || b.regs.size() != nb ||
-      c.regs.size() != 4) {
+  const size_t wide = c.scalar ? 0 : c.regs.size() / 4;  // N = 8 * wide
+  if (a.scalar || b.scalar || c.scalar || wide < 1 || wide > 32 || c.regs.size() != 4 * wide ||
+      a.regs.size() != na || b.regs.size() != nb * wide) {
     return fail(absl::StrFormat(
-        "each thread must hold %d a, %d b and 4 c values (c's extent = 4 x %d threads); it "
-        "holds %d, %d and %d",
+        "each thread must hold %d a, %d*W b and 4*W c values, W in [1, 32] (c's extent = 4W x "
+        "%d threads); it holds %d, %d and %d",
         na, nb, 32 * warps, a.regs.size(), b.regs.size(), c.regs.size()));
+  }
+  const uint64_t slot_bytes = 256 * static_cast<uint64_t>(wide);  // K x N per warp
+  if (slot_bytes * warps > 48 * 1024) {
+    return fail(absl::StrFormat(
+        "the B slots take %d bytes of shared memory (%d warps x %d bytes for N = %d); the "
+        "static limit is 49152",
+        slot_bytes * warps, warps, slot_bytes, 8 * wide));
   }
   llvm::IRBuilder<>& bld = ctx.b;
   llvm::Type* i32 = bld.getInt32Ty();
   const unsigned esz = fp8 ? 1 : 2;
 
-  // One 256-byte slot per warp (K x 8 columns, K * esz = 32 bytes per column).
-  auto* slot_ty = llvm::ArrayType::get(bld.getInt8Ty(), 256 * static_cast<uint64_t>(warps));
-  auto* slots = new llvm::GlobalVariable(
-      ctx.module, slot_ty, false, llvm::GlobalValue::InternalLinkage,
-      llvm::UndefValue::get(slot_ty), absl::StrFormat("wgmma_b_smem_%d", ctx.smem_arrays++),
-      nullptr, llvm::GlobalValue::NotThreadLocal, ctx.target.shared_address_space());
-  slots->setAlignment(llvm::Align(128));
+  // One slot of 256 * W bytes per warp (K x 8W columns, K * esz = 32 bytes per column):
+  // core matrix (k-half h, column group j) at j * 256 + h * 128.
+  // Every wgmma op of the kernel with this slot size shares one array: each op ends
+  // with wait_group 0 and bar.sync, so no warp rewrites a slot that is still read.
+  auto* slot_ty = llvm::ArrayType::get(bld.getInt8Ty(), slot_bytes * static_cast<uint64_t>(warps));
+  llvm::GlobalVariable* slots = nullptr;
+  for (llvm::GlobalVariable& gv : ctx.module.globals()) {
+    if (gv.getName().starts_with("wgmma_b_smem_") && gv.getValueType() == slot_ty) slots = &gv;
+  }
+  if (slots == nullptr) {
+    slots = new llvm::GlobalVariable(
+        ctx.module, slot_ty, false, llvm::GlobalValue::InternalLinkage,
+        llvm::UndefValue::get(slot_ty), absl::StrFormat("wgmma_b_smem_%d", ctx.smem_arrays++),
+        nullptr, llvm::GlobalValue::NotThreadLocal, ctx.target.shared_address_space());
+    slots->setAlignment(llvm::Align(128));
+  }
   llvm::Value* g = bld.CreateLShr(ctx.lane, 2, "g");
   llvm::Value* t = bld.CreateAnd(ctx.lane, 3, "t");
-  llvm::Value* own = bld.CreateMul(ctx.warp, bld.getInt32(256));
-  for (size_t r = 0; r < nb; ++r) {
-    // B fragment element r: k = 2t + r%2 + 8(r/2) (f16/bf16), 4t + r%4 + 16(r/4) (fp8).
-    llvm::Value* k = fp8 ? bld.CreateAdd(bld.CreateShl(t, 2), bld.getInt32(r % 4 + 16 * (r / 4)))
-                         : bld.CreateAdd(bld.CreateShl(t, 1), bld.getInt32(r % 2 + 8 * (r / 2)));
-    llvm::Value* kb = bld.CreateMul(k, bld.getInt32(esz));  // byte along K
-    llvm::Value* off = bld.CreateAdd(
-        bld.CreateAdd(bld.CreateMul(bld.CreateLShr(kb, 4), bld.getInt32(128)),
-                      bld.CreateShl(g, 4)),
-        bld.CreateAnd(kb, 15));
-    llvm::Value* p = bld.CreateInBoundsGEP(bld.getInt8Ty(), slots, bld.CreateAdd(own, off));
-    bld.CreateStore(b.regs[r], p);
+  llvm::Value* own = bld.CreateMul(ctx.warp, bld.getInt32(static_cast<uint32_t>(slot_bytes)));
+  for (size_t j = 0; j < wide; ++j) {
+    for (size_t r = 0; r < nb; ++r) {
+      // B fragment element r of column tile j: k = 2t + r%2 + 8(r/2) (f16/bf16),
+      // 4t + r%4 + 16(r/4) (fp8), column 8j + g.
+      llvm::Value* k = fp8 ? bld.CreateAdd(bld.CreateShl(t, 2), bld.getInt32(r % 4 + 16 * (r / 4)))
+                           : bld.CreateAdd(bld.CreateShl(t, 1), bld.getInt32(r % 2 + 8 * (r / 2)));
+      llvm::Value* kb = bld.CreateMul(k, bld.getInt32(esz));  // byte along K
+      llvm::Value* off = bld.CreateAdd(
+          bld.CreateAdd(bld.CreateMul(bld.CreateLShr(kb, 4), bld.getInt32(128)),
+                        bld.CreateShl(g, 4)),
+          bld.CreateAdd(bld.CreateAnd(kb, 15), bld.getInt32(static_cast<uint32_t>(256 * j))));
+      llvm::Value* p = bld.CreateInBoundsGEP(bld.getInt8Ty(), slots, bld.CreateAdd(own, off));
+      bld.CreateStore(b.regs[j * nb + r], p);
+    }
   }
   // The warpgroup's matrix descriptor: start address >> 4, leading byte offset (the
-  // next core matrix along K) 128 >> 4, stride byte offset 256 >> 4, no swizzle.
-  llvm::Value* first = bld.CreateMul(bld.CreateAnd(ctx.warp, bld.getInt32(~3u)), bld.getInt32(256));
+  // next core matrix along K) 128 >> 4, stride byte offset (the next 8 columns)
+  // 256 >> 4, no swizzle.
+  llvm::Value* first = bld.CreateMul(bld.CreateAnd(ctx.warp, bld.getInt32(~3u)),
+                                     bld.getInt32(static_cast<uint32_t>(slot_bytes)));
   llvm::Value* addr = bld.CreatePtrToInt(
       bld.CreateInBoundsGEP(bld.getInt8Ty(), slots, first), bld.getInt64Ty());
   llvm::Value* desc = bld.CreateOr(
@@ -161,7 +185,7 @@ absl::StatusOr<Lowered> lower_wgmma(LoweringContext& ctx, const tile::Op& op, in
     args.push_back(w);
   }
   args.push_back(desc);
-  for (size_t j = 0; j < 4; ++j) args.push_back(c.regs[j]);
+  for (llvm::Value* v : c.regs) args.push_back(v);
   auto name = [](tile::Elem e) {
     switch (e) {
       case tile::Elem::kF16: return "f16";
@@ -170,16 +194,27 @@ absl::StatusOr<Lowered> lower_wgmma(LoweringContext& ctx, const tile::Op& op, in
       default: return "e5m2";
     }
   };
+  // Operands: $0..$(4W-1) the d registers (tied to c), then the four A registers and
+  // the descriptor.
+  const size_t nd = 4 * wide;
+  std::string d_list, a_list, constraints;
+  for (size_t j = 0; j < nd; ++j) {
+    d_list += absl::StrFormat("%s$%d", j ? ", " : "", j);
+    constraints += "=f,";
+  }
+  for (size_t j = 0; j < 4; ++j) a_list += absl::StrFormat("%s$%d", j ? ", " : "", nd + j);
+  constraints += "r,r,r,r,l";
+  for (size_t j = 0; j < nd; ++j) constraints += absl::StrFormat(",%d", j);
+  constraints += ",~{memory}";
   // f16/bf16 take imm-trans-a/b (0: K-major); fp8 has none (K-major only).
   const std::string text = absl::StrFormat(
       "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
       "fence.proxy.async.shared::cta;\nbar.sync 0;\nwgmma.fence.sync.aligned;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k%d.f32.%s.%s {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, "
+      "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {%s}, {%s}, $%d, "
       "p, 1, 1%s;\nwgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
       "bar.sync 0;\n}",
-      fp8 ? 32 : 16, name(in), name(in_b), fp8 ? "" : ", 0");
-  return emit_matrix_asm(bld, c, args, text, "=f,=f,=f,=f,r,r,r,r,l,0,1,2,3,~{memory}",
-                         /*side_effects=*/true, "wgmma");
+      8 * wide, fp8 ? 32 : 16, name(in), name(in_b), d_list, a_list, nd + 4, fp8 ? "" : ", 0");
+  return emit_matrix_asm(bld, c, args, text, constraints, /*side_effects=*/true, "wgmma");
 }
 
 }  // namespace fixbits::codegen

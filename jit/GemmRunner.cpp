@@ -46,9 +46,11 @@ absl::StatusOr<GemmRunner> GemmRunner::create(std::shared_ptr<runtime::Device> d
   if (device == nullptr) return absl::InvalidArgumentError("GemmRunner needs a device.");
   absl::StatusOr<dsl::GemmPrograms> progs = dsl::gemm(desc, config);  // checks desc and knobs
   if (!progs.ok()) return progs.status();
-  const std::string key = absl::StrFormat("%s warps=%d rows_per_thread=%d block_n=%d",
-                                          dsl::to_string(desc), config.warps,
-                                          config.rows_per_thread, config.block_n);
+  // Every knob is in the key: two configs must never share a cached kernel.
+  const std::string key = absl::StrFormat(
+      "%s warps=%d rows_per_thread=%d block_n=%d warp_m_tiles=%d warp_n_tiles=%d",
+      dsl::to_string(desc), config.warps, config.rows_per_thread, config.block_n,
+      config.warp_m_tiles, config.warp_n_tiles);
   GemmRunner r;
   absl::StatusOr<std::shared_ptr<const JitKernel>> main = jit::load_keyed(
       *device, key + " kernel=main", [&]() -> absl::StatusOr<tile::Program> { return progs->main; },

@@ -12,8 +12,9 @@
 // butterfly after the loop; the top level of an empty K gives +0.0, as the
 // reference does. Family gemv deals a tile of lanes*G elements (G outputs of one
 // row, `lanes` lanes each) and folds lanes with xor_permute in lane_fold's order.
-// The matrix path (mma_sync) gives each warp a 16x8 output tile held as mma.sync
-// fragments; a turn loop over k_loop_step runs a group loop of one instruction per
+// The matrix paths (mma_sync, wgmma) give each warp warp_m_tiles x warp_n_tiles
+// output tiles of 16x8 held as mma.sync fragments (A reused across a row of tiles,
+// B across a column); a turn loop over k_loop_step runs a group loop of one instruction per
 // instruction_k elements (masked loads give the zero padding).
 #include "dsl/tile/GemmProgram.h"
 
@@ -333,8 +334,12 @@ Epilogue read_epilogue(Builder& b, const GemmDesc& d, Value* out) {
 }
 
 std::string kernel_name(const GemmDesc& d, const GemmConfig& c, const char* what) {
-  return absl::StrFormat("fixbits_gemm_%016x_w%d_r%d_n%d_%s", hash(d), c.warps,
-                         c.rows_per_thread, c.block_n, what);
+  // The register-blocking knobs show only when set, so 1x1 kernels keep their names.
+  const std::string tiles = c.warp_m_tiles == 1 && c.warp_n_tiles == 1
+                                ? ""
+                                : absl::StrFormat("_wm%d_wn%d", c.warp_m_tiles, c.warp_n_tiles);
+  return absl::StrFormat("fixbits_gemm_%016x_w%d_r%d_n%d%s_%s", hash(d), c.warps,
+                         c.rows_per_thread, c.block_n, tiles, what);
 }
 
 // Where a block's accumulators land: accumulator j covers rows[j] x cols[j]
@@ -535,9 +540,19 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
 }
 
 // Matrix path (mma.sync m16n8k16, or wgmma m64n8k16 / m64n8k32 whose per-warp
-// fragments are the same): warp w of the block owns output rows
-// pid.y*16W + 16w + [0, 16) and columns pid.x*8 + [0, 8). Fragment coordinates per
-// PTX ISA (g = lane / 4, t = lane % 4, r the value index):
+// fragments are the same). With WM = warp_m_tiles, WN = warp_n_tiles, the block
+// covers rows pid.y*16*WM*W + [0, 16*WM*W) and columns pid.x*8*WN + [0, 8*WN).
+// Row tile i (< WM) of warp w starts at
+//   mma_sync: 16*(WM*w + i)
+//   wgmma:    64*WM*(w/4) + 64*i + 16*(w%4)  (instruction i of warpgroup w/4 covers
+//             64 rows, 16 per warp, as wgmma's A and D layouts need)
+// and column tile j (< WN) at 8*j. mma_sync: accumulator i*WN + j is the 16x8 tile
+// (i, j); every k-group loads WM A fragments and WN B fragments and issues WM*WN
+// mma.sync. wgmma: accumulator i is the 64 x 8*WN tile of instruction i (one
+// wgmma m64n(8*WN)), B is loaded once per k-group as a K x 8*WN tile; every
+// k-group issues WM wgmma. Either way an output element still sees exactly the
+// descriptor's chain of groups and turns (only which warp holds it moves). Fragment coordinates per PTX ISA (g = lane / 4, t = lane % 4, r the
+// value index):
 //   A (16x16, row): row g + 8*((r/2)%2), k 2t + r%2 + 8*(r/4)      r in 0..7
 //   B (16x8, col):  k 2t + r%2 + 8*(r/2), column g                   r in 0..3
 //   A (16x32, fp8): row g + 8*((r/4)%2), k 4t + r%4 + 16*(r/8)     r in 0..15
@@ -564,82 +579,143 @@ OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const O
   auto wide = [&](Value v) { return b.cast(v, Elem::kI64); };
   auto half = [&](Value r) { return b.sub(r, b.mul(b.div(r, c(2)), c(2))); };  // r % 2
   const int64_t threads = int64_t{32} * cfg.warps;
-  Value m0 = b.mul(b.program_id(1), c(16 * cfg.warps));                 // i32
-  Value n0 = b.mul(b.program_id(0), c(8));
+  const int64_t wm = cfg.warp_m_tiles, wn = cfg.warp_n_tiles;
+  const bool wgmma = d.instruction == Instruction::kWgmma;
+  Value m0 = b.mul(b.program_id(1), c(mma_block_m(cfg)));                // i32
+  Value n0 = b.mul(b.program_id(0), c(mma_block_n(cfg)));
   Value zero64 = i64(b, 0);
+  // First row of row tile i of the fragment's warp (i32 tile).
+  auto row_base = [&](const Frag& f, int64_t i) {
+    // (with WM = 1 the wgmma rows 64*(w/4) + 16*(w%4) are 16*w, as for mma_sync)
+    if (!wgmma || wm == 1) return b.add(m0, b.mul(f.warp, c(16 * wm)));
+    Value group = b.div(f.warp, c(4));
+    Value in_group = b.sub(f.warp, b.mul(group, c(4)));
+    return b.add(b.add(m0, b.mul(group, c(64 * wm))), b.add(c(64 * i), b.mul(in_group, c(16))));
+  };
+  auto tile_row = [&](const Frag& f, int64_t i) {  // mma_sync: + 16*i after the warp base
+    if (wgmma || i == 0) return row_base(f, i);
+    return b.add(row_base(f, i), c(16 * i));
+  };
 
   // p = values per 32-bit register: 2 (f16/bf16), 4 (fp8); A holds 4p, B 2p values.
   const bool fp8 = dtype_is_fp8(d.a_dtype);
   const int64_t p = fp8 ? 4 : 2;
   auto mod_p = [&](Value r) { return b.sub(r, b.mul(b.div(r, c(p)), c(p))); };  // r % p
   Frag fa = frag(b, threads * 4 * p, 4 * p);
-  Value a_row = wide(b.add(b.add(m0, b.mul(fa.warp, c(16))),
-                           b.add(fa.g, b.mul(half(b.div(fa.r, c(p))), c(8)))));
+  Value a_in_tile = b.add(fa.g, b.mul(half(b.div(fa.r, c(p))), c(8)));
   Value a_k = wide(b.add(b.add(b.mul(fa.t, c(p)), mod_p(fa.r)),
                          b.mul(b.div(fa.r, c(2 * p)), c(4 * p))));
-  Value a_row_ok = b.compare(CompareOp::kLt, a_row, o.m);
-  Value a_row_off = b.mul(a_row, o.a_sm);
+  std::vector<Value> a_row_ok, a_row_off;
+  for (int64_t i = 0; i < wm; ++i) {
+    Value a_row = wide(b.add(tile_row(fa, i), a_in_tile));
+    a_row_ok.push_back(b.compare(CompareOp::kLt, a_row, o.m));
+    a_row_off.push_back(b.mul(a_row, o.a_sm));
+  }
 
-  Frag fb = frag(b, threads * 2 * p, 2 * p);
-  Value b_k = wide(b.add(b.add(b.mul(fb.t, c(p)), mod_p(fb.r)), b.mul(b.div(fb.r, c(p)), c(4 * p))));
-  Value b_col = wide(b.add(n0, fb.g));                                             // (4T)
-  Value b_col_ok = b.compare(CompareOp::kLt, b_col, o.n);
-  Value b_col_off = b.mul(b_col, o.b_sn);
+  // B: mma_sync loads one (2p per thread) fragment per column tile; wgmma loads the
+  // warpgroup's whole K x 8*WN operand as one tile of 2p*WN values per thread, value
+  // r = 2p*j + r' being fragment value r' of column tile j (the m64nNk16/k32 form).
+  const int64_t b_tiles = wgmma ? 1 : wn;            // B loads per k-group
+  const int64_t b_per = wgmma ? 2 * p * wn : 2 * p;  // B values per thread per load
+  Frag fb = frag(b, threads * b_per, b_per);
+  const bool multi = wgmma && wn > 1;  // values of several column tiles per thread
+  Value b_j = multi ? b.div(fb.r, c(2 * p)) : Value{};               // column tile
+  Value b_r = multi ? b.sub(fb.r, b.mul(b_j, c(2 * p))) : fb.r;      // fragment value index
+  Value b_k = wide(b.add(b.add(b.mul(fb.t, c(p)), mod_p(b_r)), b.mul(b.div(b_r, c(p)), c(4 * p))));
+  Value b_in_tile = multi ? b.add(fb.g, b.mul(b_j, c(8))) : fb.g;  // column in the block tile
+  std::vector<Value> b_col_ok, b_col_off;
+  for (int64_t j = 0; j < b_tiles; ++j) {
+    Value b_col = wide(b.add(j == 0 ? n0 : b.add(n0, c(8 * j)), b_in_tile));
+    b_col_ok.push_back(b.compare(CompareOp::kLt, b_col, o.n));
+    b_col_off.push_back(b.mul(b_col, o.b_sn));
+  }
 
-  Frag fc = frag(b, threads * 4, 4);
+  // C: mma_sync holds WM*WN accumulators of 4 values per thread; wgmma WM of 4*WN
+  // (value r = 4j + r', the m64nN D layout: r' as in the 16x8 C fragment, column +8j).
+  const int64_t c_tiles = wgmma ? 1 : wn;
+  const int64_t c_per = wgmma ? 4 * wn : 4;
+  Frag fc = frag(b, threads * c_per, c_per);
+  Value c_j = multi ? b.div(fc.r, c(4)) : Value{};
+  Value c_r = multi ? b.sub(fc.r, b.mul(c_j, c(4))) : fc.r;
   OutFrame out;
-  Value c_row = wide(b.add(b.add(m0, b.mul(fc.warp, c(16))), b.add(fc.g, b.mul(b.div(fc.r, c(2)), c(8)))));
-  Value c_col = wide(b.add(n0, b.add(b.mul(fc.t, c(2)), half(fc.r))));
-  Value c_col_ok = b.compare(CompareOp::kLt, c_col, o.n);
-  out.shape_like = {c_row};
-  out.rows = {c_row};
-  out.cols = {c_col};
-  out.col_ok = {c_col_ok};
-  out.mask = {b.compare(CompareOp::kLt, c_row, b.select(c_col_ok, o.m, zero64))};
+  Value c_in_tile = b.add(fc.g, b.mul(b.div(c_r, c(2)), c(8)));
+  Value c_col_in_tile = b.add(b.mul(fc.t, c(2)), half(c_r));
+  if (multi) c_col_in_tile = b.add(c_col_in_tile, b.mul(c_j, c(8)));
+  for (int64_t i = 0; i < wm; ++i) {
+    Value c_row = wide(b.add(tile_row(fc, i), c_in_tile));
+    for (int64_t j = 0; j < c_tiles; ++j) {
+      Value c_col = wide(b.add(j == 0 ? n0 : b.add(n0, c(8 * j)), c_col_in_tile));
+      Value c_col_ok = b.compare(CompareOp::kLt, c_col, o.n);
+      out.shape_like.push_back(c_row);
+      out.rows.push_back(c_row);
+      out.cols.push_back(c_col);
+      out.col_ok.push_back(c_col_ok);
+      out.mask.push_back(b.compare(CompareOp::kLt, c_row, b.select(c_col_ok, o.m, zero64)));
+    }
+  }
 
   const Elem in = *tile::elem_of(d.a_dtype);
   const Elem in_b = *tile::elem_of(d.b_dtype);
-  const bool wgmma = d.instruction == Instruction::kWgmma;
   const int64_t ik = d.instruction_k;
   const int64_t step = d.k_loop_step.step > 0 ? d.k_loop_step.step : ik;
   const bool fast = d.use_fast_accum;
   const bool short_first = d.k_loop_step.short_turn == ShortTurn::kFirst;
-  const int64_t e = threads * 4;
-  // One instruction over [g0, gend): elements past gend (and rows / columns out of
-  // bounds) load +0.0, the reference's zero padding.
-  auto group = [=, &b, &o](Value acc, Value g0, Value gend) {
+  const int64_t e = threads * c_per;  // one accumulator's extent
+  const size_t n_acc = static_cast<size_t>(wm * c_tiles);
+  // One instruction group over [g0, gend) for every tile: elements past gend (and
+  // rows / columns out of bounds) load +0.0, the reference's zero padding.
+  auto group = [=, &b, &o](const Accs& acc, Value g0, Value gend) {
     Value ka = b.add(a_k, g0);
-    Value a_mask = b.compare(CompareOp::kLt, ka, b.select(a_row_ok, gend, zero64));
-    Value av = b.load(o.a, b.add(a_row_off, b.mul(ka, o.a_sk)), a_mask, b.const_float(in, 0.0f));
+    std::vector<Value> av;
+    for (int64_t i = 0; i < wm; ++i) {
+      Value a_mask = b.compare(CompareOp::kLt, ka, b.select(a_row_ok[i], gend, zero64));
+      av.push_back(b.load(o.a, b.add(a_row_off[i], b.mul(ka, o.a_sk)), a_mask,
+                          b.const_float(in, 0.0f)));
+    }
     Value kb = b.add(b_k, g0);
-    Value b_mask = b.compare(CompareOp::kLt, kb, b.select(b_col_ok, gend, zero64));
-    Value bv = b.load(o.b, b.add(b.mul(kb, o.b_sk), b_col_off), b_mask, b.const_float(in_b, 0.0f));
-    return wgmma ? b.wgmma(av, bv, acc) : b.mma_sync(av, bv, acc);
+    Value b_row_off = b.mul(kb, o.b_sk);
+    std::vector<Value> bv;
+    for (int64_t j = 0; j < b_tiles; ++j) {
+      Value b_mask = b.compare(CompareOp::kLt, kb, b.select(b_col_ok[j], gend, zero64));
+      bv.push_back(b.load(o.b, b.add(b_row_off, b_col_off[j]), b_mask, b.const_float(in_b, 0.0f)));
+    }
+    Accs r;
+    for (int64_t i = 0; i < wm; ++i) {
+      for (int64_t j = 0; j < b_tiles; ++j) {
+        Value a_ij = acc[i * b_tiles + j];
+        r.push_back(wgmma ? b.wgmma(av[i], bv[j], a_ij) : b.mma_sync(av[i], bv[j], a_ij));
+      }
+    }
+    return r;
   };
   // One mainloop turn [t0, t1): its groups chained into acc (fast accumulation) or
   // into a fresh +0.0 partial added to acc once.
-  auto turn = [=, &b](Value acc, Value t0, Value t1) {
+  auto turn = [=, &b](const Accs& acc, Value t0, Value t1) {
     Value zero = b.splat(b.const_f32(0.0f), {e});
-    std::vector<Value> loop = b.begin_for(t0, t1, i64(b, ik), {fast ? acc : zero});
+    Accs inits = fast ? acc : Accs(n_acc, zero);
+    std::vector<Value> loop = b.begin_for(t0, t1, i64(b, ik), inits);
     Value gend = b.min(b.add(loop[0], i64(b, ik)), t1);
-    Value r = b.end_for({group(loop[1], loop[0], gend)})[0];
-    return fast ? r : b.add(acc, r);
+    Accs r = b.end_for(group(Accs(loop.begin() + 1, loop.end()), loop[0], gend));
+    if (!fast) {
+      for (size_t j = 0; j < n_acc; ++j) r[j] = b.add(acc[j], r[j]);
+    }
+    return r;
   };
   out.leaf = [=, &b](Value k0, Value k1) {
-    Value acc = b.splat(b.const_f32(0.0f), {e});
+    Accs acc(n_acc, b.splat(b.const_f32(0.0f), {e}));
     Value len = b.sub(k1, k0);
     Value short_len = b.sub(len, b.mul(b.div(len, i64(b, step)), i64(b, step)));
     Value start = k0;
     if (short_first) {
       // Runs once when the short turn is non-empty (short_len < step).
       Value t1 = b.add(k0, short_len);
-      std::vector<Value> loop = b.begin_for(k0, t1, i64(b, step), {acc});
-      acc = b.end_for({turn(loop[1], loop[0], t1)})[0];
+      std::vector<Value> loop = b.begin_for(k0, t1, i64(b, step), acc);
+      acc = b.end_for(turn(Accs(loop.begin() + 1, loop.end()), loop[0], t1));
       start = t1;
     }
-    std::vector<Value> loop = b.begin_for(start, k1, i64(b, step), {acc});
+    std::vector<Value> loop = b.begin_for(start, k1, i64(b, step), acc);
     Value t1 = b.min(b.add(loop[0], i64(b, step)), k1);
-    return Accs{b.end_for({turn(loop[1], loop[0], t1)})[0]};
+    return b.end_for(turn(Accs(loop.begin() + 1, loop.end()), loop[0], t1));
   };
   return out;
 }
@@ -667,10 +743,27 @@ absl::Status validate(const GemmConfig& c) {
         "limit is 64.",
         c.rows_per_thread, c.block_n, c.rows_per_thread * c.block_n));
   }
+  if (c.warp_m_tiles < 1 || c.warp_m_tiles > 8) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GemmConfig.warp_m_tiles %d is not in [1, 8].", c.warp_m_tiles));
+  }
+  if (c.warp_n_tiles < 1 || c.warp_n_tiles > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GemmConfig.warp_n_tiles %d is not in [1, 16].", c.warp_n_tiles));
+  }
+  if (c.warp_m_tiles * c.warp_n_tiles > 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GemmConfig.warp_m_tiles %d times warp_n_tiles %d gives %d 16x8 tiles (%d accumulators) "
+        "per warp; the limit is 32 tiles.",
+        c.warp_m_tiles, c.warp_n_tiles, c.warp_m_tiles * c.warp_n_tiles,
+        4 * c.warp_m_tiles * c.warp_n_tiles));
+  }
   return absl::OkStatus();
 }
 
 int64_t block_m(const GemmConfig& c) { return int64_t{32} * c.warps * c.rows_per_thread; }
+int64_t mma_block_m(const GemmConfig& c) { return int64_t{16} * c.warp_m_tiles * c.warps; }
+int64_t mma_block_n(const GemmConfig& c) { return int64_t{8} * c.warp_n_tiles; }
 
 int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c) {
   // Every warp holds whole lane groups (64 lanes: two per thread), so the lane fold
@@ -686,6 +779,13 @@ absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
         "GemmConfig.warps %d: instruction wgmma runs per warpgroup of 4 warps, so warps must "
         "be a multiple of 4.",
         cfg.warps));
+  }
+  if (d.instruction == Instruction::kWgmma && 256 * cfg.warp_n_tiles * cfg.warps > 48 * 1024) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "GemmConfig.warp_n_tiles %d with warps %d: wgmma stages a K x %d B slot of %d bytes per "
+        "warp, %d bytes in all; the shared-memory limit is 49152.",
+        cfg.warp_n_tiles, cfg.warps, 8 * cfg.warp_n_tiles, 256 * cfg.warp_n_tiles,
+        256 * cfg.warp_n_tiles * cfg.warps));
   }
   GemmPrograms out;
   absl::StatusOr<tile::Program> main;
@@ -723,7 +823,7 @@ absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmC
   if (d.family == GemmFamily::kGemv) {
     s.main_grid = {ceil_div(n, gemv_outputs_per_block(d, cfg)), m, 1};
   } else if (is_matrix(d.instruction)) {
-    s.main_grid = {ceil_div(n, 8), ceil_div(m, int64_t{16} * cfg.warps), 1};
+    s.main_grid = {ceil_div(n, mma_block_n(cfg)), ceil_div(m, mma_block_m(cfg)), 1};
   } else {
     s.main_grid = scalar_grid;
   }

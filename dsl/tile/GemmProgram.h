@@ -26,17 +26,21 @@
 //       order (M = round to merge_dtype), then the epilogue.
 // Launch: see gemm_launch_shape(); block = 32 * config.warps threads.
 // Supported so far: scalar instructions (scalar_fma, scalar_mul_add) with a, b in
-// f16/bf16/f32; mma_sync m16n8k16 with f16/bf16 inputs; wgmma m64n8k16 (f16 x f16,
-// bf16 x bf16) and m64n8k32 (e4m3/e5m2 x e4m3/e5m2), A from registers and B through
-// shared memory, which needs warps % 4 == 0 (use_fast_accum and k_loop_step as
-// GemmDesc.h says; on the matrix paths each warp owns a 16x8 output tile, so BLOCK_M
-// = 16*warps and BLOCK_N = 8 there, rows_per_thread and block_n are unused); out,
+// f16/bf16/f32; mma_sync m16n8k16 with f16/bf16 inputs; wgmma m64nNk16 (f16 x f16,
+// bf16 x bf16) and m64nNk32 (e4m3/e5m2 x e4m3/e5m2), N = 8*warp_n_tiles, A from
+// registers and B through shared memory (256*warp_n_tiles bytes per warp, at most
+// 48 KiB per block), which needs warps % 4 == 0 (use_fast_accum and k_loop_step as
+// GemmDesc.h says; on the matrix paths each warp owns warp_m_tiles x warp_n_tiles
+// output tiles of 16x8, so BLOCK_M = 16*warp_m_tiles*warps and BLOCK_N =
+// 8*warp_n_tiles there, rows_per_thread and block_n are unused); out,
 // partial and merge in f16/bf16/f32; cuts folded by chain at any level, by
 // tree_up / tree_down at inner levels of at most 64 parts (ceil(enclosing span /
 // span)). mma_sync with fp8 (its hardware does not follow the measured model),
 // outermost tree folds and fp8 outputs return Unimplemented naming the field.
 // Example:
 //   auto p = dsl::gemm(desc, {.warps = 4, .rows_per_thread = 1, .block_n = 4});
+//   // matrix paths, 2 x 4 tiles of 16x8 per warp (wgmma: two m64n32 per k-group):
+//   auto q = dsl::gemm(desc, {.warps = 4, .warp_m_tiles = 2, .warp_n_tiles = 4});
 //   // p->main is the kernel; p->merge is set for family split_k.
 #pragma once
 
@@ -55,12 +59,22 @@ struct GemmConfig {
   int warps = 4;            // threads per block = 32 * warps; a power of two in [1, 32]
   int rows_per_thread = 1;  // a power of two in [1, 16]; BLOCK_M = 32*warps*rows_per_thread
   int block_n = 4;          // output columns per block (BLOCK_N), in [1, 32]
+  // Matrix paths only (mma_sync, wgmma; the scalar paths ignore them): register
+  // blocking. Each warp computes warp_m_tiles x warp_n_tiles output tiles of 16 x 8,
+  // reusing each A fragment across warp_n_tiles instructions and each B fragment
+  // across warp_m_tiles; BLOCK_M = 16 * warp_m_tiles * warps, BLOCK_N = 8 * warp_n_tiles.
+  // Each in [1, 8] and [1, 16], product at most 32 (4 f32 accumulators per tile).
+  int warp_m_tiles = 1;
+  int warp_n_tiles = 1;
 };
 
 // Checks the knobs; the message names the bad field and its value.
 absl::Status validate(const GemmConfig& c);
-// Rows of outputs one block computes (families other than gemv).
+// Rows of outputs one block computes (families other than gemv, scalar paths).
 int64_t block_m(const GemmConfig& c);
+// The matrix paths' block tile: 16 * warp_m_tiles * warps rows, 8 * warp_n_tiles columns.
+int64_t mma_block_m(const GemmConfig& c);
+int64_t mma_block_n(const GemmConfig& c);
 // Family gemv: the block's tile of max(BLOCK_M, lanes*warps) elements holds
 // gemv_outputs_per_block(d, c) output columns of one row, `lanes` elements each
 // (consecutive elements, so a lane group never spans two warps).

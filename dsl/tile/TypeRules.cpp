@@ -344,13 +344,17 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       FB_RETURN_IF_ERROR(c.arg(2, &d));
       const bool half = a->elem == Elem::kF16 || a->elem == Elem::kBF16;
       const bool fp8 = is_fp8(a->elem) && is_fp8(b->elem);
-      const int64_t per = fp8 ? 4 : 2;  // a values per c value (b: half as many)
+      const int64_t per = fp8 ? 4 : 2;  // a values per c value of an m64n8 (b: half as many)
+      // m64nN, N = 8*wide: c and b are `wide` times the m64n8 extents, a is not.
+      const int64_t wide = a->rank() == 1 && d->rank() == 1 && a->shape[0] > 0
+                               ? per * d->shape[0] / a->shape[0]
+                               : 0;
       if (a->rank() != 1 || b->rank() != 1 || d->rank() != 1 || !(fp8 || (half && a->elem == b->elem)) ||
-          d->elem != Elem::kF32 || a->shape[0] != per * d->shape[0] ||
+          d->elem != Elem::kF32 || wide < 1 || wide > 32 || a->shape[0] * wide != per * d->shape[0] ||
           b->shape[0] != per / 2 * d->shape[0]) {
         return c.fail(absl::StrFormat(
-            "needs a (2E) and b (E) rank-1 tiles of one of f16/bf16, or a (4E) and b (2E) of "
-            "e4m3/e5m2, and c (E) f32; got %s, %s, %s",
+            "needs a (2E) and b (E*W) rank-1 tiles of one of f16/bf16, or a (4E) and b (2E*W) "
+            "of e4m3/e5m2, and c (E*W) f32 with W in [1, 32]; got %s, %s, %s",
             to_string(*a), to_string(*b), to_string(*d)));
       }
       out->push_back(*d);

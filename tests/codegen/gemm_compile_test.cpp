@@ -3,9 +3,11 @@
 // separate mul.rn.f32 + add.rn.f32 and no fma for scalar_mul_add); gemv's lane fold
 // is shfl.sync.bfly with the descriptor's offsets in the descriptor's order; split_k
 // is two kernels whose merge rounds to merge_dtype; the tile ops the GEMM added
-// (fma, xor_permute, integer div) lower as documented.
+// (fma, xor_permute, integer div) lower as documented; register blocking gives
+// WM*WN mma.sync or WM wgmma m64n(8*WN) per k-group.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <regex>
 
 #include "absl/strings/str_format.h"
@@ -257,6 +259,64 @@ TEST(GemmCompile, WgmmaEmitsTheWarpgroupInstruction) {
       EXPECT_GT(count(t, "st.shared"), 0) << d;
     }
   }
+}
+
+GemmConfig blocked(int warps, int wm, int wn) {
+  GemmConfig c{warps, 1, 1};
+  c.warp_m_tiles = wm;
+  c.warp_n_tiles = wn;
+  return c;
+}
+
+// Register blocking: a warp's WM x WN tiles are WM*WN mma.sync per k-group (A and B
+// fragments loaded once each), and wgmma becomes WM m64n(8*WN) instructions per
+// k-group, each with 4*WN accumulator registers, sharing one slot array of
+// 256*WN bytes per warp.
+TEST(GemmCompile, RegisterBlockingEmitsWiderInstructions) {
+  GemmDesc mma;  // mma_sync f16, fast, step = ik
+  ASSERT_TRUE(dsl::validate(mma).ok()) << dsl::validate(mma);
+  for (auto [w, wm, wn] : {std::array{4, 2, 2}, std::array{2, 4, 8}, std::array{8, 1, 4}}) {
+    std::vector<CompiledKernel> k = must_compile(mma, blocked(w, wm, wn));
+    ASSERT_EQ(k.size(), 1u);
+    EXPECT_EQ(count(k[0].text, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), wm * wn);
+    EXPECT_EQ(k[0].block_threads, 32 * w);
+  }
+  struct In {
+    DType a;
+    int ik;
+    const char* ty;
+  };
+  for (In in : {In{DType::kF16, 16, "f32.f16.f16"}, In{DType::kF8E4M3, 32, "f32.e4m3.e4m3"}}) {
+    GemmDesc d;
+    d.instruction = Instruction::kWgmma;
+    d.instruction_k = in.ik;
+    d.a_dtype = d.b_dtype = in.a;
+    d.out_dtype = DType::kBF16;
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    for (auto [w, wm, wn] : {std::array{4, 2, 8}, std::array{8, 1, 4}, std::array{4, 1, 16}}) {
+      std::vector<CompiledKernel> k = must_compile(d, blocked(w, wm, wn));
+      ASSERT_EQ(k.size(), 1u);
+      const std::string& t = k[0].text;
+      const std::string ins =
+          absl::StrFormat("wgmma.mma_async.sync.aligned.m64n%dk%d.%s", 8 * wn, in.ik, in.ty);
+      EXPECT_EQ(count(t, ins), wm) << ins;
+      EXPECT_EQ(count(t, "wgmma.mma_async"), wm);
+      // The d list has 4*WN registers: N/2 f32 per thread for m64nN.
+      std::regex d_list(absl::StrFormat(R"(m64n%dk%d\.[a-z0-9.]+ \{((?:%%r\d+, ){%d}%%r\d+)\})",
+                                        8 * wn, in.ik, 4 * wn - 1));
+      EXPECT_TRUE(std::regex_search(t, d_list)) << ins;
+      EXPECT_NE(t.find(absl::StrFormat(".shared .align 128 .b8 wgmma_b_smem_0[%d]", 256 * wn * w)),
+                std::string::npos);
+      EXPECT_EQ(count(t, ".shared .align 128 .b8 wgmma_b_smem_"), 1);
+    }
+  }
+  // Slots past 48 KiB are refused by name.
+  GemmDesc d;
+  d.instruction = Instruction::kWgmma;
+  absl::StatusOr<dsl::GemmPrograms> p = dsl::gemm(d, blocked(16, 1, 16));
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("GemmConfig.warp_n_tiles 16 with warps 16"), std::string::npos)
+      << p.status();
 }
 
 // The tile ops added for the GEMM, on their own.

@@ -4,8 +4,9 @@
 // 65537, row/column-major operands), the output bits equal dsl::reference::gemm
 // (memcmp), on fresh random draws with adversarial values (+-L, tiny r, subnormals,
 // -0.0, NaN, inf); a row's output does not depend on M (batch invariance); the
-// epilogue (alpha/beta, bias, relu) matches too. Without a device every test prints
-// [SKIP] <reason>. A failing draw prints its seed (replay with FIXBITS_SEED=<n>).
+// epilogue (alpha/beta, bias, relu) matches too; register-blocked matrix knobs
+// (warp_m_tiles x warp_n_tiles) equal the reference and the unblocked kernel.
+// Without a device every test prints [SKIP] <reason>. A failing draw prints its seed (replay with FIXBITS_SEED=<n>).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -99,9 +100,11 @@ class GemmGpuTest : public testing::SeededGpuTest {
     size_t i = 0;
     while (got[i] == (*want)[i]) ++i;
     ADD_FAILURE() << absl::StrFormat(
-        "%s\n  knobs warps=%d rows_per_thread=%d block_n=%d, m=%d n=%d k=%d a_row=%d b_row=%d, "
-        "seed %d: element (%d, %d) is 0x%x, the reference says 0x%x",
-        dsl::to_string(d), cfg.warps, cfg.rows_per_thread, cfg.block_n, p.m, p.n, p.k,
+        "%s\n  knobs warps=%d rows_per_thread=%d block_n=%d warp_m_tiles=%d warp_n_tiles=%d, "
+        "m=%d n=%d k=%d a_row=%d b_row=%d, seed %d: element (%d, %d) is 0x%x, the reference "
+        "says 0x%x",
+        dsl::to_string(d), cfg.warps, cfg.rows_per_thread, cfg.block_n, cfg.warp_m_tiles,
+        cfg.warp_n_tiles, p.m, p.n, p.k,
         p.a_row_major, p.b_row_major, seed_, i / p.n, i % p.n, got[i], (*want)[i]);
   }
 
@@ -227,6 +230,66 @@ TEST_F(GemmGpuTest, WgmmaMatchesReference) {
   deep.out_dtype = DType::kF32;
   deep.k_loop_step = {.step = 128, .short_turn = dsl::ShortTurn::kLast};
   expect_reference(deep, {4, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
+}
+
+GemmConfig blocked(int warps, int wm, int wn) {
+  GemmConfig c{warps, 1, 1};
+  c.warp_m_tiles = wm;
+  c.warp_n_tiles = wn;
+  return c;
+}
+
+// Register blocking (warp_m_tiles x warp_n_tiles 16x8 tiles per warp) moves no bit:
+// every blocked knob setting equals the reference and the old one-tile-per-warp
+// kernel byte for byte, for mma.sync and wgmma (f16, bf16, fp8), fast and non-fast
+// accumulation, short turns, split_k, and on shapes that leave partial tiles.
+TEST_F(GemmGpuTest, RegisterBlockedMatrixKnobsMatchReferenceAndUnblocked) {
+  const std::vector<Shape> shapes = {{1, 1, 1},     {17, 9, 33}, {5, 3, 0},
+                                     {130, 70, 100}, {257, 129, 300}, {1, 200, 64}};
+  struct Case {
+    Instruction ins;
+    DType a, b;
+  };
+  for (Case c : {Case{Instruction::kMmaSync, DType::kF16, DType::kF16},
+                 Case{Instruction::kMmaSync, DType::kBF16, DType::kBF16},
+                 Case{Instruction::kWgmma, DType::kF16, DType::kF16},
+                 Case{Instruction::kWgmma, DType::kBF16, DType::kBF16},
+                 Case{Instruction::kWgmma, DType::kF8E4M3, DType::kF8E5M2}}) {
+    const bool wg = c.ins == Instruction::kWgmma, fp8 = dtype_is_fp8(c.a);
+    const std::vector<GemmConfig> cfgs =
+        wg ? std::vector<GemmConfig>{blocked(4, 1, 4), blocked(4, 2, 2), blocked(8, 2, 4),
+                                     blocked(4, 1, 8), blocked(4, 2, 8)}
+           : std::vector<GemmConfig>{blocked(4, 2, 2), blocked(4, 4, 4), blocked(8, 2, 4),
+                                     blocked(2, 4, 8), blocked(4, 1, 8)};
+    const GemmConfig unblocked{4, 1, 1};  // one 16x8 tile per warp
+    for (bool fast : {true, false}) {
+      GemmDesc d;
+      d.instruction = c.ins;
+      d.instruction_k = fp8 ? 32 : 16;
+      d.a_dtype = c.a;
+      d.b_dtype = c.b;
+      d.out_dtype = fast ? DType::kF32 : (fp8 ? DType::kBF16 : c.a);
+      d.use_fast_accum = fast;
+      d.k_loop_step = {.step = fast ? 0 : 96,
+                       .short_turn = fast ? dsl::ShortTurn::kLast : dsl::ShortTurn::kFirst};
+      sweep(d, cfgs, shapes);
+      const GemmProblem p = problem(d, {190, 77, 260}, true, false, Mix::kAdversarial, true);
+      const std::vector<uint32_t> old = run(d, unblocked, p);
+      for (const GemmConfig& cfg : cfgs) {
+        const std::vector<uint32_t> got = run(d, cfg, p);
+        ASSERT_EQ(got.size(), old.size());
+        EXPECT_EQ(0, std::memcmp(got.data(), old.data(), got.size() * 4))
+            << dsl::to_string(d) << ": warp_m_tiles " << cfg.warp_m_tiles << " warp_n_tiles "
+            << cfg.warp_n_tiles << " differs from the one-tile kernel";
+      }
+    }
+  }
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.use_fast_accum = false;
+  split.k_cuts = {{.span = 256}, {.span = 48, .fold = Fold::kTreeUp}};
+  split.partial_dtype = DType::kBF16;
+  sweep(split, {blocked(4, 2, 4)}, {{17, 9, 333}, {70, 64, 600}});
 }
 
 // Products at the bottom of f32's range: every pair of a grid of bf16 values from

@@ -5,7 +5,7 @@
 //                    [--target nvptx|amdgpu]
 //                    [--emit asm|tile] [--blocks-per-row P]
 //        emit_kernel '<gemm desc text>' [--warps N] [--rows N] [--block-n N]
-//                    [--emit asm|tile]
+//                    [--warp-m-tiles N] [--warp-n-tiles N] [--emit asm|tile]
 // With --blocks-per-row P > 1 every kernel of dsl::reduce_phases is printed, in
 // launch order; a split_k GEMM prints its parts kernel, then its merge kernel.
 // Exit status 1 with the Status on stderr for bad input.
@@ -42,7 +42,8 @@ int print_programs(const std::vector<fixbits::tile::Program>& programs,
   return 0;
 }
 
-// The GEMM form: knobs --warps, --rows, --block-n; NVIDIA only.
+// The GEMM form: knobs --warps, --rows, --block-n, --warp-m-tiles, --warp-n-tiles;
+// NVIDIA only.
 int emit_gemm(int argc, char** argv) {
   using namespace fixbits;
   absl::StatusOr<dsl::GemmDesc> desc = dsl::parse_gemm_desc(argv[1]);
@@ -57,6 +58,8 @@ int emit_gemm(int argc, char** argv) {
     if (flag == "--warps") cfg.warps = std::atoi(value.c_str());
     else if (flag == "--rows") cfg.rows_per_thread = std::atoi(value.c_str());
     else if (flag == "--block-n") cfg.block_n = std::atoi(value.c_str());
+    else if (flag == "--warp-m-tiles") cfg.warp_m_tiles = std::atoi(value.c_str());
+    else if (flag == "--warp-n-tiles") cfg.warp_n_tiles = std::atoi(value.c_str());
     else if (flag == "--emit") tile_only = value == "tile";
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());

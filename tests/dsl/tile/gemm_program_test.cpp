@@ -1,11 +1,13 @@
 // dsl::gemm: every supported family builds a program that validates, with the
 // documented parameter list; the knobs change the block shape but not the tree ops
 // (fma vs mul+add, the lane fold order); invalid descriptors and knobs come back as a
-// Status naming the field; launch shapes cover every output exactly once.
+// Status naming the field; launch shapes cover every output exactly once; register
+// blocking multiplies the matrix instructions per k-group, never the tree.
 #include "dsl/tile/GemmProgram.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -274,6 +276,56 @@ TEST(GemmProgram, BadOrUnsupportedDescriptorsNameTheFieldAndWideGemvBuilds) {
   p = gemm(wide, {2, 1, 1});  // 64 lanes: two per thread, one group per warp
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(gemv_outputs_per_block(wide, {2, 1, 1}), 2);
+}
+
+GemmConfig blocked(int warps, int wm, int wn) {
+  GemmConfig c{warps, 1, 1};
+  c.warp_m_tiles = wm;
+  c.warp_n_tiles = wn;
+  return c;
+}
+
+// Register blocking: the knobs are checked by name; a blocked warp issues one
+// mma_sync per 16x8 tile (wgmma: one wide instruction per row tile) in the group
+// loop; the grid covers the wider block tile; the kernel name carries the knobs.
+TEST(GemmProgram, RegisterBlockingKnobsAreCheckedAndShapeTheBlock) {
+  struct Case {
+    GemmConfig cfg;
+    const char* field;
+  } cases[] = {{blocked(4, 0, 1), "GemmConfig.warp_m_tiles 0"},
+               {blocked(4, 9, 1), "GemmConfig.warp_m_tiles 9"},
+               {blocked(4, 1, 0), "GemmConfig.warp_n_tiles 0"},
+               {blocked(4, 1, 17), "GemmConfig.warp_n_tiles 17"},
+               {blocked(4, 4, 16), "GemmConfig.warp_m_tiles 4 times warp_n_tiles 16"}};
+  GemmDesc mma;  // mma_sync f16
+  for (const Case& c : cases) {
+    absl::StatusOr<GemmPrograms> p = gemm(mma, c.cfg);
+    ASSERT_FALSE(p.ok()) << c.field;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(c.field), std::string::npos) << p.status();
+  }
+  absl::StatusOr<GemmPrograms> p = gemm(mma, blocked(4, 2, 4));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kMmaSync), 8);
+  EXPECT_NE(p->main.name.find("_wm2_wn4_"), std::string::npos) << p->main.name;
+  p = gemm(mma, {});  // the default is one tile per warp, named as before
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->main.name.find("_wm"), std::string::npos) << p->main.name;
+  absl::StatusOr<GemmLaunchShape> s = gemm_launch_shape(mma, blocked(4, 2, 4), 129, 33, 16);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->main_grid, (std::array<int64_t, 3>{2, 2, 1}));  // ceil(33/32), ceil(129/128)
+
+  GemmDesc wg;
+  wg.instruction = Instruction::kWgmma;
+  p = gemm(wg, blocked(8, 2, 4));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kWgmma), 2);  // two m64n32 per k-group
+  EXPECT_TRUE(tile::validate(p->main).ok()) << tile::validate(p->main);
+  p = gemm(wg, blocked(16, 1, 16));  // 16 warps x 4 KiB of B slots > 48 KiB
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("GemmConfig.warp_n_tiles 16 with warps 16"),
+            std::string::npos)
+      << p.status();
 }
 
 TEST(GemmProgram, LaunchShapesCoverEveryOutput) {
