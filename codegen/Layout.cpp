@@ -111,26 +111,63 @@ absl::Status blocked_layout(const std::vector<int64_t>& shape, int warp_size, in
     return absl::UnimplementedError(absl::StrFormat(
         "layout: tiles of rank %d are not supported yet (rank 1 and 2 are).", shape.size()));
   }
-  int64_t threads = int64_t{warp_size} * warps;
-  if (shape[0] % threads != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "layout: a tile of shape (%s) needs its leading extent to be a multiple of %d threads "
-        "(%d warps of %d lanes).", absl::StrJoin(shape, "x"), threads, warps, warp_size));
+  const int64_t threads = int64_t{warp_size} * warps;
+  if (shape.size() == 1 || shape[0] % threads == 0) {
+    if (shape[0] % threads != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "layout: a tile of shape (%s) needs its leading extent to be a multiple of %d threads "
+          "(%d warps of %d lanes).", absl::StrJoin(shape, "x"), threads, warps, warp_size));
+    }
+    Layout l;
+    l.shape = shape;
+    l.elems_per_thread = {shape[0] / threads};
+    l.lanes = {warp_size};
+    l.warps = {warps};
+    l.order = {0};
+    if (shape.size() == 2) {
+      l.elems_per_thread.push_back(shape[1]);
+      l.lanes.push_back(1);
+      l.warps.push_back(1);
+      l.order = {1, 0};
+    }
+    *out = l;
+    return check(l);
   }
+  // Rank 2 with fewer rows than threads: split the flat index i = t*R + r.
+  auto fail = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "layout: a tile of shape (%s) cannot be dealt to %d threads (%d warps of %d lanes) "
+        "as consecutive row-major pieces; its elements, its row length and the lanes must "
+        "divide one another.", absl::StrJoin(shape, "x"), threads, warps, warp_size));
+  };
+  const int64_t elems = shape[0] * shape[1];
+  if (elems % threads != 0) return fail();
+  const int64_t r = elems / threads;
+  if (shape[1] % r != 0) return fail();
+  const int64_t groups = shape[1] / r;  // R-element pieces of one row
   Layout l;
   l.shape = shape;
-  l.elems_per_thread = {shape[0] / threads};
-  l.lanes = {warp_size};
-  l.warps = {warps};
-  l.order = {0};
-  if (shape.size() == 2) {
-    l.elems_per_thread.push_back(shape[1]);
-    l.lanes.push_back(1);
-    l.warps.push_back(1);
-    l.order = {1, 0};
+  l.order = {1, 0};
+  l.elems_per_thread = {1, r};
+  if (groups < warp_size) {
+    if (warp_size % groups != 0) return fail();
+    l.lanes = {static_cast<int>(warp_size / groups), static_cast<int>(groups)};
+    l.warps = {warps, 1};
+  } else {
+    if (groups % warp_size != 0 || warps % (groups / warp_size) != 0) return fail();
+    const int w1 = static_cast<int>(groups / warp_size);
+    l.lanes = {1, warp_size};
+    l.warps = {warps / w1, w1};
   }
+  if (absl::Status s = check(l); !s.ok()) return fail();
   *out = l;
-  return check(l);
+  return absl::OkStatus();
+}
+
+int64_t flat_index(const Layout& l, const std::vector<int64_t>& coord) {
+  int64_t f = 0;
+  for (size_t d = 0; d < coord.size(); ++d) f = f * l.shape[d] + coord[d];
+  return f;
 }
 
 Layout drop_dim(const Layout& l, int axis) {

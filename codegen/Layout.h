@@ -49,11 +49,24 @@ Slot slot_of(const Layout& l, const std::vector<int64_t>& coord);
 std::string to_string(const Layout& l);  // "blocked(shape=8x4 ept=1x4 lanes=8x1 warps=1x1 order=1,0)"
 
 // The blocked layout codegen gives a tile of `shape` over `warps` warps of
-// `warp_size` lanes: the last dimension stays in registers when rank 2, and the
-// leading dimension is dealt to lanes then warps. Fails (naming the shape) when
-// the leading dimension is not a multiple of warp_size * warps.
+// `warp_size` lanes: the rank-1 layout of the tile's row-major (flat) index, so
+// thread t holds flat elements [t*R, t*R + R), R = elements / threads, and a
+// reshape between ranks never moves data. Rank 2, (A, B):
+//   R a multiple of B: ept (R/B, B), lanes (warp_size, 1), warps (warps, 1) — each
+//     thread holds whole rows, the last dimension in registers;
+//   B a multiple of R: ept (1, R), the B/R column groups of a row take the lanes
+//     (then warps) first, the rows the rest — consecutive lanes hold consecutive
+//     R-element pieces of one row, which is what a coalesced load of a row-major
+//     tile wants. Example: (4, 128) over 4 warps of 32: ept (1,4) lanes (1,32)
+//     warps (4,1): warp w holds row w, lane l its columns 4l..4l+3.
+// Order {1, 0} for rank 2. Fails (naming the shape) when the elements are not a
+// multiple of warp_size * warps (rank 1: the extent), or the flat split does not
+// fall on the dimensions (R and B, or B/R and the lanes, do not divide).
 absl::Status blocked_layout(const std::vector<int64_t>& shape, int warp_size, int warps,
                             Layout* out);
+
+// The row-major (flat) index of `coord` in a tile of the layout's shape.
+int64_t flat_index(const Layout& l, const std::vector<int64_t>& coord);
 
 // The rank-(n-1) layout of reducing dimension `axis` away (only dimensions that
 // are wholly in registers, or a rank-1 tile, reduce to a uniform scalar layout,

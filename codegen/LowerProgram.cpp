@@ -9,6 +9,7 @@
 // Masked loads/stores guard each element with a branch (no out-of-bounds access);
 // a thread's consecutive elements first try one vector path (load_vectorized,
 // store_vectorized) taken only when all are in bounds and aligned.
+#include <algorithm>
 #include <bit>
 
 #include "absl/strings/str_format.h"
@@ -123,6 +124,25 @@ class Lowerer {
     return v.scalar ? v.regs[0] : v.regs[r];
   }
 
+  bool is_consecutive(int id) const { return id >= 0 && static_cast<size_t>(id) < consecutive_.size() && consecutive_[id]; }
+  // A scalar, or a splat of one: the same value in every register.
+  bool is_uniform(int id) const {
+    if (ctx_.values[id].scalar) return true;
+    const Lowered& v = ctx_.values[id];
+    for (llvm::Value* r : v.regs) {
+      if (r != v.regs[0]) return false;
+    }
+    return true;
+  }
+  void mark_consecutive(const tile::Op& op, bool yes) {
+    if (!yes || op.results.empty()) return;
+    const int id = op.results[0];
+    if (consecutive_.size() <= static_cast<size_t>(id)) {
+      consecutive_.resize(std::max(ctx_.values.size(), static_cast<size_t>(id) + 1), false);
+    }
+    consecutive_[id] = true;
+  }
+
   absl::Status set_result(const tile::Op& op, Lowered v) {
     ctx_.values[op.results[0]] = std::move(v);
     return absl::OkStatus();
@@ -197,6 +217,7 @@ class Lowerer {
         // Element index of register r: coord_of(layout, {r, lane, warp}) = tid*R + r (rank 1).
         llvm::Value* base = b_.CreateMul(ctx_.tid, b_.getInt32(static_cast<uint32_t>(count)));
         for (size_t r = 0; r < count; ++r) out.regs.push_back(b_.CreateAdd(base, b_.getInt32(r)));
+        mark_consecutive(op, out.layout.shape.size() == 1);
         return set_result(op, out);
       }
       case tile::OpKind::kSplat:
@@ -220,6 +241,10 @@ class Lowerer {
           }
           out.regs.push_back(v);
         }
+        // consecutive + uniform (either order) stays consecutive.
+        mark_consecutive(op, !fl && op.bin == tile::BinaryOp::kAdd && !out.scalar &&
+                                 ((is_consecutive(op.args[0]) && is_uniform(op.args[1])) ||
+                                  (is_consecutive(op.args[1]) && is_uniform(op.args[0]))));
         return set_result(op, out);
       }
       case tile::OpKind::kUnary:
@@ -268,6 +293,10 @@ class Lowerer {
           }
           out.regs.push_back(v);
         }
+        // i32 -> i64 sign extension of a consecutive i32 tile (the test on the last
+        // register then also rules out a wrap, see consecutive_).
+        mark_consecutive(op, is_consecutive(op.args[0]) &&
+                                 ((from == tile::Elem::kI32 && to == tile::Elem::kI64) || from == to));
         return set_result(op, out);
       }
       case tile::OpKind::kReshape: {
@@ -382,6 +411,8 @@ class Lowerer {
   // operand 0, offsets operand 1, mask operand `mask_arg`): all `count` elements of
   // the thread are in bounds, consecutive (off[r] == off[0] + r) and the first is
   // aligned to `vec_bytes`. Returns that condition and the first element's address.
+  // For an offset tile known to be consecutive by construction (consecutive_) only
+  // the last register is compared: off[R-1] == off[0] + R-1 implies the rest.
   // The first address may lie outside the buffer when its mask is off: it is
   // computed without `inbounds` (no poison) and its alignment is tested only under
   // the other conditions (select, not and, so nothing undefined reaches a branch).
@@ -393,9 +424,11 @@ class Lowerer {
                              unsigned vec_bytes) {
     llvm::Value* ok = b_.getTrue();
     llvm::Value* off0 = at(op, 1, 0);
+    // Only i64 offsets: an i32 off[0] + r cannot see a wrap (it wraps the same way).
+    const bool consecutive = is_consecutive(op.args[1]) && off0->getType()->isIntegerTy(64);
     for (size_t r = 0; r < count; ++r) {
       if (op.has_mask) ok = b_.CreateAnd(ok, at(op, mask_arg, r));
-      if (r > 0) {
+      if (r > 0 && (!consecutive || r + 1 == count)) {
         llvm::Value* want = b_.CreateAdd(off0, llvm::ConstantInt::get(off0->getType(), r));
         ok = b_.CreateAnd(ok, b_.CreateICmpEQ(at(op, 1, r), want));
       }
@@ -540,6 +573,15 @@ class Lowerer {
   LoweringContext& ctx_;
   llvm::IRBuilder<>& b_;
   int number_ = 0;
+  // Value ids whose registers are consecutive by construction: register r of the
+  // thread holds v0 + r, where the additions are i32 (may wrap) and the value may be
+  // sign-extended to i64 and offset by a uniform i64 afterwards. arange makes one;
+  // adding a uniform (scalar or splat) and the i32 -> i64 cast keep it. For such an
+  // offset tile the run-time test "off[r] == off[0] + r for every r" is equivalent to
+  // testing the last register alone: in i32 the values off0+0 .. off0+(R-1) wrap at
+  // most once, and a wrap makes sext(last) == sext(first) + R-1 false. The shortcut
+  // is taken for i64 offsets only.
+  std::vector<bool> consecutive_;
 };
 
 }  // namespace

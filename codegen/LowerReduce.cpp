@@ -6,10 +6,16 @@
 //   p  = p + shfl.bfly(p, 1); ... p = p + shfl.bfly(p, 16)  ; within warp
 //   if lane == 0: smem[warp] = p; bar.sync            ; across warps
 //   r  = a + ((smem[0] + smem[1]) + (smem[2] + smem[3]))  ; smem alternates buffers
+// A column reduce of f32<4x128> (4 warps; blocked: warp w holds row w, lane l the
+// columns 4l..4l+3) is first converted (SelectLayout) so thread t holds column t:
+//   smem[pad(w*128 + 4l + r)] = v_r; bar.sync; u_a = smem[pad(a*128 + t)]  ; convert
+//   c  = (u0 + u1) + (u2 + u3)                       ; within thread, no shuffle
+// pad(i) = i + i/32 keeps both the writes and the reads free of bank conflicts.
 #include "codegen/LowerReduce.h"
 
 #include "absl/strings/str_format.h"
 #include "codegen/ReducePlan.h"
+#include "codegen/SelectLayout.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
@@ -87,22 +93,24 @@ llvm::Value* smem_load(LoweringContext& ctx, llvm::ArrayType* ty, llvm::Value* s
   return b.CreateAlignedLoad(b.getFloatTy(), addr, llvm::Align(4));
 }
 
-// Step 3. Finished units go to shared memory; every thread then folds each strip's
-// units as a balanced tree (free: in warp order) and chains strips into `r`.
-// The slots are double-buffered: execution k of this reduce uses buffer k % 2, so
-// one barrier per execution suffices — a thread writes buffer k % 2 again (at
-// execution k + 2) only after passing execution k + 1's barrier, which every
-// thread reaches only after its reads of execution k.
-llvm::Value* reduce_across_warps(LoweringContext& ctx, const ReducePlan& p, tile::Combine c,
-                                 const std::vector<llvm::Value*>& partial, llvm::Value* r) {
+// Two internal shared f32 arrays of `n` elements, used alternately by successive
+// executions of the code emitted here (a loop body): returns execution k's one,
+// buffer k % 2. Each execution writes, passes one barrier, then reads; a thread
+// writes buffer k % 2 again (execution k + 2) only after passing execution k + 1's
+// barrier, which every thread reaches only after its reads of execution k — so
+// one barrier per execution suffices.
+struct SmemBuffer {
+  llvm::ArrayType* ty;
+  llvm::Value* base;
+};
+SmemBuffer alternating_buffers(LoweringContext& ctx, int64_t n, const char* what) {
   llvm::IRBuilder<>& b = ctx.b;
-  if (!p.uses_smem) return r ? emit_combine(b, c, r, partial[0]) : partial[0];
-  auto* ty = llvm::ArrayType::get(b.getFloatTy(), p.units);
+  auto* ty = llvm::ArrayType::get(b.getFloatTy(), n);
   llvm::GlobalVariable* buffers[2];
   for (int i = 0; i < 2; ++i) {
     buffers[i] = new llvm::GlobalVariable(
         ctx.module, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
-        absl::StrFormat("reduce_smem_%d_%d", ctx.smem_arrays, i), nullptr,
+        absl::StrFormat("%s_smem_%d_%d", what, ctx.smem_arrays, i), nullptr,
         llvm::GlobalValue::NotThreadLocal, ctx.target.shared_address_space());
     buffers[i]->setAlignment(llvm::Align(16));
   }
@@ -114,7 +122,68 @@ llvm::Value* reduce_across_warps(LoweringContext& ctx, const ReducePlan& p, tile
   eb.CreateStore(b.getFalse(), parity_var);
   llvm::Value* parity = b.CreateLoad(b.getInt1Ty(), parity_var);
   b.CreateStore(b.CreateNot(parity), parity_var);
-  llvm::Value* smem = b.CreateSelect(parity, buffers[1], buffers[0], "smem");
+  return {ty, b.CreateSelect(parity, buffers[1], buffers[0], "smem")};
+}
+
+// The row-major index of register `reg` of this thread in layout `l`, as IR:
+// coord[d] = (warp_d * lanes[d] + lane_d) * ept[d] + reg_d, digits taken in `order`.
+llvm::Value* emit_flat_index(LoweringContext& ctx, const Layout& l, int64_t reg) {
+  llvm::IRBuilder<>& b = ctx.b;
+  const int n = rank(l);
+  std::vector<int64_t> reg_digit = coord_of(l, Slot{reg, 0, 0});  // lane 0, warp 0
+  std::vector<llvm::Value*> lane_d(n), warp_d(n);
+  llvm::Value* lane = ctx.lane;
+  llvm::Value* warp = ctx.warp;
+  for (int d : l.order) {
+    lane_d[d] = b.CreateURem(lane, b.getInt32(l.lanes[d]));
+    lane = b.CreateUDiv(lane, b.getInt32(l.lanes[d]));
+    warp_d[d] = b.CreateURem(warp, b.getInt32(l.warps[d]));
+    warp = b.CreateUDiv(warp, b.getInt32(l.warps[d]));
+  }
+  llvm::Value* flat = b.getInt32(0);
+  for (int d = 0; d < n; ++d) {
+    llvm::Value* c = b.CreateAdd(b.CreateMul(warp_d[d], b.getInt32(l.lanes[d])), lane_d[d]);
+    c = b.CreateAdd(b.CreateMul(c, b.getInt32(static_cast<uint32_t>(l.elems_per_thread[d]))),
+                    b.getInt32(static_cast<uint32_t>(reg_digit[d])));
+    flat = b.CreateAdd(b.CreateMul(flat, b.getInt32(static_cast<uint32_t>(l.shape[d]))), c);
+  }
+  return flat;
+}
+
+// convert_layout: every thread writes its registers to shared memory at their
+// padded logical index (i + i/32), one barrier, then reads the registers of `to`.
+// Moves values only: no combine, so the bits are untouched.
+std::vector<llvm::Value*> convert_layout(LoweringContext& ctx, const Layout& from,
+                                         const std::vector<llvm::Value*>& regs_in, const Layout& to) {
+  llvm::IRBuilder<>& b = ctx.b;
+  const int64_t elems = from.shape[0] * (rank(from) == 2 ? from.shape[1] : 1);
+  SmemBuffer buf = alternating_buffers(ctx, elems + elems / 32, "convert");
+  auto slot = [&](llvm::Value* flat) {
+    llvm::Value* padded = b.CreateAdd(flat, b.CreateLShr(flat, 5));
+    return b.CreateInBoundsGEP(buf.ty, buf.base, {b.getInt32(0), padded});
+  };
+  for (size_t r = 0; r < regs_in.size(); ++r) {
+    b.CreateAlignedStore(regs_in[r], slot(emit_flat_index(ctx, from, static_cast<int64_t>(r))),
+                         llvm::Align(4));
+  }
+  ctx.target.barrier(b);
+  std::vector<llvm::Value*> out;
+  for (int64_t r = 0; r < regs(to); ++r) {
+    out.push_back(b.CreateAlignedLoad(b.getFloatTy(), slot(emit_flat_index(ctx, to, r)), llvm::Align(4)));
+  }
+  return out;
+}
+
+// Step 3. Finished units go to shared memory; every thread then folds each strip's
+// units as a balanced tree (free: in warp order) and chains strips into `r`. The
+// slots alternate between two buffers (alternating_buffers), one barrier each.
+llvm::Value* reduce_across_warps(LoweringContext& ctx, const ReducePlan& p, tile::Combine c,
+                                 const std::vector<llvm::Value*>& partial, llvm::Value* r) {
+  llvm::IRBuilder<>& b = ctx.b;
+  if (!p.uses_smem) return r ? emit_combine(b, c, r, partial[0]) : partial[0];
+  SmemBuffer buf = alternating_buffers(ctx, p.units, "reduce");
+  llvm::ArrayType* ty = buf.ty;
+  llvm::Value* smem = buf.base;
 
   if (p.order == dsl::TreeOrder::kFree) {
     guarded_store(ctx, ty, smem, b.CreateICmpEQ(ctx.lane, b.getInt32(0)), ctx.warp, partial[0]);
@@ -152,19 +221,24 @@ absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, i
   if (in.scalar) {
     return absl::InvalidArgumentError(absl::StrFormat("reduce #%d: the operand is not a tile", op_number));
   }
-  absl::StatusOr<ReducePlan> plan = plan_reduce(in.layout, op, op_number);
+  absl::StatusOr<LayoutChoice> choice = select_reduce_layout(
+      in.layout, op, op_number, ctx.target.warp_size(), ctx.program.num_warps);
+  if (!choice.ok()) return choice.status();
+  absl::StatusOr<ReducePlan> plan = plan_reduce(choice->reduce, op, op_number);
   if (!plan.ok()) return plan.status();
   const ReducePlan& p = *plan;
+  std::vector<llvm::Value*> operand = in.regs;  // in choice->reduce's register order
+  if (choice->convert) operand = convert_layout(ctx, in.layout, in.regs, choice->reduce);
   const Lowered* init = op.args.size() > 1 ? &ctx.values[op.args[1]] : nullptr;
   llvm::IRBuilder<>& b = ctx.b;
   Lowered out;
   if (!p.across_threads) {
     // The axis is wholly in registers: `lines` independent in-thread reductions.
     out.scalar = false;
-    out.layout = drop_dim(in.layout, static_cast<int>(op.imm));
+    out.layout = drop_dim(choice->reduce, static_cast<int>(op.imm));
     for (int64_t line = 0; line < p.lines; ++line) {
-      std::vector<llvm::Value*> regs(in.regs.begin() + line * p.regs,
-                                     in.regs.begin() + (line + 1) * p.regs);
+      std::vector<llvm::Value*> regs(operand.begin() + line * p.regs,
+                                     operand.begin() + (line + 1) * p.regs);
       llvm::Value* r = init ? init->regs[init->scalar ? 0 : line] : identity(b, op.combine);
       if (p.order == dsl::TreeOrder::kFree) {
         for (llvm::Value* v : regs) r = emit_combine(b, op.combine, r, v);

@@ -2,12 +2,19 @@
 // reduce_within_thread -> reduce_within_warp -> reduce_across_warps, following the
 // ReducePlan of the op (see codegen/ReducePlan.h for the tree each step builds).
 //
+// Before those steps, SelectLayout (reference §5.2) may move a rank-2 operand to
+// the layout that holds the reduced axis in registers: convert_layout, one round
+// trip through shared memory (write by logical index, barrier, read), so the
+// reduce reads the friendly layout and its result lands in the blocked layout of
+// its shape. The tree is over the logical index either way.
+//
 // Assumes: the input tile is lowered with a blocked layout and the op passed
 // tile::validate. Guarantees: the emitted combines are exactly those that
 // simulate_plan performs, in the same association, so the kernel's bits equal
 // the plan's (and, for pinned order, ReduceDesc's tree) for every knob setting.
-// Shared memory: two internal addrspace(3) f32 arrays per reduce that needs it,
-// used alternately, so each execution costs one barrier (write; barrier; read).
+// Shared memory: two internal addrspace(3) f32 arrays per reduce (and per
+// conversion) that needs it, used alternately, so each execution costs one
+// barrier (write; barrier; read).
 #pragma once
 
 #include "absl/status/statusor.h"

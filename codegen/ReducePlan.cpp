@@ -39,15 +39,16 @@ absl::StatusOr<ReducePlan> plan_reduce(const Layout& in, const tile::Op& op, int
   ReducePlan p;
   p.order = op.order;
   if (rank(in) == 2) {
-    if (axis != 1 || in.lanes[1] != 1 || in.warps[1] != 1) {
+    if (axis < 0 || axis > 1 || in.lanes[axis] != 1 || in.warps[axis] != 1 ||
+        in.order[0] != axis) {
       return absl::UnimplementedError(absl::StrFormat(
           "reduce #%d: reducing axis %d of a rank-2 tile spread over lanes or warps (%s) is not "
-          "supported yet; only the register-resident last axis is.", op_number, axis,
-          to_string(in)));
+          "lowered; only an axis wholly in registers (fastest in the register order) is.",
+          op_number, axis, to_string(in)));
     }
     p.across_threads = false;
-    p.lines = in.elems_per_thread[0];
-    p.regs = in.elems_per_thread[1];
+    p.lines = in.elems_per_thread[1 - axis];
+    p.regs = in.elems_per_thread[axis];
     p.lanes = lane_count(in);
     p.warps = warp_count(in);
     p.strip = op.order == dsl::TreeOrder::kPinned && op.strip ? op.strip : p.regs;
@@ -169,6 +170,35 @@ std::vector<float> simulate_plan(const ReducePlan& p, tile::Combine c, const std
     r = combine_f32(c, r, tree(c, &smem[s * p.units_per_strip], p.units_per_strip));
   }
   return {r};
+}
+
+std::vector<float> simulate_reduce(const Layout& in, const ReducePlan& p, tile::Combine c,
+                                   const std::vector<float>& x, const std::vector<float>& init) {
+  if (rank(in) == 1) {
+    // The rank-1 blocked layout holds element t*R + r in register r of thread t.
+    return simulate_plan(p, c, x, init.size() > 1 ? std::vector<float>{init[0]} : init);
+  }
+  const int axis = in.order[0];  // the in-thread plan's axis (plan_reduce checked it)
+  const int kept = 1 - axis;
+  const int64_t threads = int64_t{lane_count(in)} * warp_count(in);
+  const int64_t per_thread = regs(in);
+  std::vector<float> phys(threads * per_thread), phys_init;
+  std::vector<int64_t> result_of(threads * p.lines);  // line slot -> kept coordinate
+  for (int64_t t = 0; t < threads; ++t) {
+    Slot s{0, static_cast<int>(t % lane_count(in)), static_cast<int>(t / lane_count(in))};
+    for (s.reg = 0; s.reg < per_thread; ++s.reg) {
+      std::vector<int64_t> coord = coord_of(in, s);
+      phys[t * per_thread + s.reg] = x[flat_index(in, coord)];
+      if (s.reg % p.regs == 0) result_of[t * p.lines + s.reg / p.regs] = coord[kept];
+    }
+  }
+  if (!init.empty()) {
+    for (int64_t k : result_of) phys_init.push_back(init.size() == 1 ? init[0] : init[k]);
+  }
+  std::vector<float> out_phys = simulate_plan(p, c, phys, phys_init);
+  std::vector<float> out(in.shape[kept]);
+  for (size_t i = 0; i < out_phys.size(); ++i) out[result_of[i]] = out_phys[i];
+  return out;
 }
 
 }  // namespace fixbits::codegen

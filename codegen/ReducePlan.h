@@ -15,8 +15,9 @@
 // The result is the same tree as ReduceDesc's for every R, lanes and warps.
 // Free order: sequential fold of the R registers (from init when in-thread),
 // shfl xor lanes/2, ..., 1, then warps folded in order from warp 0.
-// A reduce along a dimension held wholly in registers (rank 2, axis 1) is
-// in-thread only: `lines` independent lines of `regs` registers each.
+// A reduce along a dimension held wholly in registers (rank 2, either axis, the
+// axis fastest in the register order) is in-thread only: `lines` independent
+// lines of `regs` registers each, line k being registers [k*regs, (k+1)*regs).
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,9 @@ struct ReducePlan {
   bool uses_smem = false;      // false: the lanes already hold the whole result
 };
 
-// The plan of reduce `op` (kind kReduce) over an input of layout `in`. Fails with a
-// Status naming the reduce when the axis is spread over lanes in a rank-2 tile.
+// The plan of reduce `op` (kind kReduce) over an input of layout `in` (the layout
+// SelectLayout chose). Fails with a Status naming the reduce when the axis of a
+// rank-2 tile is spread over lanes or warps (SelectLayout converts those first).
 absl::StatusOr<ReducePlan> plan_reduce(const Layout& in, const tile::Op& op, int op_number);
 
 // Runs `plan` on the CPU: `x` holds the input in logical order (rank 1: Q values;
@@ -56,6 +58,13 @@ absl::StatusOr<ReducePlan> plan_reduce(const Layout& in, const tile::Op& op, int
 // binary32 operation, as on the GPU (max/min: NaN-propagating, -0 < +0).
 std::vector<float> simulate_plan(const ReducePlan& plan, tile::Combine c,
                                  const std::vector<float>& x, const std::vector<float>& init);
+
+// simulate_plan with the operand in LOGICAL (row-major) order: places every element
+// in the (register, lane, warp) slot that layout `in` gives it, runs the plan, and
+// returns the results in logical order. `init`: one value per result, one value for
+// all, or empty.
+std::vector<float> simulate_reduce(const Layout& in, const ReducePlan& plan, tile::Combine c,
+                                   const std::vector<float>& x, const std::vector<float>& init);
 
 float combine_f32(tile::Combine c, float a, float b);
 float identity_f32(tile::Combine c);

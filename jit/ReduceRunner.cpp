@@ -52,8 +52,9 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   if (absl::Status s = dsl::validate(config); !s.ok()) return s;
   // The descriptor and the knobs determine the program, so they key the kernel: a
   // loaded kernel is found without building the program again.
-  const std::string key = absl::StrFormat("%s warps=%d elems_per_thread=%d", dsl::to_string(desc),
-                                          config.warps, config.elems_per_thread);
+  const std::string key = absl::StrFormat("%s warps=%d elems_per_thread=%d%s", dsl::to_string(desc),
+                                          config.warps, config.elems_per_thread,
+                                          config.keep_first_pass ? " keep_first_pass" : "");
   ReduceRunner r;
   if (config.blocks_per_row == 1) {
     absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
@@ -210,9 +211,10 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
   for (size_t i = 0; i < phases_.size(); ++i) {
     const JitKernel& k = *phases_[i];
     runtime::LaunchConfig cfg;
-    // kernel.grid names the size: "rows", "cols", or "row_blocks" (rows * blocks_per_row).
-    const int64_t grid = k.grid == "cols" ? cols_ : k.grid == "row_blocks" ? rows_ * blocks_per_row_ : rows_;
-    cfg.grid.x = static_cast<uint32_t>(grid);
+    // kernel.grid names the size (dsl::grid_blocks).
+    absl::StatusOr<int64_t> grid = dsl::grid_blocks(k.grid, rows_, cols_, blocks_per_row_);
+    if (!grid.ok()) return grid.status();
+    cfg.grid.x = static_cast<uint32_t>(*grid);
     cfg.block.x = k.block_threads;
     cfg.dynamic_shared_bytes = k.dynamic_shared_bytes;
     if (absl::Status s = k.kernel().launch(cfg, args[i], stream); !s.ok()) return s;

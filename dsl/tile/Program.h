@@ -87,11 +87,13 @@ enum class OpKind : uint8_t {
                // PTX fragments: per thread 8 a, 4 b, 4 c values (i = tid*R + r, r in
                // fragment order). Result: the d fragment, shaped like c.
   kWgmma,      // wgmma(a, b, c): each warpgroup (4 warps) runs one
-               // wgmma.mma_async.m64n8k{16,32} f32 += a x b with a from registers and b
-               // staged through shared memory. a, b, c are rank-1 tiles holding, per warp,
-               // the mma.sync m16n8k16 (f16/bf16: 8 a, 4 b values per thread) or m16n8k32
-               // (e4m3/e5m2: 16 a, 8 b) fragments of its 16 rows; every warp of a
-               // warpgroup holds the same b. c: 4 f32 per thread. Needs warps % 4 == 0.
+               // wgmma.mma_async.m64nNk{16,32} f32 += a x b, N = 8W, with a from registers
+               // and b staged through shared memory. a, b, c are rank-1 tiles holding, per
+               // warp, the mma.sync m16n8k16 (f16/bf16: 8 a, 4W b values per thread) or
+               // m16n8k32 (e4m3/e5m2: 16 a, 8W b) fragments of its 16 rows, b value
+               // 4j + r (8j + r) being fragment value r of column tile j; every warp of a
+               // warpgroup holds the same b. c: 4W f32 per thread (the m64nN D layout).
+               // W = c's extent / (a's / 2 or 4) in [1, 32]. Needs warps % 4 == 0.
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -138,7 +140,8 @@ struct Program {
   std::vector<Type> values;  // type of every value id
   std::vector<Op> body;
   int num_warps = 4;         // speed knob: threads per block = 32 * num_warps (wave: 64)
-  std::string grid = "rows"; // grid.x = the named problem size (one block per row)
+  std::string grid = "rows"; // grid.x = the named problem size (one block per row);
+                             // "cols/128": ceil(cols / 128) blocks (dsl::grid_blocks)
   bool operator==(const Program& o) const;
 };
 

@@ -7,8 +7,10 @@
 //   y[row] = out(acc)
 // Free order keeps one accumulator per thread instead (a (threads) tile): each pass
 // views the (Q) values as (threads, elems_per_thread) and folds each row into it in
-// order; the accumulators are reduced once at the end. A column reduction is the
-// same program with offsets k*cols + col (one block per column).
+// order; the accumulators are reduced once at the end. A free-order column
+// reduction (and column RMSNorm/softmax) is the same program with offsets
+// k*cols + col (one block per column); a pinned column sum/max/min is
+// coalesced_columns below (C columns per block, row segments per pass).
 // Split rows (blocks_per_row P > 1), a pinned row sum, Q = S:
 //   partials, block b of row b/P:  for k in [(b%P)*S, cols) step P*S:
 //                                     ws[row*n + k/S] = reduce(f32(load(...)), pinned, strip S)
@@ -20,6 +22,9 @@
 #include <optional>
 #include <limits>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace fixbits::dsl {
@@ -101,12 +106,17 @@ Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad)
 
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
+// With `first` (the leaf values of the pass at k = 0, computed by the caller so it
+// can keep them for a later pass), that pass is reduced before the loop and the loop
+// starts at k = Q: the same combines in the same order as the un-peeled chain.
 template <class Leaf>
 Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
-                 Combine c, Leaf leaf) {
+                 Combine c, Leaf leaf, std::optional<Value> first = std::nullopt) {
   Value ident = b.const_f32(identity(c));
+  Value lo = first ? f.step : f.zero;
   if (d.order == TreeOrder::kPinned) {
-    std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {ident});
+    Value acc0 = first ? b.reduce(*first, 0, c, TreeOrder::kPinned, d.strip, ident) : ident;
+    std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
     Value v = leaf(pass_index(b, f, loop[0]), identity(c));
     Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
     return b.end_for({r})[0];
@@ -115,7 +125,8 @@ Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, 
   // every pass in index order; then one reduce over the threads.
   const int64_t threads = q / e;
   Value acc0 = b.splat(ident, {threads});
-  std::vector<Value> loop = b.begin_for(f.zero, f.cols, f.step, {acc0});
+  if (first) acc0 = b.reduce(b.reshape(*first, {threads, e}), 1, c, TreeOrder::kFree, 0, acc0);
+  std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
   Value v = leaf(pass_index(b, f, loop[0]), identity(c));
   Value per_thread = b.reshape(v, {threads, e});  // (threads, e)
   Value acc = b.end_for({b.reduce(per_thread, 1, c, TreeOrder::kFree, 0, loop[1])})[0];
@@ -183,6 +194,19 @@ namespace {
 absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) {
   if (absl::Status s = check_desc(d); !s.ok()) return s;
   if (absl::Status s = validate(cfg); !s.ok()) return s;
+  if (cfg.keep_first_pass) {
+    if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
+      return absl::InvalidArgumentError(
+          "ReduceConfig.keep_first_pass applies to rms_norm and softmax (a second pass over the "
+          "row); a plain reduction reads its row once.");
+    }
+    if (d.axis != ReduceAxis::kRow || cfg.blocks_per_row != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ReduceConfig.keep_first_pass needs axis=row and blocks_per_row 1 (got %s, %d): a split "
+          "row's passes run in different kernels.",
+          d.axis == ReduceAxis::kRow ? "row" : "column", cfg.blocks_per_row));
+    }
+  }
   const int64_t q = pass_extent(d, cfg);
   const int64_t per_thread = q / (int64_t{cfg.lanes} * cfg.warps);
   if (per_thread > 64) {
@@ -202,6 +226,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
       std::string(dtype_name(d.in_dtype)), std::string(dtype_name(d.out_dtype)),
       d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread,
       cfg.lanes == 32 ? "" : "_l64");
+  if (cfg.keep_first_pass) name += "_k";
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   return name;
 }
@@ -451,7 +476,107 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
   return phases;
 }
 
+// ---- Coalesced column reductions (pinned kSum/kMax/kMin) ----------------------
+
+// Rows one pass of a coalesced column reduction holds: Rq = min(S, elems_per_thread,
+// kMaxConvert / threads); with C = threads columns per block every thread holds Rq
+// elements, and the (Rq, C) tile stays within what one layout conversion stages.
+int64_t column_pass_rows(const ReduceDesc& d, const ReduceConfig& cfg) {
+  constexpr int64_t kMaxConvert = 4096;  // codegen::kMaxConvertElems
+  const int64_t threads = int64_t{cfg.lanes} * cfg.warps;
+  return std::max<int64_t>(1, std::min<int64_t>({d.strip, cfg.elems_per_thread, kMaxConvert / threads}));
+}
+
+Value combine_values(Builder& b, Combine c, Value x, Value y) {
+  return c == Combine::kAdd ? b.add(x, y) : c == Combine::kMax ? b.max(x, y) : b.min(x, y);
+}
+
+// Block p reduces columns [p*C, p*C + C) (C = threads; blocks past the last column
+// run no pass). Each pass loads rows [k, k + Rq) of those columns as one (Rq*C)
+// row-major tile — thread t holds Rq consecutive columns of one row, consecutive
+// lanes consecutive pieces, so every warp reads whole row segments — and reduces
+// it along axis 0 (codegen converts it so each thread holds one column). When
+// Rq < S the S/Rq chunk trees of a strip are merged as a binary counter: level j
+// keeps the left sibling until bit j of the chunk index completes the pair, so the
+// strip's tree is the balanced tree over its S rows; finished strips chain into acc.
+absl::StatusOr<tile::Program> coalesced_columns(const ReduceDesc& d, const ReduceConfig& cfg) {
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  const Combine c = combine_of(d.op);
+  const int64_t cw = int64_t{cfg.lanes} * cfg.warps;  // C: columns per block
+  const int64_t rq = column_pass_rows(d, cfg);        // Rq: rows per pass
+  int levels = 0;                                     // L = log2(S / Rq)
+  for (int64_t v = d.strip / rq; v > 1; v /= 2) ++levels;
+  Builder b(kernel_name(d, cfg, ""));
+  b.set_num_warps(cfg.warps);
+  b.set_grid(absl::StrCat("cols/", cw));
+  Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+  Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+  Value rows = b.param("rows", tile::Type::scalar(Elem::kI32));
+  Value cols = b.param("cols", tile::Type::scalar(Elem::kI32));
+  Value zero = b.const_int(Elem::kI32, 0);
+  Value c_w = b.const_int(Elem::kI32, cw);
+  Value c0 = b.mul(b.program_id(0), c_w);                          // first column
+  Value strip = b.const_int(Elem::kI32, d.strip);
+  Value whole = b.mul(b.div(b.add(rows, b.sub(strip, b.const_int(Elem::kI32, 1))), strip), strip);
+  Value hi = b.select(b.compare(tile::CompareOp::kLt, c0, cols), whole, zero);  // rows padded to strips
+  Value cols64 = b.cast(cols, Elem::kI64);
+  Value i = b.arange(rq * cw);                                     // (Rq*C) i32
+  Value r_i = b.div(i, c_w);                                       // row in the pass
+  Value c_i = b.add(b.sub(i, b.mul(r_i, c_w)), c0);                // column
+  Value col_ok = b.compare(tile::CompareOp::kLt, c_i, cols);
+  Value ident = b.const_f32(identity(c));
+  Value acc0 = b.splat(ident, {cw});                               // (C)
+  std::vector<Value> inits(levels + 1, acc0);                      // acc, stack[0..L)
+  std::vector<Value> loop = b.begin_for(zero, hi, b.const_int(Elem::kI32, rq), inits);
+  Value row = b.add(r_i, loop[0]);                                 // (Rq*C) i32
+  Value mask = b.select(col_ok, b.compare(tile::CompareOp::kLt, row, rows), col_ok);
+  Value off = b.add(b.mul(b.cast(row, Elem::kI64), cols64), b.cast(c_i, Elem::kI64));
+  Value v = load_f32(b, x, off, mask, in, identity(c));            // (Rq*C) f32
+  Value tile2 = b.reshape(v, {rq, cw});                            // (Rq, C)
+  std::vector<Value> yields;
+  if (levels == 0) {
+    yields.push_back(b.reduce(tile2, 0, c, TreeOrder::kPinned, d.strip, loop[1]));  // acc (+) strip
+  } else {
+    Value t = b.reduce(tile2, 0, c, TreeOrder::kPinned, rq);      // (C) this chunk's tree
+    Value m = b.div(loop[0], b.const_int(Elem::kI32, rq));        // chunk index
+    Value active = b.compare(tile::CompareOp::kEq, zero, zero);   // true
+    Value no = b.compare(tile::CompareOp::kNe, zero, zero);       // false
+    std::vector<Value> stack(loop.begin() + 2, loop.end());
+    for (int j = 0; j < levels; ++j) {
+      Value q = b.div(m, b.const_int(Elem::kI32, int64_t{1} << j));
+      Value bit = b.sub(q, b.mul(b.div(q, b.const_int(Elem::kI32, 2)), b.const_int(Elem::kI32, 2)));
+      Value one = b.compare(tile::CompareOp::kEq, bit, b.const_int(Elem::kI32, 1));
+      Value nil = b.compare(tile::CompareOp::kEq, bit, zero);
+      Value store_here = b.select(active, nil, no);    // first 0 bit: keep t as a left sibling
+      stack[j] = b.select(store_here, t, stack[j]);
+      active = b.select(active, one, no);              // a 1 bit: merge with the left sibling
+      t = b.select(active, combine_values(b, c, loop[2 + j], t), t);
+    }
+    yields.push_back(b.select(active, combine_values(b, c, loop[1], t), loop[1]));  // strip done
+    for (Value s : stack) yields.push_back(s);
+  }
+  Value acc = b.end_for(yields)[0];
+  Value oc = b.add(b.arange(cw), c0);                              // (C) columns
+  Value y_ok = b.compare(tile::CompareOp::kLt, oc, cols);
+  b.store(y, b.cast(oc, Elem::kI64), out == Elem::kF32 ? acc : b.cast(acc, out), y_ok);
+  return b.finish();
+}
+
 }  // namespace
+
+absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64_t cols,
+                                    int64_t blocks_per_row) {
+  if (grid == "rows") return rows;
+  if (grid == "cols") return cols;
+  if (grid == "row_blocks") return rows * blocks_per_row;
+  int64_t per = 0;
+  if (absl::StartsWith(grid, "cols/") && absl::SimpleAtoi(grid.substr(5), &per) && per > 0) {
+    return cols < 1 ? 0 : (cols - 1) / per + 1;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("Program.grid \"", grid,
+                                                 "\" is not rows, cols, row_blocks or cols/<C>."));
+}
 
 int64_t strip_count(const ReduceDesc& d, int64_t cols) {
   return cols < 1 ? 0 : (cols - 1) / d.strip + 1;
@@ -478,6 +603,10 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
     return absl::InvalidArgumentError(absl::StrFormat(
         "dsl::reduce: ReduceConfig.blocks_per_row %d splits a row over several kernels; build "
         "them with dsl::reduce_phases.", cfg.blocks_per_row));
+  }
+  if (d.axis == ReduceAxis::kColumn && d.order == TreeOrder::kPinned &&
+      (d.op == ReduceOp::kSum || d.op == ReduceOp::kMax || d.op == ReduceOp::kMin)) {
+    return coalesced_columns(d, cfg);
   }
   const int64_t q = *checked;
   const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
@@ -517,19 +646,34 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       auto [len, width] = line_params();
       Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
       RowFrame f = make_frame(b, len, width, q);
-      Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
-        Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
+      auto square = [&](const PassIndex& p, Value v, float pad) {
         return b.select(p.mask, b.mul(v, v), b.const_f32(pad));  // (Q) x_i*x_i, -0.0 padded
-      });
+      };
+      // keep_first_pass: the row's first pass (k = 0) is loaded once and kept in
+      // registers for the elementwise pass, so a row of at most Q elements is read once.
+      const bool keep = cfg.keep_first_pass;
+      std::optional<PassIndex> p0;
+      std::optional<Value> x0, first;
+      if (keep) {
+        p0 = pass_index(b, f, f.zero);
+        x0 = load_f32(b, x, p0->off, p0->mask, in, 0.0f);
+        first = square(*p0, *x0, identity(Combine::kAdd));
+      }
+      Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
+        return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
+      }, first);
       Value ms = b.div(ss, b.cast(f.cols, Elem::kF32));
       Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+      auto normalize = [&](const PassIndex& p, Value xv) {
+        Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
+        Value yv = b.mul(b.mul(xv, r), wv);  // (x_i * r) * w_i
+        b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      };
+      if (keep) normalize(*p0, *x0);  // (Q) elements [0, Q) from registers
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(fe.zero, fe.cols, fe.step, {});
+      std::vector<Value> loop = b.begin_for(keep ? f.step : fe.zero, fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);
-      Value xv = load_f32(b, x, p.off, p.mask, in, 0.0f);
-      Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
-      Value yv = b.mul(b.mul(xv, r), wv);  // (Q) (x_i * r) * w_i
-      b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
       b.end_for({});
       break;
     }
@@ -538,20 +682,38 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       Value y = b.param("y", tile::Type::ptr(d.out_dtype));
       auto [len, width] = line_params();
       RowFrame f = make_frame(b, len, width, q);
+      // keep_first_pass: the first pass (k = 0) is loaded once, padded with the max
+      // identity -inf, and serves all three passes (a padded lane's exp is never kept
+      // or stored).
+      const bool keep = cfg.keep_first_pass;
+      std::optional<PassIndex> p0;
+      std::optional<Value> x0;
+      if (keep) {
+        p0 = pass_index(b, f, f.zero);
+        x0 = load_f32(b, x, p0->off, p0->mask, in, identity(Combine::kMax));
+      }
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      });
+      }, x0);
+      auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
+      std::optional<Value> e0, first;
+      if (keep) {
+        e0 = exp_of(*x0);
+        first = b.select(p0->mask, *e0, b.const_f32(identity(Combine::kAdd)));
+      }
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
-        Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
-        Value e = b.unary(tile::UnaryOp::kExp, b.sub(v, m));
+        Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
         return b.select(p.mask, e, b.const_f32(pad));  // (Q) e_i, -0.0 padded
-      });
+      }, first);
+      auto store_y = [&](const PassIndex& p, Value e) {
+        Value yv = b.div(e, s);  // e_i / s
+        b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      };
+      if (keep) store_y(*p0, *e0);  // (Q) elements [0, Q) from registers
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(fe.zero, fe.cols, fe.step, {});
+      std::vector<Value> loop = b.begin_for(keep ? f.step : fe.zero, fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);
-      Value v = load_f32(b, x, p.off, p.mask, in, 0.0f);
-      Value yv = b.div(b.unary(tile::UnaryOp::kExp, b.sub(v, m)), s);  // (Q) e_i / s
-      b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+      store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
       b.end_for({});
       break;
     }

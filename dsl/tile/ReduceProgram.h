@@ -2,13 +2,19 @@
 // (sum, max, min) or of a fused RMSNorm / softmax, for one ReduceDesc.
 //
 // Contract: the program computes exactly ReduceDesc's tree (pinned order) for
-// every valid ReduceConfig; the config's knobs only pick the tile extent and warp
-// count. For kFree the bits follow FreeLayout{elems_per_thread, 32, warps}
-// (free_layout(config)), as the CPU reference defines them. Compile for a target
+// every valid ReduceConfig; the config's knobs only pick the tile extent, the warp
+// count, the split and whether the first pass stays in registers. For kFree the
+// bits follow FreeLayout{elems_per_thread, 32, warps} (free_layout(config)), as the
+// CPU reference defines them. Compile for a target
 // whose warp width equals config.lanes (pinned bits do not depend on it).
 // x is rows x cols row-major. axis=row: one block per row (grid = "rows");
-// axis=column: one block per column (grid = "cols"), reading the column with
-// stride cols (correct and pinned, but uncoalesced: not yet a fast layout).
+// axis=column, pinned kSum/kMax/kMin: grid = "cols/C", block p owns columns
+// [p*C, p*C + C), C = lanes*warps (columns past the last one are masked off); each
+// pass loads Rq = min(strip, elems_per_thread, 4096/C) whole row segments coalesced
+// and reduces them along axis 0 (codegen/SelectLayout.h converts the tile so a
+// thread holds one column); chunk trees of a strip merge as a binary counter, so
+// the tree is the strip's balanced tree. Other column reductions (free order,
+// kRmsNorm, kSoftmax): one block per column (grid = "cols"), stride cols, uncoalesced.
 // Kernel parameters, in order, where LINE = `cols: i32` for rows and
 // `rows: i32, cols: i32` for columns:
 //   kSum/kMax/kMin: x: ptr<in>, y: ptr<out>, LINE        (y: one value per line)
@@ -33,6 +39,9 @@
 //                   eps) on row_blocks (each block folds ss, then writes its chunks)
 //   kSoftmax:       max partials (x, wsm, cols); exp partials (x, wsm, wss, cols),
 //                   folding m first; normalize (x, wsm, wss, y, cols) on row_blocks
+// keep_first_pass (kRmsNorm / kSoftmax rows): the pass at k = 0 is loaded before the
+// loops, reduced first (the chain's first link), and its registers feed the
+// elementwise pass for [0, Q); every loop over x then starts at k = Q.
 // Example: dsl::reduce({.op = ReduceOp::kSum, .strip = 1024}, {.warps = 8})
 //          -> program whose loop walks a row 1024 elements at a time.
 #pragma once
@@ -51,6 +60,14 @@ struct ReduceConfig {
   // Blocks sharing one row, in [1, 1024]; > 1 builds the split kernels of
   // reduce_phases (needs axis=row, order=pinned, elems_per_thread*lanes*warps <= strip).
   int blocks_per_row = 1;
+  // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1: load the row's first pass
+  // (elements [0, Q)) once and keep it in registers for the later passes, so a row of
+  // at most Q = pass_extent elements is read from memory once instead of twice (three
+  // times for softmax). The same combines in the same order: the same bits
+  // (tests/codegen/reduce_resident_test). Off by default: the static checker (verify/)
+  // does not yet collapse a pass peeled out of the pass loop, so these kernels sign
+  // as a class of their own rather than the descriptor's one pinned class.
+  bool keep_first_pass = false;
 };
 
 // Checks the knobs; the message names the bad field and its value.
@@ -63,6 +80,12 @@ FreeLayout free_layout(const ReduceConfig& c);
 // The one kernel of an unsplit reduction (blocks_per_row == 1; otherwise an error
 // pointing to reduce_phases).
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& desc, const ReduceConfig& config = {});
+
+// Blocks to launch for a reduce kernel's grid name: "rows" -> rows, "cols" -> cols,
+// "row_blocks" -> rows * blocks_per_row, "cols/<C>" -> ceil(cols / C) (the coalesced
+// column kernel: C columns per block). InvalidArgument naming the grid otherwise.
+absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64_t cols,
+                                    int64_t blocks_per_row);
 
 // Strip results one row leaves in a split workspace: ceil(cols / strip), cols >= 1.
 int64_t strip_count(const ReduceDesc& d, int64_t cols);

@@ -1,26 +1,38 @@
-// ProgramInterpreter (tests only): runs a reduce-style tile Program on the CPU, one
-// block at a time, with the semantics codegen gives each op, so the split-row
-// programs of dsl::reduce_phases can be checked bit for bit against the CPU
-// reference without a GPU.
+// ProgramInterpreter (tests only): runs a tile Program on the CPU, one block at a
+// time, with the semantics codegen gives each op, so the split-row programs of
+// dsl::reduce_phases and the programs of dsl::gemm can be checked bit for bit
+// against the CPU reference without a GPU.
 //
-// Contract: covers the ops dsl::reduce / reduce_phases emit (program_id, const,
-// arange, splat, binary, unary, compare, select, cast, reshape, load, store, reduce,
-// for). Every arithmetic op is one binary32 operation (the test is built with
-// -ffp-contract=off); max/min and reduce combines are codegen::combine_f32 (NaN
-// propagating); a reduce runs codegen::simulate_plan on the blocked layout codegen
-// gives the tile, which is what LowerReduce emits. Loads outside a buffer (under a
+// Contract: covers the ops dsl::reduce / reduce_phases / gemm emit (program_id,
+// const, arange, splat, binary, unary, compare, select, cast, reshape, load, store,
+// reduce, for, fma, xor_permute, mma_sync, wgmma). Every arithmetic op is one
+// binary32 operation (the test is built with -ffp-contract=off); fma is std::fma;
+// max/min and reduce combines are codegen::combine_f32 (NaN propagating); a reduce
+// runs codegen::simulate_plan on the blocked layout codegen gives the tile, which is
+// what LowerReduce emits. fp8 (e4m3/e5m2) tiles are held as their exact floats.
+// Matrix ops are executed as the PTX ISA defines them on the fragments: per warp
+// (mma_sync m16n8k16) or per warpgroup of 4 warps (wgmma m64nNk16/k32, A from each
+// warp's registers in the mma.sync layout, B from the FIRST warp of the group, as
+// LowerMma's shared slot does) the thread-held values are gathered into A, B and C
+// by the ISA fragment layouts (written out below, independently of GemmProgram),
+// every D element is MmaModel::mma(C, A row, B column) with the sm_90 model (the
+// one dsl::reference::gemm uses), and D is scattered back in the C layout. Loads outside a buffer (under a
 // true mask) and stores outside one fail the run with a Status naming the op and
 // offset, so a program that would touch memory it must not is caught. An f32 NaN
 // is stored as 0x7fffffff (PTX's canonical NaN); f16/bf16 through to_bits.
 // Example:
 //   Buffers mem{{"x", {DType::kF32, bits}}, {"y", {DType::kF32, out}}};
 //   run_block(program, /*block=*/0, {{"cols", 1000}}, {}, mem, /*lanes=*/32);
+//   run_block(gemm_main, /*block=*/{x, y, z}, ints, floats, mem, 32);   // 3-D grid
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,8 +40,10 @@
 #include "absl/strings/str_format.h"
 #include "codegen/Layout.h"
 #include "codegen/ReducePlan.h"
+#include "codegen/SelectLayout.h"
 #include "dsl/FloatFormat.h"
 #include "dsl/reference/ExpF32.h"
+#include "dsl/reference/MmaModel.h"
 #include "dsl/tile/Program.h"
 
 namespace fixbits::testing {
@@ -52,7 +66,8 @@ struct Val {
 
 class Interpreter {
  public:
-  Interpreter(const tile::Program& p, int64_t block, const std::map<std::string, int64_t>& ints,
+  Interpreter(const tile::Program& p, std::array<int64_t, 3> block,
+              const std::map<std::string, int64_t>& ints,
               const std::map<std::string, float>& floats, Buffers& mem, int lanes)
       : p_(p), block_(block), mem_(mem), lanes_(lanes), vals_(p.values.size()) {
     for (size_t k = 0; k < p.params.size(); ++k) {
@@ -75,8 +90,9 @@ class Interpreter {
 
  private:
   const tile::Type& type(int id) const { return p_.values[id]; }
-  static bool is_f(tile::Elem e) {
-    return e == tile::Elem::kF32 || e == tile::Elem::kF16 || e == tile::Elem::kBF16;
+  static bool is_f(tile::Elem e) {  // held in Val::f (fp8 storage as its exact float)
+    return e == tile::Elem::kF32 || e == tile::Elem::kF16 || e == tile::Elem::kBF16 ||
+           tile::is_fp8(e);
   }
   // Operand a at element r (scalars broadcast).
   float fat(int id, size_t r) const { const Val& v = vals_[id]; return v.f.size() == 1 ? v.f[0] : v.f[r]; }
@@ -110,7 +126,10 @@ class Interpreter {
     const size_t n = rt ? count(*rt) : 0;
     if (rt) out.is_float = is_f(rt->elem);
     switch (op.kind) {
-      case tile::OpKind::kProgramId: out.i = {block_}; break;
+      case tile::OpKind::kProgramId:
+        if (op.imm < 0 || op.imm > 2) return fail(op, "axis out of range");
+        out.i = {block_[static_cast<size_t>(op.imm)]};
+        break;
       case tile::OpKind::kConst:
         if (out.is_float) out.f = {std::bit_cast<float>(op.fbits)};
         else out.i = {op.imm};
@@ -244,15 +263,14 @@ class Interpreter {
         return absl::OkStatus();
       }
       case tile::OpKind::kReduce: {
+        // The same rank-2 layout choice and tree the emitter uses (SelectLayout).
         const tile::Type& in = type(op.args[0]);
-        codegen::Layout layout;
-        if (absl::Status s = codegen::blocked_layout(in.shape, lanes_, p_.num_warps, &layout); !s.ok()) return s;
-        absl::StatusOr<codegen::ReducePlan> plan = codegen::plan_reduce(layout, op, 0);
-        if (!plan.ok()) return plan.status();
-        std::vector<float> init;
-        if (op.args.size() > 1) init = {fat(op.args[1], 0)};
-        if (in.rank() != 1) return fail(op, "only rank-1 reduces are interpreted");
-        out.f = codegen::simulate_plan(*plan, op.combine, vals_[op.args[0]].f, init);
+        std::vector<float> init;  // one per result element (a carried tile) or one for all
+        if (op.args.size() > 1) init = vals_[op.args[1]].f;
+        absl::StatusOr<std::vector<float>> r = codegen::simulate_reduce_op(
+            in.shape, op, 0, lanes_, p_.num_warps, vals_[op.args[0]].f, init);
+        if (!r.ok()) return r.status();
+        out.f = *std::move(r);
         out.is_float = true;
         break;
       }
@@ -270,10 +288,109 @@ class Interpreter {
         for (size_t k = 0; k < carried.size(); ++k) vals_[op.results[k]] = carried[k];
         return absl::OkStatus();
       }
+      case tile::OpKind::kFma:
+        for (size_t r = 0; r < n; ++r) {
+          out.f.push_back(std::fma(fat(op.args[0], r), fat(op.args[1], r), fat(op.args[2], r)));
+        }
+        break;
+      case tile::OpKind::kXorPermute:
+        for (size_t r = 0; r < n; ++r) out.f.push_back(fat(op.args[0], r ^ static_cast<size_t>(op.imm)));
+        break;
+      case tile::OpKind::kMmaSync:
+      case tile::OpKind::kWgmma: {
+        absl::Status s = matrix(op, &out);
+        if (!s.ok()) return s;
+        break;
+      }
       default:
         return fail(op, "not interpreted");
     }
     vals_[op.results[0]] = std::move(out);
+    return absl::OkStatus();
+  }
+
+  static DType dtype_of(tile::Elem e) {
+    switch (e) {
+      case tile::Elem::kF16: return DType::kF16;
+      case tile::Elem::kBF16: return DType::kBF16;
+      case tile::Elem::kE4M3: return DType::kF8E4M3;
+      case tile::Elem::kE5M2: return DType::kF8E5M2;
+      default: return DType::kF32;
+    }
+  }
+
+  // mma_sync / wgmma on the thread-held fragments, see the header comment. Per
+  // thread: ra a, rb*W b, 4*W c values (mma_sync: W = 1; wgmma m64nN: W = N/8);
+  // K = 16 (f16/bf16: ra 8, rb 4) or 32 (fp8: ra 16, rb 8). PTX ISA fragment
+  // layouts (g = lane / 4, t = lane % 4, r = value index within a tile, j = the
+  // 8-column tile, b value rb*j + r, c value 4j + r):
+  //   A, K 16: row g + 8*((r/2)%2), k 2t + r%2 + 8*(r/4)
+  //   A, K 32: row g + 8*((r/4)%2), k 4t + r%4 + 16*(r/8)
+  //   B, K 16: k 2t + r%2 + 8*(r/2), column 8j + g
+  //   B, K 32: k 4t + r%4 + 16*(r/4), column 8j + g
+  //   C / D:   row g + 8*(r/2), column 8j + 2t + r%2     (wgmma: + 16*(warp%4) rows)
+  absl::Status matrix(const tile::Op& op, Val* out) {
+    const bool wg = op.kind == tile::OpKind::kWgmma;
+    const size_t threads = static_cast<size_t>(32 * p_.num_warps);
+    const Val& a = vals_[op.args[0]];
+    const Val& b = vals_[op.args[1]];
+    const Val& c = vals_[op.args[2]];
+    const tile::Elem in = type(op.args[0]).elem;
+    const bool fp8 = tile::is_fp8(in);
+    const size_t ra = fp8 ? 16 : 8, rb = fp8 ? 8 : 4, kk = fp8 ? 32 : 16;
+    const size_t w = c.f.size() / (threads * 4);  // 8-column tiles
+    if (w < 1 || (!wg && w != 1) || a.f.size() != threads * ra || b.f.size() != threads * rb * w ||
+        c.f.size() != threads * 4 * w) {
+      return fail(op, absl::StrFormat("fragment sizes %d, %d, %d do not fit %d threads",
+                                      a.f.size(), b.f.size(), c.f.size(), threads));
+    }
+    if (wg && p_.num_warps % 4 != 0) return fail(op, "wgmma needs whole warpgroups");
+    const size_t warps_per_unit = wg ? 4 : 1;
+    const size_t rows = 16 * warps_per_unit, cols = 8 * w;
+    if (!model_) model_ = dsl::reference::make_sm90_mma_model();
+    out->is_float = true;
+    out->f.assign(c.f.size(), 0.0f);
+    std::vector<float> am(rows * kk), bm(kk * cols), cm(rows * cols), dm(rows * cols);
+    // Thread value (r, j) of the C / D layout -> (row, column) of the unit's tile.
+    auto cd = [&](size_t dw, size_t g, size_t t, size_t v) {
+      const size_t j = v / 4, r = v % 4;
+      return (16 * dw + g + 8 * (r / 2)) * cols + 8 * j + 2 * t + r % 2;
+    };
+    for (size_t w0 = 0; w0 < static_cast<size_t>(p_.num_warps); w0 += warps_per_unit) {
+      for (size_t dw = 0; dw < warps_per_unit; ++dw) {
+        for (size_t lane = 0; lane < 32; ++lane) {
+          const size_t tid = (w0 + dw) * 32 + lane, g = lane / 4, t = lane % 4;
+          for (size_t r = 0; r < ra; ++r) {
+            const size_t row = 16 * dw + g + 8 * (fp8 ? (r / 4) % 2 : (r / 2) % 2);
+            const size_t k = fp8 ? 4 * t + r % 4 + 16 * (r / 8) : 2 * t + r % 2 + 8 * (r / 4);
+            am[row * kk + k] = a.f[tid * ra + r];
+          }
+          if (dw == 0) {  // wgmma: the first warp's B is the group's B
+            for (size_t v = 0; v < rb * w; ++v) {
+              const size_t j = v / rb, r = v % rb;
+              const size_t k = fp8 ? 4 * t + r % 4 + 16 * (r / 4) : 2 * t + r % 2 + 8 * (r / 2);
+              bm[k * cols + 8 * j + g] = b.f[tid * rb * w + v];
+            }
+          }
+          for (size_t v = 0; v < 4 * w; ++v) cm[cd(dw, g, t, v)] = c.f[tid * 4 * w + v];
+        }
+      }
+      std::vector<float> col(kk);
+      for (size_t row = 0; row < rows; ++row) {
+        for (size_t n = 0; n < cols; ++n) {
+          for (size_t k = 0; k < kk; ++k) col[k] = bm[k * cols + n];
+          dm[row * cols + n] = model_->mma(cm[row * cols + n],
+                                           std::span<const float>(&am[row * kk], kk),
+                                           std::span<const float>(col), dtype_of(in));
+        }
+      }
+      for (size_t dw = 0; dw < warps_per_unit; ++dw) {
+        for (size_t lane = 0; lane < 32; ++lane) {
+          const size_t tid = (w0 + dw) * 32 + lane, g = lane / 4, t = lane % 4;
+          for (size_t v = 0; v < 4 * w; ++v) out->f[tid * 4 * w + v] = dm[cd(dw, g, t, v)];
+        }
+      }
+    }
     return absl::OkStatus();
   }
 
@@ -287,7 +404,8 @@ class Interpreter {
   }
 
   const tile::Program& p_;
-  int64_t block_;
+  std::array<int64_t, 3> block_;
+  std::unique_ptr<dsl::reference::MmaModel> model_;
   Buffers& mem_;
   int lanes_;
   std::vector<Val> vals_;
@@ -296,12 +414,18 @@ class Interpreter {
 
 }  // namespace interp_detail
 
-// Runs block `block` of `p`; scalar parameters are looked up by name (missing: 0).
-inline absl::Status run_block(const tile::Program& p, int64_t block,
+// Runs block (x, y, z) of `p`; scalar parameters are looked up by name (missing: 0).
+inline absl::Status run_block(const tile::Program& p, std::array<int64_t, 3> block,
                               const std::map<std::string, int64_t>& ints,
                               const std::map<std::string, float>& floats, Buffers& mem, int lanes) {
   interp_detail::Interpreter it(p, block, ints, floats, mem, lanes);
   return it.run();
+}
+// Runs block `block` (along x; y = z = 0) of `p`.
+inline absl::Status run_block(const tile::Program& p, int64_t block,
+                              const std::map<std::string, int64_t>& ints,
+                              const std::map<std::string, float>& floats, Buffers& mem, int lanes) {
+  return run_block(p, std::array<int64_t, 3>{block, 0, 0}, ints, floats, mem, lanes);
 }
 
 }  // namespace fixbits::testing

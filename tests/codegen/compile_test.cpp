@@ -109,14 +109,19 @@ TEST(Compile, RmsNormAndSoftmax) {
   EXPECT_EQ(bfly_offsets(s.text), (std::vector<int>{1, 2, 4, 8, 16, 1, 2, 4, 8, 16}));
 }
 
-TEST(Compile, ColumnReductionIsOneBlockPerColumn) {
+TEST(Compile, PinnedColumnReductionIsCoalescedAndShuffleFree) {
+  // Block p owns lanes*warps columns; each pass reads whole row segments with
+  // 16-byte loads, and SelectLayout's conversion through shared memory puts one
+  // column in each thread, so the tree needs no lane exchange at all.
   CompiledKernel k = must_compile({.op = ReduceOp::kSum, .axis = dsl::ReduceAxis::kColumn,
                                    .strip = 256}, {4, 4});
-  EXPECT_EQ(k.grid, "cols");
+  EXPECT_EQ(k.grid, "cols/128");  // 4 warps x 32 lanes: 128 columns per block
   ASSERT_EQ(k.params.size(), 4u);
   EXPECT_EQ(k.params[2].name, "rows");
   EXPECT_EQ(k.params[3].name, "cols");
-  EXPECT_EQ(bfly_offsets(k.text), (std::vector<int>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(bfly_offsets(k.text), (std::vector<int>{}));
+  EXPECT_EQ(count(k.text, "bar.sync"), 1);
+  EXPECT_GE(count(k.text, "ld.global.v4.b32"), 1);
   EXPECT_EQ(count(k.text, "fma.rn"), 0);
 }
 

@@ -161,5 +161,29 @@ TEST(ReducePlan, LevelsFollowTheLayout) {
   EXPECT_EQ(small.units, 64);
 }
 
+// Rank 2: an axis wholly in registers (either axis, fastest in the register order)
+// is an in-thread plan of `lines` lines; an axis across lanes or warps is refused,
+// naming the reduce (SelectLayout converts such operands first).
+TEST(ReducePlan, Rank2AxisInRegistersIsInThreadElseRefused) {
+  Layout rows_in_regs{{8, 128}, {8, 1}, {1, 32}, {1, 4}, {0, 1}};
+  ReducePlan p = *plan_reduce(rows_in_regs, reduce_op(0, tile::Combine::kAdd, TreeOrder::kPinned, 4), 0);
+  EXPECT_FALSE(p.across_threads);
+  EXPECT_EQ(p.lines, 1);
+  EXPECT_EQ(p.regs, 8);
+  EXPECT_EQ(p.reg_group, 4);
+  EXPECT_EQ(p.strips, 2);
+  Layout coalesced;
+  ASSERT_TRUE(blocked_layout({8, 128}, 32, 4, &coalesced).ok());  // rows across warps
+  auto refused = plan_reduce(coalesced, reduce_op(0, tile::Combine::kAdd, TreeOrder::kPinned, 8), 6);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(refused.status().message().rfind("reduce #6: reducing axis 0", 0), 0u) << refused.status();
+  // Simulated in logical order, line k of thread t is column t*1 + k.
+  std::vector<float> x(8 * 128);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 128) + 0.5f * static_cast<float>(i / 128);
+  std::vector<float> out = simulate_reduce(rows_in_regs, p, tile::Combine::kAdd, x, {});
+  ASSERT_EQ(out.size(), 128u);
+  for (int c = 0; c < 128; ++c) EXPECT_EQ(out[c], 8.0f * c + 0.5f * 28.0f) << c;
+}
+
 }  // namespace
 }  // namespace fixbits::codegen

@@ -174,7 +174,14 @@ TEST(ReduceProgram, ValidatesKnobsNamingTheField) {
   d.axis = dsl::ReduceAxis::kColumn;
   absl::StatusOr<Program> col = dsl::reduce(d);
   ASSERT_TRUE(col.ok()) << col.status();
-  EXPECT_EQ(col->grid, "cols");
+  EXPECT_EQ(col->grid, "cols/128");  // default 4 warps x 32 lanes: 128 columns per block
+  EXPECT_EQ(*dsl::grid_blocks(col->grid, 7, 1, 1), 1);
+  EXPECT_EQ(*dsl::grid_blocks(col->grid, 7, 128, 1), 1);
+  EXPECT_EQ(*dsl::grid_blocks(col->grid, 7, 129, 1), 2);
+  EXPECT_EQ(*dsl::grid_blocks("rows", 7, 129, 1), 7);
+  EXPECT_EQ(*dsl::grid_blocks("row_blocks", 7, 129, 3), 21);
+  EXPECT_EQ(dsl::grid_blocks("cols/0", 7, 129, 1).status().message(),
+            "Program.grid \"cols/0\" is not rows, cols, row_blocks or cols/<C>.");
   ASSERT_EQ(col->params.size(), 4u);
   EXPECT_EQ(col->params[2].name, "rows");
   EXPECT_EQ(col->params[3].name, "cols");
