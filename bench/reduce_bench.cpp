@@ -17,7 +17,7 @@
 // --benchmark_repetitions. Without a GPU every benchmark reports the skip reason.
 //
 // Run: reduce_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
-// Time (estimate, H200): 46 timed cases (2 copy, 41 reductions, 3 latency). A case is
+// Time (estimate, H200): 53 timed cases (2 copy, 48 reductions, 3 latency). A case is
 // tuned once: 8-24 candidates x (compile on first use of a descriptor, ~10-200 ms,
 // + 23 launches); then each of its calls (the iteration-count probe and every
 // repetition) times launches until --benchmark_min_time of kernel time, about 2-4x
@@ -180,7 +180,7 @@ dsl::reference::ReduceProblem make_problem(DType t, int64_t rows, int64_t cols) 
 // repetition; tuning (compiles, 20 launches per candidate) and the upload are done
 // on the first call only and kept here for the calls that follow.
 struct TunedCase {
-  std::tuple<int, int, DType, int64_t, int64_t> key;
+  std::tuple<int, int, int, DType, int64_t, int64_t> key;
   std::optional<jit::ReduceRunner> best;
   dsl::ReduceConfig cfg;
   std::string error;  // non-empty: no candidate compiled and ran
@@ -190,8 +190,8 @@ struct TunedCase {
 // shares them (ReduceRunner::share_inputs), so x is copied to the device once.
 const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>& dev,
                                          const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
-  static std::map<std::tuple<int, DType, int64_t, int64_t>, jit::ReduceRunner> inputs;
-  auto key = std::make_tuple(static_cast<int>(desc.op), desc.in_dtype, rows, cols);
+  static std::map<std::tuple<int, int, DType, int64_t, int64_t>, jit::ReduceRunner> inputs;
+  auto key = std::make_tuple(static_cast<int>(desc.op), static_cast<int>(desc.axis), desc.in_dtype, rows, cols);
   if (auto it = inputs.find(key); it != inputs.end()) return &it->second;
   // A small pinned kernel of the same op and dtypes owns the buffers.
   dsl::ReduceDesc owner = desc;
@@ -209,7 +209,7 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
                        int64_t rows, int64_t cols) {
   static TunedCase tc;
   auto key = std::make_tuple(static_cast<int>(desc.op), static_cast<int>(desc.order),
-                             desc.in_dtype, rows, cols);
+                             static_cast<int>(desc.axis), desc.in_dtype, rows, cols);
   if (tc.key == key && (tc.best || !tc.error.empty())) return tc;
   tc = TunedCase{.key = key, .best = std::nullopt, .cfg = {}, .error = ""};  // frees the previous case's output buffers
   const jit::ReduceRunner* in = uploaded_inputs(dev, desc, rows, cols);
@@ -255,14 +255,17 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
 }
 
 // Benchmarks the fastest configuration of `desc` (tuned once per case, see tuned()).
-void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, DType t) {
+// axis kColumn reduces each column of the rows x cols matrix (strip from rows).
+void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, DType t,
+               dsl::ReduceAxis axis = dsl::ReduceAxis::kRow) {
   std::string why;
   auto dev = device_or_null(&why);
   if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
   const int64_t rows = state.range(0), cols = state.range(1);
   const DType out = (op == dsl::ReduceOp::kSum) ? DType::kF32 : t;
-  const dsl::ReduceDesc desc{.op = op, .in_dtype = t, .out_dtype = out, .order = order,
-                             .strip = std::min<int64_t>(4096, int64_t{1} << (63 - __builtin_clzll(cols)))};
+  const int64_t extent = axis == dsl::ReduceAxis::kRow ? cols : rows;
+  const dsl::ReduceDesc desc{.op = op, .axis = axis, .in_dtype = t, .out_dtype = out, .order = order,
+                             .strip = std::min<int64_t>(4096, int64_t{1} << (63 - __builtin_clzll(extent)))};
   const TunedCase& tc = tuned(dev, desc, rows, cols);
   if (!tc.best) return state.SkipWithError(tc.error.c_str());
   const jit::ReduceRunner& best = *tc.best;
@@ -307,6 +310,20 @@ BENCHMARK_CAPTURE(BM_Reduce, sum_free_bf16_few_rows, dsl::ReduceOp::kSum, dsl::T
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kPinned, DType::kBF16)
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Column sums (one result per column): the pinned kernel reads whole row segments and
+// converts them through shared memory (codegen/SelectLayout.h); the free order still
+// runs one block per column with strided loads, kept as the naive baseline.
+#define FIXBITS_COLUMN_SIZES Args({4096, 4096})->Args({16384, 1024})->Args({1024, 16384})
+BENCHMARK_CAPTURE(BM_Reduce, colsum_pinned_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kF32,
+                  dsl::ReduceAxis::kColumn)
+    ->FIXBITS_COLUMN_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, colsum_pinned_bf16, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kBF16,
+                  dsl::ReduceAxis::kColumn)
+    ->FIXBITS_COLUMN_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Reduce, colsum_free_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kF32,
+                  dsl::ReduceAxis::kColumn)
+    ->Args({4096, 4096})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // Latency of getting a launchable dsl::reduce kernel. kind 0: cold (codegen + driver
 // load, no cache); 1: loaded-kernel hit (the process-wide table); 2: disk-cache hit
