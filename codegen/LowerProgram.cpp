@@ -13,6 +13,7 @@
 #include <bit>
 
 #include "absl/strings/str_format.h"
+#include "codegen/LowerDot.h"
 #include "codegen/LowerMma.h"
 #include "codegen/LowerReduce.h"
 #include "codegen/Lowering.h"
@@ -358,8 +359,11 @@ class Lowerer {
       }
       case tile::OpKind::kFor:
         return lower_for(op, n);
-      case tile::OpKind::kDot:
-        return unsupported(op, n, "matrix products are not lowered by this codegen yet");
+      case tile::OpKind::kDot: {
+        absl::StatusOr<Lowered> r = lower_dot(ctx_, op, n);
+        if (!r.ok()) return r.status();
+        return set_result(op, *std::move(r));
+      }
       case tile::OpKind::kMmaSync: {
         absl::StatusOr<Lowered> r = lower_mma_sync(ctx_, op, n);
         if (!r.ok()) return r.status();

@@ -93,16 +93,14 @@ llvm::Value* smem_load(LoweringContext& ctx, llvm::ArrayType* ty, llvm::Value* s
   return b.CreateAlignedLoad(b.getFloatTy(), addr, llvm::Align(4));
 }
 
+}  // namespace
+
 // Two internal shared f32 arrays of `n` elements, used alternately by successive
 // executions of the code emitted here (a loop body): returns execution k's one,
 // buffer k % 2. Each execution writes, passes one barrier, then reads; a thread
 // writes buffer k % 2 again (execution k + 2) only after passing execution k + 1's
 // barrier, which every thread reaches only after its reads of execution k — so
 // one barrier per execution suffices.
-struct SmemBuffer {
-  llvm::ArrayType* ty;
-  llvm::Value* base;
-};
 SmemBuffer alternating_buffers(LoweringContext& ctx, int64_t n, const char* what) {
   llvm::IRBuilder<>& b = ctx.b;
   auto* ty = llvm::ArrayType::get(b.getFloatTy(), n);
@@ -149,6 +147,8 @@ llvm::Value* emit_flat_index(LoweringContext& ctx, const Layout& l, int64_t reg)
   }
   return flat;
 }
+
+namespace {
 
 // convert_layout: every thread writes its registers to shared memory at their
 // padded logical index (i + i/32), one barrier, then reads the registers of `to`.

@@ -24,4 +24,15 @@ namespace fixbits::codegen {
 
 absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, int op_number);
 
+// Shared-memory helpers of this pass that LowerDot reuses.
+// Two internal shared f32 arrays of `n` elements used alternately by successive
+// executions of the emitted code (write; barrier; read): the one of this execution.
+struct SmemBuffer {
+  llvm::ArrayType* ty;
+  llvm::Value* base;
+};
+SmemBuffer alternating_buffers(LoweringContext& ctx, int64_t n, const char* what);
+// The row-major index of register `reg` of this thread in layout `l`, as i32 IR.
+llvm::Value* emit_flat_index(LoweringContext& ctx, const Layout& l, int64_t reg);
+
 }  // namespace fixbits::codegen

@@ -78,7 +78,12 @@ enum class OpKind : uint8_t {
   kStore,      // store(ptr, offsets, value [, mask]); no result.
   kReduce,     // reduce(tile [, init]) along `axis` with `combine` in `order`, see below.
   kFor,        // for iv = lo; iv < hi; iv += step, carrying values; results = final carries.
-  kDot,        // dot(a, b, acc): matrix product; codegen rejects it until the GEMM work.
+  kDot,        // dot(a, b, acc): a (M,K), b (K,N) of one float type, acc (M,N) f32 ->
+               // (M,N) f32. Pinned: d[i][j] = fma(a[i][K-1], b[K-1][j], ... fma(a[i][0],
+               // b[0][j], acc[i][j]) ...), a count-up chain over k = 0..K-1 of single-
+               // rounding f32 fmas (fma.rn.f32) with a, b widened exactly to f32 — the
+               // scalar_fma leaf of GemmDesc.h seeded with acc, whatever the layout,
+               // warps or target. (A -0.0 a and +0.0 b pad K without changing a bit.)
   kFma,        // fma(a, b, c): elementwise a*b+c of f32 with one rounding (fma.rn.f32).
   kXorPermute, // xor_permute(t, d): rank-1 f32 tile, result[i] = t[i ^ d]; d = imm, a power
                // of two below the extent (lowered to register moves / shfl.sync.bfly).

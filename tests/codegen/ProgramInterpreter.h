@@ -5,7 +5,7 @@
 //
 // Contract: covers the ops dsl::reduce / reduce_phases / gemm emit (program_id,
 // const, arange, splat, binary, unary, compare, select, cast, reshape, load, store,
-// reduce, for, fma, xor_permute, mma_sync, wgmma). Every arithmetic op is one
+// reduce, for, fma, dot, xor_permute, mma_sync, wgmma). Every arithmetic op is one
 // binary32 operation (the test is built with -ffp-contract=off); fma is std::fma;
 // max/min and reduce combines are codegen::combine_f32 (NaN propagating); a reduce
 // runs codegen::simulate_plan on the blocked layout codegen gives the tile, which is
@@ -293,6 +293,23 @@ class Interpreter {
           out.f.push_back(std::fma(fat(op.args[0], r), fat(op.args[1], r), fat(op.args[2], r)));
         }
         break;
+      case tile::OpKind::kDot: {
+        // Program.h's chain: d = acc; d = fma(a[i][k], b[k][j], d) for k = 0..K-1, the
+        // f16/bf16 inputs already held as their exact floats.
+        const tile::Type& at = type(op.args[0]);
+        const size_t m = static_cast<size_t>(at.shape[0]), kk = static_cast<size_t>(at.shape[1]);
+        const size_t nn = static_cast<size_t>(type(op.args[1]).shape[1]);
+        const Val& a = vals_[op.args[0]];
+        const Val& b = vals_[op.args[1]];
+        for (size_t i = 0; i < m; ++i) {
+          for (size_t j = 0; j < nn; ++j) {
+            float d = fat(op.args[2], i * nn + j);
+            for (size_t k = 0; k < kk; ++k) d = std::fma(a.f[i * kk + k], b.f[k * nn + j], d);
+            out.f.push_back(d);
+          }
+        }
+        break;
+      }
       case tile::OpKind::kXorPermute:
         for (size_t r = 0; r < n; ++r) out.f.push_back(fat(op.args[0], r ^ static_cast<size_t>(op.imm)));
         break;

@@ -146,11 +146,13 @@ TEST(Compile, AmdgpuGfx942) {
 }
 
 TEST(Compile, ErrorsNameTheOp) {
+  // A dot whose a and b would not fit the shared-memory staging budget (two f32
+  // copies of 64x64 + 64x64 > 48 KiB) is refused by name.
   tile::Builder b("with_dot");
-  b.set_num_warps(1);  // (32, 32) tiles: one row per thread of one warp
+  b.set_num_warps(1);  // (64, 64) tiles: two rows per thread of one warp
   tile::Value x = b.param("x", tile::Type::ptr(DType::kF32));
-  tile::Value a = b.reshape(b.load(x, b.arange(1024)), {32, 32});
-  tile::Value acc = b.reshape(b.load(x, b.arange(1024)), {32, 32});
+  tile::Value a = b.reshape(b.load(x, b.arange(4096)), {64, 64});
+  tile::Value acc = b.reshape(b.load(x, b.arange(4096)), {64, 64});
   b.dot(a, a, acc);
   absl::StatusOr<tile::Program> p = b.finish();
   ASSERT_TRUE(p.ok()) << p.status();

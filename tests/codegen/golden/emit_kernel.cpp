@@ -6,6 +6,11 @@
 //                    [--emit asm|tile] [--blocks-per-row P]
 //        emit_kernel '<gemm desc text>' [--warps N] [--rows N] [--block-n N]
 //                    [--warp-m-tiles N] [--warp-n-tiles N] [--emit asm|tile]
+//        emit_kernel --program dot:MxKxN:f32|f16|bf16 [--warps N] [--target nvptx|amdgpu]
+//                    [--emit asm|tile] [--k-loop 0|1]
+// --program prints a hand-built tile program (tests/codegen/DotProgram.h: masked
+// loads of (M,K) a, (K,N) b and acc, dot, masked store; --k-loop 1: a loop of such
+// dots over K tiles of K, chaining the carried acc).
 // With --blocks-per-row P > 1 every kernel of dsl::reduce_phases is printed, in
 // launch order; a split_k GEMM prints its parts kernel, then its merge kernel.
 // Exit status 1 with the Status on stderr for bad input.
@@ -20,6 +25,7 @@
 #include "dsl/ReduceDesc.h"
 #include "dsl/tile/GemmProgram.h"
 #include "dsl/tile/ReduceProgram.h"
+#include "tests/codegen/DotProgram.h"
 
 namespace {
 
@@ -76,6 +82,49 @@ int emit_gemm(int argc, char** argv) {
   return print_programs(programs, codegen::Target::kNvptxSm90a, tile_only);
 }
 
+// The --program form: dot:MxKxN:dtype with knobs --warps, --target, --emit, --k-loop.
+int emit_program(int argc, char** argv) {
+  using namespace fixbits;
+  if (argc < 3) {
+    std::fprintf(stderr, "--program needs dot:MxKxN:f32|f16|bf16\n");
+    return 2;
+  }
+  const std::string spec = argv[2];
+  long long m = 0, k = 0, n = 0;
+  char dtype[8] = {0};
+  if (std::sscanf(spec.c_str(), "dot:%lldx%lldx%lld:%7s", &m, &k, &n, dtype) != 4) {
+    std::fprintf(stderr, "--program %s is not dot:MxKxN:f32|f16|bf16\n", spec.c_str());
+    return 2;
+  }
+  const std::string d = dtype;
+  if (d != "f32" && d != "f16" && d != "bf16") {
+    std::fprintf(stderr, "--program %s: the input type must be f32, f16 or bf16\n", spec.c_str());
+    return 2;
+  }
+  const tile::Elem e = d == "f16" ? tile::Elem::kF16 : d == "bf16" ? tile::Elem::kBF16 : tile::Elem::kF32;
+  int warps = 4;
+  codegen::Target target = codegen::Target::kNvptxSm90a;
+  bool tile_only = false, k_loop = false;
+  for (int i = 3; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--warps") warps = std::atoi(value.c_str());
+    else if (flag == "--k-loop") k_loop = value == "1";
+    else if (flag == "--target") target = value == "amdgpu" ? codegen::Target::kAmdgpuGfx942 : codegen::Target::kNvptxSm90a;
+    else if (flag == "--emit") tile_only = value == "tile";
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  testing::DotShape s{m, k, n, m, k, n};
+  absl::StatusOr<tile::Program> p = testing::dot_program(s, e, warps, k_loop);
+  if (!p.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+    return 1;
+  }
+  return print_programs({*p}, target, tile_only);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +134,7 @@ int main(int argc, char** argv) {
                          "[--emit asm|tile]\n", argv[0]);
     return 2;
   }
+  if (std::string(argv[1]) == "--program") return emit_program(argc, argv);
   if (std::string(argv[1]).rfind("gemm{", 0) == 0) return emit_gemm(argc, argv);
   absl::StatusOr<dsl::ReduceDesc> desc = dsl::parse_reduce_desc(argv[1]);
   if (!desc.ok()) {
