@@ -88,6 +88,10 @@ class GcnWalker : public Walker {
   }
 
  protected:
+  // Lanes that skip a block are tracked through the exec mask (s_and_saveexec), not by
+  // the walker's thread conditions.
+  bool tracks_thread_branches() const override { return false; }
+
   NodeId hi_of(NodeId lo) { return g_.opaque("hi", {lo}); }
 
   void defs_uses(const Instr& ins, std::vector<std::string>* defs,

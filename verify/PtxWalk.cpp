@@ -593,7 +593,8 @@ class PtxWalker : public Walker {
       NodeId a = val(ins.operands[1]), b = val(ins.operands[2]), p = val(ins.operands[3]);
       if (!g_.at(p).data && is_float_type(type)) {
         // A thread-coordinate predicate picks lanes; padding with the identity -0.0 of
-        // a sum is exact for every x, so the selected partial stands alone.
+        // a sum is exact for every x, so the selected partial stands alone. (Not checked:
+        // that a padded lane's -0.0 reaches a root only through a sum; docs/verify.md.)
         auto neg_zero = [&](NodeId n) {
           const Node& x = g_.at(n);
           return x.kind == Kind::kConst && (x.op == "0f80000000" || x.op == "0d8000000000000000");
@@ -612,6 +613,12 @@ class PtxWalker : public Walker {
       };
       const NodeId ta = under(a, true), tb = under(b, false);
       if (g_.at(ta).hash == g_.at(tb).hash) return set(ins.operands[0], ta);
+      if (is_float_type(type) && thread_fixed(p)) {
+        // Any other select on a predicate of coordinates and literals only: p ? a : b per
+        // thread, a guard that reads under p (or not p) decide (Walker::peel).
+        const NodeId key = thread_condition_key(p);
+        return set(ins.operands[0], g_.guard(key, ta, tb, line_));
+      }
       if (auto sa = shared_base(a), sb = shared_base(b); sa && sb && g_.at(a).aff.c0 == g_.at(b).aff.c0) {
         // A thread predicate picking one of two shared buffers (double buffering): one
         // fixed base for every use of this value, named by the two bases and the predicate,

@@ -7,6 +7,10 @@
 // (§6.2 drops it; +0.0 and -0.0 differ), any other as a tree (a main loop's fold seeding its
 // remainder loop, which continues it when its step and pointers do); a fold whose update
 // reads another carried float value keys that value's update too (" rec:<hash>").
+//
+//   setp.lt.u32 %p2, %tid.x, 16; @%p2 bra $L; add.rn.f32 %r4, %r2, %r3; $L: st [..], %r4
+// gives %r4 = guard(not(setp.lt.u32(tid, 16)), add(..), what %r4 held): a thread below 16
+// skips the add (thread conditions, below).
 #include "verify/Walk.h"
 
 #include <algorithm>
@@ -23,7 +27,7 @@ namespace fixbits::verify {
 
 NodeId Walker::get(const std::string& reg) {
   auto it = regs_.find(reg);
-  if (it != regs_.end()) return it->second;
+  if (it != regs_.end()) return cond_keys_.empty() ? it->second : peel(it->second);
   NodeId v = g_.opaque(absl::StrCat("uninitialized ", reg), {}, line_);
   regs_[reg] = v;
   return v;
@@ -42,12 +46,156 @@ void Walker::set(const std::string& reg, NodeId v) {
     NodeId old = it != regs_.end() ? it->second : g_.constant("undef");
     v = g_.guard(*p, v, old, line_);
   }
+  if (const Cond tc = thread_part(cond_); !tc.empty()) {
+    // Written only where cond_ holds: guard(cond, new, what the others keep). A second
+    // write under the same condition replaces the first (its else side is the same).
+    const NodeId key = key_of(tc);
+    auto it = regs_.find(reg);
+    NodeId old = it != regs_.end() ? it->second : g_.constant("undef");
+    const Node& o = g_.at(old);
+    if (o.kind == Kind::kGuard && o.kids.size() == 3 && g_.at(o.kids[0]).hash == g_.at(key).hash) old = o.kids[2];
+    v = g_.guard(key, v, old, line_);
+  }
   regs_[reg] = v;
+}
+
+// Thread conditions. The walk takes each statement once, in program order, so a register
+// written in a block that only some threads reach, or by an instruction guarded by a
+// predicate, would otherwise keep that write for every thread. For predicates that are
+// fixed per thread (thread_fixed: coordinates and literals only), each block's condition
+// is the "or" over its forward in-edges of (the source's condition and the edge's
+// literal), built as the walk reaches the block (every forward predecessor lies above
+// it); back edges add nothing (a loop's latch is reached through its header, and the
+// predicates do not change), which the walk checks: a back edge from another condition
+// than its header's, or a loop whose header is conditional, ends the walk (text
+// fallback). A write under a non-empty condition is guard(cond, new, old); a read whose
+// own condition implies the guard's (every literal present) takes the new side, one that
+// contains a literal's negation the old side, exactly.
+bool Walker::thread_fixed(NodeId p) const {
+  std::vector<NodeId> stack{p};
+  absl::flat_hash_set<NodeId> seen;
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > 4096) return false;
+    const Node& n = g_.at(id);
+    if (n.data || n.has_hole || n.mentions_hole) return false;
+    switch (n.kind) {
+      case Kind::kConst: break;
+      case Kind::kInt:
+        for (const auto& [sym, c] : n.aff.terms) {
+          const bool coord = sym.rfind("tid.", 0) == 0 || sym.rfind("ctaid.", 0) == 0 ||
+                             sym.rfind("laneid", 0) == 0 || sym.rfind("nctaid.", 0) == 0 ||
+                             sym.rfind("ntid.", 0) == 0 || sym.rfind("cluster", 0) == 0;
+          if (!coord || sym.find("param") != std::string::npos || sym.find('~') != std::string::npos) return false;
+        }
+        break;
+      case Kind::kOpaque:
+        if (n.kids.empty() && n.op != "%warpid" && n.op.rfind("%lanemask", 0) != 0) return false;
+        break;
+      default: return false;
+    }
+    for (NodeId k : n.kids) stack.push_back(k);
+  }
+  return true;
+}
+
+Walker::Cond Walker::thread_part(const Cond& c) {
+  Cond out;
+  for (const auto& [h, id] : c) {
+    auto it = thread_lit_.find(h);
+    if (it == thread_lit_.end()) it = thread_lit_.emplace(h, thread_fixed(id)).first;
+    if (it->second) out[h] = id;
+  }
+  return out;
+}
+
+// Equalities of affine integers a launch literal states (setp.eq, not setp.ne, through
+// and.pred), each as a form that is zero where the literal holds.
+void Walker::equalities(NodeId lit, bool positive, std::vector<Affine>* out, int depth) const {
+  const Node& n = g_.at(lit);
+  if (depth > 16 || out->size() > 64 || n.kind != Kind::kOpaque) return;
+  if (n.op == "not" && n.kids.size() == 1) return equalities(n.kids[0], !positive, out, depth + 1);
+  if (positive && n.op.rfind("and.pred", 0) == 0) {
+    for (NodeId k : n.kids) equalities(k, true, out, depth + 1);
+    return;
+  }
+  if (!positive && n.op.rfind("or.pred", 0) == 0) {
+    for (NodeId k : n.kids) equalities(k, false, out, depth + 1);
+    return;
+  }
+  const bool eq = n.op.rfind("setp.eq.", 0) == 0, ne = n.op.rfind("setp.ne.", 0) == 0;
+  if ((positive ? eq : ne) && n.kids.size() == 2 && g_.at(n.kids[0]).kind == Kind::kInt &&
+      g_.at(n.kids[1]).kind == Kind::kInt) {
+    Affine d = sub(g_.at(n.kids[0]).aff, g_.at(n.kids[1]).aff);
+    if (!d.is_const()) out->push_back(std::move(d));
+  }
+}
+
+NodeId Walker::negate(NodeId p) {
+  const Node& n = g_.at(p);
+  if (n.kind == Kind::kOpaque && n.op == "not" && n.kids.size() == 1) return n.kids[0];
+  return g_.opaque("not", {p}, line_);
+}
+
+Walker::Cond Walker::join(const Cond& a, const Cond& b) {
+  Cond common, ra, rb;
+  for (const auto& [h, id] : a) (b.contains(h) ? common : ra)[h] = id;
+  for (const auto& [h, id] : b) {
+    if (!a.contains(h)) rb[h] = id;
+  }
+  if (ra.empty() || rb.empty()) return common;  // c or (c and x) = c
+  if (ra.size() == 1 && rb.size() == 1 && g_.at(negate(ra.begin()->second)).hash == rb.begin()->first) {
+    return common;  // (c and l) or (c and not l) = c
+  }
+  NodeId x = key_of(ra), y = key_of(rb);
+  if (g_.at(y).hash < g_.at(x).hash) std::swap(x, y);
+  const NodeId o = g_.opaque("or", {x, y}, line_);
+  common[g_.at(o).hash] = o;
+  return common;
+}
+
+NodeId Walker::key_of(const Cond& c) {
+  std::vector<NodeId> lits;
+  for (const auto& [h, id] : c) lits.push_back(id);
+  const NodeId key = lits.size() == 1 ? lits[0] : g_.opaque("and", lits, line_);
+  auto& entry = cond_keys_[g_.at(key).hash];
+  if (entry.empty()) {
+    for (NodeId l : lits) entry.push_back({g_.at(l).hash, g_.at(negate(l)).hash});
+  }
+  return key;
+}
+
+NodeId Walker::thread_condition_key(NodeId p) { return key_of(Cond{{g_.at(p).hash, p}}); }
+
+NodeId Walker::peel(NodeId v) const {
+  for (int guard = 0; guard < 64; ++guard) {
+    const Node& n = g_.at(v);
+    if (n.kind != Kind::kGuard || n.kids.size() != 3) return v;
+    auto it = cond_keys_.find(g_.at(n.kids[0]).hash);
+    if (it == cond_keys_.end()) return v;
+    bool all = true, none = false;
+    for (const auto& [lit, neg] : it->second) {
+      all = all && cond_.contains(lit);
+      none = none || cond_.contains(neg);
+    }
+    if (all) {
+      v = n.kids[1];
+    } else if (none) {
+      v = n.kids[2];
+    } else {
+      return v;
+    }
+  }
+  return v;
 }
 
 void Walker::smem_store(NodeId addr, NodeId value) {
   if (smem_.size() > 1u << 16) smem_.erase(smem_.begin());  // bounded history
-  smem_.push_back({addr, value, epoch_});
+  // Not guarded by a thread condition: a slot every thread names (thread 0's broadcast) is
+  // read by threads that did not write it (docs/verify.md, Known gaps).
+  smem_.push_back({addr, value, epoch_, value});
 }
 
 NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
@@ -72,7 +220,7 @@ NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
     }
     if (best == nullptr) best = any;
   }
-  if (best != nullptr) return g_.relocate(best->value, line, writer_shift(best->addr, addr, best->value), addr);
+  if (best != nullptr) return g_.relocate(best->raw, line, writer_shift(best->addr, addr, best->raw), addr);
   return g_.load(absl::StrCat("shared.", type), addr, line);
 }
 
@@ -127,13 +275,18 @@ std::optional<int64_t> Walker::writer_shift(NodeId store_addr, NodeId load_addr,
 
 void Walker::local_store(NodeId addr, NodeId value) {
   if (local_.size() > 1u << 16) local_.erase(local_.begin());
-  local_.push_back({addr, value, epoch_});
+  if (const Cond tc = thread_part(cond_); !tc.empty()) {
+    // Thread-private: the threads outside the condition keep what the slot held.
+    const NodeId before = local_load(addr, "before", line_);
+    value = g_.guard(key_of(tc), value, before, line_);
+  }
+  local_.push_back({addr, value, epoch_, value});
 }
 
 NodeId Walker::local_load(NodeId addr, const std::string& type, int line) {
   size_t seen = 0;
   for (auto it = local_.rbegin(); it != local_.rend() && seen < kMaxMemoryHistory; ++it, ++seen) {
-    if (g_.at(it->addr).hash == g_.at(addr).hash) return it->value;
+    if (g_.at(it->addr).hash == g_.at(addr).hash) return peel(it->value);
   }
   return g_.load(absl::StrCat("local.", type), addr, line);
 }
@@ -141,7 +294,57 @@ NodeId Walker::local_load(NodeId addr, const std::string& type, int line) {
 void Walker::add_root(const std::string& op, NodeId value, NodeId address, int line) {
   if (auto p = current_guard()) value = g_.guard(*p, value, g_.constant("no-store"), line);
   if (roots_.size() >= (1u << 20)) return;  // bounded; a kernel never stores this often
+  std::vector<Affine> facts;
+  for (const auto& [h, lit] : cond_) equalities(lit, true, &facts, 0);
   roots_.push_back({g_.root(op, value, address, line), line});
+  root_facts_.push_back(std::move(facts));
+}
+
+// A store in a block that a launch equality guards (LLVM's vector path: `ldc == 1` and the
+// scalar addresses equal to the vector ones), whose value and address equal, where that
+// equality holds, another root's (address difference k * d, d the equality's zero form),
+// writes what that root writes: it is dropped, so the guarded copy does not keep its own
+// (coordinate-bearing) hash. A root is kept when its twin was dropped itself.
+void Walker::drop_guarded_twins() {
+  std::vector<bool> drop(roots_.size(), false);
+  absl::flat_hash_map<uint64_t, std::vector<size_t>> by_value;  // value hash -> roots
+  for (size_t r = 0; r < roots_.size(); ++r) {
+    const Node& x = g_.at(roots_[r].node);
+    if (x.kids.size() == 2) by_value[g_.at(x.kids[0]).hash].push_back(r);
+  }
+  for (size_t r = 0; r < roots_.size(); ++r) {
+    if (root_facts_[r].empty()) continue;
+    const Node& x = g_.at(roots_[r].node);
+    if (x.kids.size() != 2 || g_.at(x.kids[1]).kind != Kind::kInt) continue;
+    const uint64_t vh = g_.at(x.kids[0]).hash;
+    const Affine& ax = g_.at(x.kids[1]).aff;
+    for (size_t t : by_value[vh]) {
+      if (drop[r]) break;
+      if (t == r || drop[t]) continue;
+      const Node& y = g_.at(roots_[t].node);
+      if (y.op != x.op || y.kids.size() != 2 || g_.at(y.kids[0]).hash != vh ||
+          g_.at(y.kids[1]).kind != Kind::kInt) {
+        continue;
+      }
+      const Affine diff = sub(ax, g_.at(y.kids[1]).aff);
+      for (const Affine& d : root_facts_[r]) {
+        // diff == k * d for one integer k: read k off d's first term.
+        const auto& [sym, c] = *d.terms.begin();
+        auto it = diff.terms.find(sym);
+        const int64_t dc = it == diff.terms.end() ? 0 : it->second;
+        if (c == 0 || dc % c != 0) continue;
+        if (sub(diff, scale(d, dc / c)) == Affine()) {
+          drop[r] = true;
+          break;
+        }
+      }
+    }
+  }
+  std::vector<Root> kept;
+  for (size_t r = 0; r < roots_.size(); ++r) {
+    if (!drop[r]) kept.push_back(roots_[r]);
+  }
+  roots_ = std::move(kept);
 }
 
 void Walker::open_loop(const Loop& l) {
@@ -918,6 +1121,7 @@ void Walker::run() {
       if (all_defs.contains(r)) l.carried.push_back(r);
     }
   }
+  const bool threads = tracks_thread_branches();
   for (size_t i = 0; i < body.size(); ++i) {
     const Instr& ins = body[i];
     line_ = ins.line;
@@ -925,20 +1129,45 @@ void Walker::run() {
       while (!data_regions_.empty() && data_regions_.back().first == ins.label) {
         data_regions_.pop_back();
       }
+      if (threads) {
+        // The block's condition: the "or" of its forward in-edges and the fall-through.
+        std::vector<Cond> in;
+        if (auto e = incoming_.find(ins.label); e != incoming_.end()) {
+          in = std::move(e->second);
+          incoming_.erase(e);
+        }
+        if (falls_through_) in.push_back(block_cond_);
+        block_cond_.clear();
+        if (!in.empty()) {
+          block_cond_ = in[0];
+          for (size_t k = 1; k < in.size(); ++k) block_cond_ = join(block_cond_, in[k]);
+        }
+        falls_through_ = true;
+        label_cond_[ins.label] = block_cond_;
+        cond_ = block_cond_;
+      }
       if (auto h = at_header.find(i); h != at_header.end()) {
+        if (!thread_part(block_cond_).empty()) {
+          incomplete_ = true;  // a loop only some threads run: not summarized (text fallback)
+          return;
+        }
         for (size_t k : h->second) open_loop(loops[k]);
       }
       continue;
     }
-    instr_guard_.reset();
+    instr_guard_.reset();  // cond_ is block_cond_ here (an instruction's literal is undone below)
     bool uncond = false;
     auto target = branch_target(ins, &uncond);
-    if (!ins.guard.empty() && !target) {
-      NodeId p = get(ins.guard);
-      if (g_.at(p).data) {
+    std::optional<NodeId> lit;  // the thread-fixed literal guarding this instruction
+    if (!ins.guard.empty()) {
+      NodeId p = !target ? get(ins.guard) : threads ? branch_predicate(ins).value_or(-1) : -1;
+      if (p >= 0 && g_.at(p).data && !target) {
         instr_guard_ = ins.guard_negated ? g_.opaque("not", {p}, line_) : p;
+      } else if (p >= 0 && threads && !g_.at(p).data && !g_.at(p).mentions_hole) {
+        lit = ins.guard_negated ? negate(p) : p;  // thread-fixed or a launch fact
       }
     }
+    const bool ends = ins.opcode.rfind("ret", 0) == 0 || ins.opcode.rfind("exit", 0) == 0 || ins.opcode == "s_endpgm";
     if (target) {
       auto it = label_at.find(*target);
       if (!uncond && it != label_at.end() && it->second > i) {
@@ -948,6 +1177,45 @@ void Walker::run() {
           data_regions_.push_back({*target, pred});
         }
       }
+      if (threads && it != label_at.end()) {
+        Cond taken = block_cond_;
+        if (lit) taken[g_.at(*lit).hash] = *lit;
+        if (it->second > i) {
+          auto& in = incoming_[*target];
+          if (in.size() >= 256) {
+            incomplete_ = true;
+            return;
+          }
+          in.push_back(std::move(taken));
+        } else {
+          auto h = label_cond_.find(*target);
+          if (h == label_cond_.end() || thread_part(h->second) != thread_part(taken)) {
+            incomplete_ = true;  // a back edge only some threads of its loop take
+            return;
+          }
+        }
+      }
+      if (uncond) {
+        falls_through_ = false;
+      } else if (lit) {
+        const NodeId n = negate(*lit);
+        block_cond_[g_.at(n).hash] = n;
+        cond_ = block_cond_;
+      }
+    } else if (ends && threads) {
+      if (ins.guard.empty()) {
+        falls_through_ = false;
+      } else if (lit) {
+        const NodeId n = negate(*lit);
+        block_cond_[g_.at(n).hash] = n;
+        cond_ = block_cond_;
+      }
+      step(ins);
+    } else if (lit) {
+      const uint64_t h = g_.at(*lit).hash;
+      const bool added = cond_.emplace(h, *lit).second;
+      step(ins);
+      if (added) cond_.erase(h);
     } else {
       step(ins);
     }
@@ -960,6 +1228,7 @@ void Walker::run() {
       return;
     }
   }
+  drop_guarded_twins();
 }
 
 }  // namespace fixbits::verify

@@ -15,7 +15,11 @@
 // laid out above the loop header) is moved below its last predecessor, and so is a single
 // such block that falls through into the next (a rotated loop's latch), ending in an
 // explicit jump: the control-flow graph is unchanged, only the order the walk meets the blocks in. Walking is linear in the statements; loops
-// are not iterated.
+// are not iterated. Each block carries its condition (the "or" of its forward in-edges'
+// literals): a register written under a thread-fixed literal (coordinates and literals
+// only) is guard(condition, new, old), which reads under the same condition peel; a store
+// whose block is guarded by a launch equality and that writes another root's value at an
+// address equal under it is dropped as that root's twin (LLVM's vectorized epilogue).
 #pragma once
 
 #include <map>
@@ -81,6 +85,17 @@ class Walker {
   std::optional<NodeId> current_guard() const;
   void set_instr_guard(std::optional<NodeId> p) { instr_guard_ = p; }
 
+  // Thread-fixed control (Walk.cpp, "thread conditions"). A predicate that depends on no
+  // load, no parameter and no loop hole, only on thread/block coordinates and literals, has
+  // one value per thread for the whole launch. Writes under such a predicate (a guarded
+  // instruction, or a block reached only along such branch edges) are guard nodes keyed by
+  // the condition, so after a join a thread that skipped the write keeps the old value.
+  bool thread_fixed(NodeId p) const;
+  // The key of the one-literal condition `p` (p itself), registered so reads peel it.
+  NodeId thread_condition_key(NodeId p);
+  // Whether this ISA's branches take part (PTX: yes; AMDGCN keeps its exec-mask tracking).
+  virtual bool tracks_thread_branches() const { return true; }
+
   Graph& g_;
   const Function& f_;
   int line_ = 0;
@@ -88,8 +103,9 @@ class Walker {
  private:
   struct Store {
     NodeId addr;
-    NodeId value;
+    NodeId value;  // what a read of the same address gets (local: guarded under a condition)
     int epoch;
+    NodeId raw;    // the stored value, which another thread's read relocates
   };
   struct Loop {
     size_t header = 0, back = 0;
@@ -139,6 +155,26 @@ class Walker {
   NodeId peeled(NodeId v);
   std::map<int, absl::flat_hash_map<NodeId, NodeId>> subst_memo_;  // per m, reset per loop
   std::string recurrence(const Loop& l, const std::string& r, NodeId body, const Recurrences& rec) const;
+
+  // A condition: the conjunction of its literals (a predicate node or its negation, or an
+  // "or" of two conjunctions), by hash.
+  using Cond = std::map<uint64_t, NodeId>;
+  NodeId negate(NodeId p);
+  Cond thread_part(const Cond& c);  // the literals that are thread-fixed (guard keys)
+  void equalities(NodeId lit, bool positive, std::vector<Affine>* out, int depth) const;
+  void drop_guarded_twins();
+  absl::flat_hash_map<uint64_t, bool> thread_lit_;
+  std::vector<std::vector<Affine>> root_facts_;  // per root: equalities guarding its block
+  Cond join(const Cond& a, const Cond& b);  // a or b, exactly
+  NodeId key_of(const Cond& c);             // the guard key of a non-empty condition
+  NodeId peel(NodeId v) const;              // v with guards the current condition decides
+  Cond cond_;                               // condition of the instruction being stepped
+  Cond block_cond_;                         // condition of the current block
+  bool falls_through_ = true;
+  absl::flat_hash_map<std::string, std::vector<Cond>> incoming_;  // forward edges into a label
+  absl::flat_hash_map<std::string, Cond> label_cond_;
+  // guard key hash -> (literal hash, its negation's hash) of each literal
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> cond_keys_;
 
   absl::flat_hash_map<std::string, NodeId> regs_;
   std::vector<Store> smem_, local_;

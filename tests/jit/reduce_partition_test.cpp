@@ -49,13 +49,14 @@ size_t max_pinned_classes(const SweepFamily&) { return 1; }
 // GEMM: signatures per descriptor over samples/gemm's four knob settings.
 // Measured 2026-12-02: 1 for mma_sync and wgmma (the goal; it was 3 for mma_sync before
 // strided fragment addresses became affine: parameter x coordinate products, bfe, or with
-// a constant, launch-uniform symbols), 3 for scalar_fma (it was 4: LLVM unrolls the K loop
-// by a different factor per knob; the unrolled-chain, remainder, peeled-step, rotated-latch
-// and indexed-root rules merge the one-row knobs; the knobs with several rows per thread
-// also get a vectorized store path under a runtime contiguity test, whose roots stay
-// apart: docs/verify.md, Known gaps).
+// a constant, launch-uniform symbols), and 1 for scalar_fma since 2026-12-03 (it was 4,
+// then 3: LLVM unrolls the K loop by a different factor per knob; the unrolled-chain,
+// remainder, peeled-step, rotated-latch and indexed-root rules merge the one-row knobs; the
+// knobs with several rows per thread also get a vectorized store path under a runtime
+// contiguity test, whose stores now drop as twins of the scalar ones under the test's
+// equalities: docs/verify.md, "Launch equalities").
 constexpr size_t kMaxGemmMmaClasses = 1;
-constexpr size_t kMaxGemmScalarClasses = 3;
+constexpr size_t kMaxGemmScalarClasses = 1;
 
 struct Member {
   TreeOrder order;
@@ -488,6 +489,49 @@ INSTANTIATE_TEST_SUITE_P(Families, ReducePartition, ::testing::ValuesIn(testing:
                            for (char& ch : n) if (ch == '/') ch = '_';
                            return n;
                          });
+
+// ReduceConfig.keep_first_pass (RMSNorm/softmax rows keep their first pass in registers):
+// the same bits as the pinned descriptor, but the pass peeled out in front of the pass loop
+// is not collapsed with the loop's fold (docs/verify.md, "keep_first_pass"), so these
+// kernels sign apart from the descriptor's one pinned class. Measured 2026-12-03: 5 classes
+// per family, one per pass extent Q = max(1024, 32 * warps * elems) (1024 ... 16384: a
+// first pass of Q / 1024 strips chained before the loop), the same 5 as HEAD's checker.
+// Bounded here; the goal is the pinned class itself (1 signature over both settings).
+TEST(KeepFirstPass, PinnedClassesAreMeasured) {
+  for (const SweepFamily& f : testing::sweep_families()) {
+    if (f.op != dsl::ReduceOp::kRmsNorm && f.op != dsl::ReduceOp::kSoftmax) continue;
+    const ReduceDesc d = testing::sweep_desc(f, TreeOrder::kPinned);
+    std::set<std::string> kept, plain;
+    for (ReduceConfig c : testing::sweep_configs()) {
+      SCOPED_TRACE(testing::sweep_key(d, c));
+      for (bool keep : {false, true}) {
+        c.keep_first_pass = keep;
+        absl::StatusOr<tile::Program> prog = dsl::reduce(d, c);
+        ASSERT_TRUE(prog.ok()) << prog.status();
+        absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*prog, codegen::Target::kNvptxSm90a);
+        ASSERT_TRUE(k.ok()) << k.status();
+        absl::StatusOr<verify::Signature> sig = verify::signature(k->text, verify::Target::kPtx);
+        ASSERT_TRUE(sig.ok()) << sig.status();
+        (keep ? kept : plain).insert(sig->hex);
+        if (const char* dir = std::getenv("FIXBITS_PARTITION_DUMP"); keep && dir != nullptr && *dir != '\0') {
+          std::string name = absl::StrFormat("%s/keep-%s-w%de%d.ptx", dir, testing::family_name(f), c.warps,
+                                             c.elems_per_thread);
+          for (size_t i = std::string(dir).size() + 1; i < name.size(); ++i) if (name[i] == '/') name[i] = '_';
+          if (FILE* out = std::fopen(name.c_str(), "w"); out != nullptr) {
+            std::fputs(k->text.c_str(), out);
+            std::fclose(out);
+          }
+        }
+      }
+    }
+    std::set<std::string> all = kept;
+    all.insert(plain.begin(), plain.end());
+    std::printf("PARTITION keep_first_pass %-13s pinned: %zu class(es) kept, %zu plain, %zu together\n",
+                testing::family_name(f).c_str(), kept.size(), plain.size(), all.size());
+    EXPECT_EQ(plain.size(), 1u);
+    EXPECT_LE(kept.size(), 5u) << testing::family_name(f) << ": keep_first_pass splits more than the recorded bound";
+  }
+}
 
 }  // namespace
 }  // namespace fixbits

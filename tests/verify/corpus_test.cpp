@@ -65,7 +65,11 @@ TEST(Corpus, EveryCaseMatchesItsVerdict) {
       ASSERT_EQ(verdict.rfind("differs", 0), 0u) << "unknown verdict '" << verdict << "'";
       EXPECT_FALSE(eq->equivalent) << "expected: " << verdict;
       EXPECT_NE(eq->signature_a, eq->signature_b);
-      EXPECT_NE(eq->explanation.find("first differing node"), std::string::npos) << eq->explanation;
+      // A kernel the walk does not summarize (a loop under a thread condition) keeps its
+      // text as its signature; the explanation says so instead of naming a node.
+      EXPECT_TRUE(eq->explanation.find("first differing node") != std::string::npos ||
+                  eq->explanation.find("keeps its launch geometry and text") != std::string::npos)
+          << eq->explanation;
       ++differing;
     }
     // Each half is equivalent to itself, and the verdict is symmetric.
