@@ -17,6 +17,7 @@
 #include "dsl/reference/Reference.h"
 #include "dsl/tile/GemmProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
+#include "tests/jit/RandomGemmProblem.h"
 #include "tests/jit/RandomInputs.h"
 
 namespace fixbits {
@@ -90,21 +91,7 @@ absl::StatusOr<std::vector<uint32_t>> interpret(const GemmDesc& d, const GemmCon
 class GemmInterp : public ::testing::Test {
  protected:
   GemmProblem problem(const GemmDesc& d, Shape s, bool a_row, bool b_row, Mix mix, bool specials) {
-    GemmProblem p;
-    p.m = s.m;
-    p.n = s.n;
-    p.k = s.k;
-    p.a_row_major = a_row;
-    p.b_row_major = b_row;
-    p.a = testing::random_bits(d.a_dtype, static_cast<size_t>(s.m * s.k), rng_, mix, specials);
-    p.b = testing::random_bits(d.b_dtype, static_cast<size_t>(s.k * s.n), rng_, mix, specials);
-    if (d.alpha_beta) {
-      p.c = testing::random_bits(d.out_dtype, static_cast<size_t>(s.m * s.n), rng_, mix, false);
-      p.alpha = 0.75f;
-      p.beta = -1.5f;
-    }
-    if (d.bias) p.bias = testing::random_bits(DType::kF32, static_cast<size_t>(s.n), rng_, mix);
-    return p;
+    return testing::random_gemm_problem(d, {s.m, s.n, s.k}, a_row, b_row, rng_, mix, specials);
   }
 
   // Interpreter bits == reference bits for `cfg`; reports the first mismatch.

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "jit/GemmRunner.h"
 #include "runtime/Runtime.h"
+#include "tests/jit/RandomGemmProblem.h"
 #include "tests/jit/RandomInputs.h"
 #include "tests/jit/SeededGpuTest.h"
 
@@ -50,23 +51,8 @@ GemmDesc scalar(GemmFamily fam, Instruction ins, DType in, DType out) {
 class GemmGpuTest : public testing::SeededGpuTest {
  protected:
 
-  GemmProblem problem(const GemmDesc& d, Shape s, bool a_row, bool b_row, Mix mix,
-                      bool specials) {
-    GemmProblem p;
-    p.m = s.m;
-    p.n = s.n;
-    p.k = s.k;
-    p.a_row_major = a_row;
-    p.b_row_major = b_row;
-    p.a = testing::random_bits(d.a_dtype, static_cast<size_t>(s.m * s.k), rng_, mix, specials);
-    p.b = testing::random_bits(d.b_dtype, static_cast<size_t>(s.k * s.n), rng_, mix, specials);
-    if (d.alpha_beta) {
-      p.c = testing::random_bits(d.out_dtype, static_cast<size_t>(s.m * s.n), rng_, mix, false);
-      p.alpha = 0.75f;
-      p.beta = -1.5f;
-    }
-    if (d.bias) p.bias = testing::random_bits(DType::kF32, static_cast<size_t>(s.n), rng_, mix);
-    return p;
+  GemmProblem problem(const GemmDesc& d, Shape s, bool a_row, bool b_row, Mix mix, bool specials) {
+    return testing::random_gemm_problem(d, {s.m, s.n, s.k}, a_row, b_row, rng_, mix, specials);
   }
 
   // Runs `d` under `cfg` on the device; ADD_FAILURE on any error.

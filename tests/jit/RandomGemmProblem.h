@@ -1,0 +1,43 @@
+// RandomGemmProblem: a dsl::reference::GemmProblem of fresh random inputs for one
+// GemmDesc and shape (tests/jit/RandomInputs.h draws the bits), shared by the GEMM
+// tests that compare against the CPU reference: the interpreter proof
+// (tests/codegen/gemm_interp_test) and the GPU test (tests/jit/gemm_gpu_test).
+// Invariant: every buffer the descriptor reads is filled (C and alpha/beta only when
+// desc.alpha_beta, the f32 bias only when desc.bias), in the layouts asked for.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "dsl/GemmDesc.h"
+#include "dsl/reference/Reference.h"
+#include "tests/jit/RandomInputs.h"
+
+namespace fixbits::testing {
+
+struct GemmShapeMNK {
+  int64_t m, n, k;
+};
+
+inline dsl::reference::GemmProblem random_gemm_problem(const dsl::GemmDesc& d, GemmShapeMNK s,
+                                                       bool a_row, bool b_row,
+                                                       std::mt19937_64& rng, Mix mix,
+                                                       bool specials) {
+  dsl::reference::GemmProblem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a_row_major = a_row;
+  p.b_row_major = b_row;
+  p.a = random_bits(d.a_dtype, static_cast<size_t>(s.m * s.k), rng, mix, specials);
+  p.b = random_bits(d.b_dtype, static_cast<size_t>(s.k * s.n), rng, mix, specials);
+  if (d.alpha_beta) {
+    p.c = random_bits(d.out_dtype, static_cast<size_t>(s.m * s.n), rng, mix, false);
+    p.alpha = 0.75f;
+    p.beta = -1.5f;
+  }
+  if (d.bias) p.bias = random_bits(DType::kF32, static_cast<size_t>(s.n), rng, mix);
+  return p;
+}
+
+}  // namespace fixbits::testing
