@@ -8,7 +8,7 @@
 //   bar.sync 0
 //   d_r = acc_r                                 r = 0..31, (i, j) = (l, r) ; fma_chains
 //   d_r = fma.rn.f32(smem[pad(8i + k)], smem[B + pad(32k + j)], d_r)   k = 0, 1, ..., 7
-// pad(x) = x + x/32 (convert_layout's padding), B = pad-size of a (264 floats).
+// pad(x) = padded_index(x) = x + x/32 (LowerReduce.h, as convert_layout), B = padded_slots(a) (264).
 // K > kDotUnrollK: the same body in one loop over k carrying all d registers.
 #include "codegen/LowerDot.h"
 
@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "codegen/LowerReduce.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
@@ -26,27 +27,13 @@
 namespace fixbits::codegen {
 namespace {
 
-// Floats a staged tile of `elems` elements takes with one pad slot per 32.
-int64_t padded_size(int64_t elems) { return elems + elems / 32; }
-
-llvm::Value* pad(llvm::IRBuilder<>& b, llvm::Value* flat) {
-  return b.CreateAdd(flat, b.CreateLShr(flat, 5));
-}
-
-// Bytes of a shared-memory global's type (arrays of scalars, nested or not).
-int64_t type_bytes(llvm::Type* t) {
-  if (auto* a = llvm::dyn_cast<llvm::ArrayType>(t)) {
-    return static_cast<int64_t>(a->getNumElements()) * type_bytes(a->getElementType());
-  }
-  return static_cast<int64_t>(t->getPrimitiveSizeInBits().getFixedValue() / 8);
-}
-
 // Static shared memory the kernel's module holds so far.
 int64_t module_smem_bytes(const LoweringContext& ctx) {
+  const llvm::DataLayout& dl = ctx.module.getDataLayout();
   int64_t total = 0;
   for (const llvm::GlobalVariable& g : ctx.module.globals()) {
     if (g.getAddressSpace() == ctx.target.shared_address_space()) {
-      total += type_bytes(g.getValueType());
+      total += static_cast<int64_t>(dl.getTypeAllocSize(g.getValueType()).getFixedValue());
     }
   }
   return total;
@@ -67,13 +54,13 @@ Staged stage_operands(LoweringContext& ctx, const Lowered& a, const Lowered& b, 
                       int64_t b_elems) {
   llvm::IRBuilder<>& bld = ctx.b;
   Staged s;
-  s.b_base = padded_size(a_elems);
-  s.buf = alternating_buffers(ctx, padded_size(a_elems) + padded_size(b_elems), "dot");
+  s.b_base = padded_slots(a_elems);
+  s.buf = alternating_buffers(ctx, padded_slots(a_elems) + padded_slots(b_elems), "dot");
   auto write = [&](const Lowered& t, int64_t base) {
     for (size_t r = 0; r < t.regs.size(); ++r) {
       llvm::Value* v = t.regs[r];
       if (!v->getType()->isFloatTy()) v = bld.CreateFPExt(v, bld.getFloatTy());  // exact
-      llvm::Value* slot = pad(bld, emit_flat_index(ctx, t.layout, static_cast<int64_t>(r)));
+      llvm::Value* slot = padded_index(bld, emit_flat_index(ctx, t.layout, static_cast<int64_t>(r)));
       slot = bld.CreateAdd(slot, bld.getInt32(static_cast<uint32_t>(base)));
       bld.CreateAlignedStore(v, smem_at(bld, s, slot), llvm::Align(4));
     }
@@ -100,10 +87,10 @@ std::vector<llvm::Value*> fma_chains(LoweringContext& ctx, const Staged& s, cons
   }
   // One step of register r's chain at k (an i32 value).
   auto step = [&](size_t r, llvm::Value* k, llvm::Value* acc) {
-    llvm::Value* a_slot = pad(bld, bld.CreateAdd(a_row[r], k));
+    llvm::Value* a_slot = padded_index(bld, bld.CreateAdd(a_row[r], k));
     llvm::Value* b_flat = bld.CreateAdd(bld.CreateMul(k, bld.getInt32(static_cast<uint32_t>(n_extent))),
                                         b_col[r]);
-    llvm::Value* b_slot = bld.CreateAdd(pad(bld, b_flat), bld.getInt32(static_cast<uint32_t>(s.b_base)));
+    llvm::Value* b_slot = bld.CreateAdd(padded_index(bld, b_flat), bld.getInt32(static_cast<uint32_t>(s.b_base)));
     llvm::Value* av = bld.CreateAlignedLoad(f32, smem_at(bld, s, a_slot), llvm::Align(4));
     llvm::Value* bv = bld.CreateAlignedLoad(f32, smem_at(bld, s, b_slot), llvm::Align(4));
     return bld.CreateIntrinsic(llvm::Intrinsic::fma, {f32}, {av, bv, acc});
@@ -150,7 +137,7 @@ absl::StatusOr<Lowered> lower_dot(LoweringContext& ctx, const tile::Op& op, int 
     return absl::InternalError(absl::StrFormat("dot #%d: an operand was not lowered as a rank-2 tile", n));
   }
   const int64_t m = at.shape[0], k = at.shape[1], nn = bt.shape[1];
-  const int64_t staged = 4 * 2 * (padded_size(m * k) + padded_size(k * nn));
+  const int64_t staged = 4 * 2 * (padded_slots(m * k) + padded_slots(k * nn));
   const int64_t before = module_smem_bytes(ctx);
   if (before + staged > kDotSmemBytes) {
     return absl::UnimplementedError(absl::StrFormat(

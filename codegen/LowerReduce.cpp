@@ -148,6 +148,10 @@ llvm::Value* emit_flat_index(LoweringContext& ctx, const Layout& l, int64_t reg)
   return flat;
 }
 
+llvm::Value* padded_index(llvm::IRBuilder<>& b, llvm::Value* flat) {
+  return b.CreateAdd(flat, b.CreateLShr(flat, 5));
+}
+
 namespace {
 
 // convert_layout: every thread writes its registers to shared memory at their
@@ -157,10 +161,9 @@ std::vector<llvm::Value*> convert_layout(LoweringContext& ctx, const Layout& fro
                                          const std::vector<llvm::Value*>& regs_in, const Layout& to) {
   llvm::IRBuilder<>& b = ctx.b;
   const int64_t elems = from.shape[0] * (rank(from) == 2 ? from.shape[1] : 1);
-  SmemBuffer buf = alternating_buffers(ctx, elems + elems / 32, "convert");
+  SmemBuffer buf = alternating_buffers(ctx, padded_slots(elems), "convert");
   auto slot = [&](llvm::Value* flat) {
-    llvm::Value* padded = b.CreateAdd(flat, b.CreateLShr(flat, 5));
-    return b.CreateInBoundsGEP(buf.ty, buf.base, {b.getInt32(0), padded});
+    return b.CreateInBoundsGEP(buf.ty, buf.base, {b.getInt32(0), padded_index(b, flat)});
   };
   for (size_t r = 0; r < regs_in.size(); ++r) {
     b.CreateAlignedStore(regs_in[r], slot(emit_flat_index(ctx, from, static_cast<int64_t>(r))),

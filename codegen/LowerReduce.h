@@ -34,5 +34,10 @@ struct SmemBuffer {
 SmemBuffer alternating_buffers(LoweringContext& ctx, int64_t n, const char* what);
 // The row-major index of register `reg` of this thread in layout `l`, as i32 IR.
 llvm::Value* emit_flat_index(LoweringContext& ctx, const Layout& l, int64_t reg);
+// A tile staged through shared memory by its row-major index i sits at slot
+// i + i/32 (one pad slot per 32, so row-major writes and column reads miss bank
+// conflicts): padded_slots(n) slots hold n elements, padded_index(i) is i's slot.
+inline int64_t padded_slots(int64_t elems) { return elems + elems / 32; }
+llvm::Value* padded_index(llvm::IRBuilder<>& b, llvm::Value* flat);
 
 }  // namespace fixbits::codegen
