@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "codegen/Compile.h"
 #include "dsl/tile/GemmProgram.h"
+#include "tests/dsl/tile/BlockedGemmConfig.h"
 
 namespace fixbits::codegen {
 namespace {
@@ -261,12 +262,7 @@ TEST(GemmCompile, WgmmaEmitsTheWarpgroupInstruction) {
   }
 }
 
-GemmConfig blocked(int warps, int wm, int wn) {
-  GemmConfig c{warps, 1, 1};
-  c.warp_m_tiles = wm;
-  c.warp_n_tiles = wn;
-  return c;
-}
+using testing::blocked;
 
 // Register blocking: a warp's WM x WN tiles are WM*WN mma.sync per k-group (A and B
 // fragments loaded once each), and wgmma becomes WM m64n(8*WN) instructions per

@@ -19,6 +19,7 @@
 #include "tests/codegen/ProgramInterpreter.h"
 #include "tests/jit/RandomGemmProblem.h"
 #include "tests/jit/RandomInputs.h"
+#include "tests/dsl/tile/BlockedGemmConfig.h"
 
 namespace fixbits {
 namespace {
@@ -36,15 +37,7 @@ struct Shape {
   int64_t m, n, k;
 };
 
-GemmConfig blocked(int warps, int wm, int wn) {
-  GemmConfig c;
-  c.warps = warps;
-  c.rows_per_thread = 1;
-  c.block_n = 1;
-  c.warp_m_tiles = wm;
-  c.warp_n_tiles = wn;
-  return c;
-}
+using testing::blocked;
 
 // Runs every block of the grid of `d` under `cfg` through the interpreter; the
 // output starts as all-ones bits, so an element no block writes is a mismatch.

@@ -22,6 +22,7 @@
 #include "tests/jit/RandomGemmProblem.h"
 #include "tests/jit/RandomInputs.h"
 #include "tests/jit/SeededGpuTest.h"
+#include "tests/dsl/tile/BlockedGemmConfig.h"
 
 namespace fixbits {
 namespace {
@@ -218,12 +219,7 @@ TEST_F(GemmGpuTest, WgmmaMatchesReference) {
   expect_reference(deep, {4, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
 }
 
-GemmConfig blocked(int warps, int wm, int wn) {
-  GemmConfig c{warps, 1, 1};
-  c.warp_m_tiles = wm;
-  c.warp_n_tiles = wn;
-  return c;
-}
+using testing::blocked;
 
 // Register blocking (warp_m_tiles x warp_n_tiles 16x8 tiles per warp) moves no bit:
 // every blocked knob setting equals the reference and the old one-tile-per-warp

@@ -4,6 +4,7 @@
 // Status naming the field; launch shapes cover every output exactly once; register
 // blocking multiplies the matrix instructions per k-group, never the tree.
 #include "dsl/tile/GemmProgram.h"
+#include "tests/dsl/tile/BlockedGemmConfig.h"
 
 #include <gtest/gtest.h>
 
@@ -278,12 +279,7 @@ TEST(GemmProgram, BadOrUnsupportedDescriptorsNameTheFieldAndWideGemvBuilds) {
   EXPECT_EQ(gemv_outputs_per_block(wide, {2, 1, 1}), 2);
 }
 
-GemmConfig blocked(int warps, int wm, int wn) {
-  GemmConfig c{warps, 1, 1};
-  c.warp_m_tiles = wm;
-  c.warp_n_tiles = wn;
-  return c;
-}
+using testing::blocked;
 
 // Register blocking: the knobs are checked by name; a blocked warp issues one
 // mma_sync per 16x8 tile (wgmma: one wide instruction per row tile) in the group
