@@ -46,12 +46,6 @@ absl::StatusOr<std::vector<uint32_t>> run_columns(const ReduceDesc& d, const Red
   return mem["y"].bits;
 }
 
-// The interpreter in this tree may predate rank-2 reduces (it then refuses them).
-bool interpreter_lacks_rank2(const absl::Status& s) {
-  return s.message().find("only rank-1 reduces are interpreted") != std::string::npos ||
-         s.message().find("spread over lanes or warps") != std::string::npos;
-}
-
 TEST(ColumnReduce, BitIdenticalToReferenceForEveryShapeAndKnob) {
   int cases = 0;
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
@@ -72,10 +66,6 @@ TEST(ColumnReduce, BitIdenticalToReferenceForEveryShapeAndKnob) {
                                  ReduceConfig{.warps = 8, .elems_per_thread = 16},
                                  ReduceConfig{.warps = 2, .elems_per_thread = 8, .lanes = 64}}) {
             auto got = run_columns(d, c, p);
-            if (!got.ok() && interpreter_lacks_rank2(got.status())) {
-              GTEST_SKIP() << "tests/codegen/ProgramInterpreter.h does not interpret rank-2 reduces "
-                              "yet (it must call codegen::simulate_reduce_op): " << got.status();
-            }
             ASSERT_TRUE(got.ok()) << dsl::to_string(d) << " warps=" << c.warps << ": " << got.status();
             ASSERT_EQ(*got, *ref) << dsl::to_string(d) << " rows=" << rows << " cols=" << cols
                                   << " warps=" << c.warps << " ept=" << c.elems_per_thread
