@@ -13,8 +13,9 @@
 // row's first pass kept in registers: a row of at most one pass is read once). The
 // label says which won (bpr=1: one block per row; keep=1: first pass kept; such a
 // kernel has the same bits but is not yet in the checker's one pinned class).
-// Timings are manual (CUDA events around one launch), reported as the median of
-// --benchmark_repetitions. Without a GPU every benchmark reports the skip reason.
+// Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
+// launches, divided), reported as the median of --benchmark_repetitions; the
+// counter vs_copy is the copy kernel's time for the same bytes over the case's. Without a GPU every benchmark reports the skip reason.
 //
 // Run: reduce_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 // Time (estimate, H200): 53 timed cases (2 copy, 48 reductions, 3 latency). A case is
@@ -27,6 +28,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -93,7 +96,20 @@ std::shared_ptr<runtime::Device> device_or_null(std::string* why) {
   return *dev;
 }
 
-// Milliseconds of one call of `launch`, from CUDA events (after warm-up).
+// Launches timed together between one pair of CUDA events, then divided: a single
+// launch of a 20 us reduction would otherwise count the event and launch latency
+// (about 2-4 us) as kernel time, which a 600 us copy does not feel. Back-to-back
+// launches of one kernel still pay each launch's ramp-up and tail.
+int batch() {
+  static const int n = [] {
+    const char* v = std::getenv("FIXBITS_BENCH_BATCH");
+    const int b = v ? std::atoi(v) : 10;
+    return b >= 1 ? b : 1;
+  }();
+  return n;
+}
+
+// Milliseconds per call of `launch`, from CUDA events around batch() calls.
 template <typename F>
 absl::StatusOr<float> time_once(runtime::Device& dev, F&& launch) {
   auto start = dev.create_event();
@@ -101,10 +117,14 @@ absl::StatusOr<float> time_once(runtime::Device& dev, F&& launch) {
   if (!start.ok()) return start.status();
   if (!stop.ok()) return stop.status();
   if (auto s = start->record(); !s.ok()) return s;
-  if (auto s = launch(); !s.ok()) return s;
+  for (int i = 0; i < batch(); ++i) {
+    if (auto s = launch(); !s.ok()) return s;
+  }
   if (auto s = stop->record(); !s.ok()) return s;
   if (auto s = stop->synchronize(); !s.ok()) return s;
-  return stop->elapsed_ms_since(*start);
+  auto ms = stop->elapsed_ms_since(*start);
+  if (!ms.ok()) return ms.status();
+  return *ms / static_cast<float>(batch());
 }
 
 template <typename F>
@@ -122,28 +142,55 @@ absl::StatusOr<float> median_ms(runtime::Device& dev, F&& launch, int n) {
   return t[n / 2];
 }
 
+// The copy kernel over `bytes` (read, and as many written), on buffers kept for the
+// process (grown when a larger copy is asked for).
+struct CopyKernel {
+  std::optional<runtime::Buffer> src, dst;
+  std::optional<runtime::Kernel> kernel;
+  std::shared_ptr<runtime::Module> module;
+};
+absl::StatusOr<std::function<absl::Status()>> copy_launch(runtime::Device& dev, size_t bytes) {
+  static CopyKernel ck;
+  if (!ck.module) {
+    auto mod = dev.load_module(kCopyPtx);
+    if (!mod.ok()) return mod.status();
+    auto k = (*mod)->kernel("fixbits_copy");
+    if (!k.ok()) return k.status();
+    ck.module = *std::move(mod);
+    ck.kernel.emplace(*std::move(k));
+  }
+  bytes = (bytes + 15) / 16 * 16;
+  if (!ck.src || ck.src->size() < bytes) {
+    ck.src.reset();
+    ck.dst.reset();
+    auto src = dev.alloc(bytes);
+    if (!src.ok()) return src.status();
+    auto dst = dev.alloc(bytes);
+    if (!dst.ok()) return dst.status();
+    if (auto s = src->fill_bytes(1); !s.ok()) return s;
+    ck.src.emplace(*std::move(src));
+    ck.dst.emplace(*std::move(dst));
+  }
+  const uint64_t n16 = bytes / 16;
+  const uint32_t blocks = static_cast<uint32_t>(dev.info().multiprocessor_count * 8);
+  return std::function<absl::Status()>([n16, blocks] {
+    runtime::LaunchConfig cfg{.grid = {blocks}, .block = {512}};
+    return ck.kernel->launch(cfg, {runtime::KernelArg::pointer(*ck.src),
+                                   runtime::KernelArg::pointer(*ck.dst),
+                                   runtime::KernelArg::scalar<uint64_t>(n16)});
+  });
+}
+
 void BM_CopyBandwidth(benchmark::State& state) {
   std::string why;
   auto dev = device_or_null(&why);
   if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
   const size_t bytes = static_cast<size_t>(state.range(0)) << 20;
-  auto src = dev->alloc(bytes);
-  auto dst = dev->alloc(bytes);
-  auto mod = dev->load_module(kCopyPtx);
-  if (!src.ok() || !dst.ok() || !mod.ok()) return state.SkipWithError("copy setup failed");
-  auto k = (*mod)->kernel("fixbits_copy");
-  if (!k.ok()) return state.SkipWithError("copy kernel missing");
-  src->fill_bytes(1).IgnoreError();
-  const uint64_t n16 = bytes / 16;
-  auto launch = [&] {
-    runtime::LaunchConfig cfg{.grid = {static_cast<uint32_t>(dev->info().multiprocessor_count * 8)},
-                              .block = {512}};
-    return k->launch(cfg, {runtime::KernelArg::pointer(*src), runtime::KernelArg::pointer(*dst),
-                           runtime::KernelArg::scalar<uint64_t>(n16)});
-  };
-  for (int i = 0; i < 3; ++i) launch().IgnoreError();
+  auto launch = copy_launch(*dev, bytes);
+  if (!launch.ok()) return state.SkipWithError(std::string(launch.status().message()).c_str());
+  for (int i = 0; i < 3; ++i) (*launch)().IgnoreError();
   for (auto _ : state) {
-    auto ms = time_once(*dev, launch);
+    auto ms = time_once(*dev, *launch);
     if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
     state.SetIterationTime(*ms / 1e3);
   }
@@ -183,6 +230,7 @@ struct TunedCase {
   std::tuple<int, int, int, DType, int64_t, int64_t> key;
   std::optional<jit::ReduceRunner> best;
   dsl::ReduceConfig cfg;
+  float copy_ms = 0;  // the copy kernel moving the same bytes (half read, half written)
   std::string error;  // non-empty: no candidate compiled and ran
 };
 
@@ -211,7 +259,7 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
   auto key = std::make_tuple(static_cast<int>(desc.op), static_cast<int>(desc.order),
                              static_cast<int>(desc.axis), desc.in_dtype, rows, cols);
   if (tc.key == key && (tc.best || !tc.error.empty())) return tc;
-  tc = TunedCase{.key = key, .best = std::nullopt, .cfg = {}, .error = ""};  // frees the previous case's output buffers
+  tc = TunedCase{.key = key, .best = std::nullopt, .cfg = {}, .copy_ms = 0, .error = ""};  // frees the previous case's output buffers
   const jit::ReduceRunner* in = uploaded_inputs(dev, desc, rows, cols);
   if (in == nullptr) {
     tc.error = "input upload failed";
@@ -250,7 +298,13 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
       tc.cfg = c;
     }
   }
-  if (!tc.best) tc.error = "no configuration compiled and ran";
+  if (!tc.best) {
+    tc.error = "no configuration compiled and ran";
+    return tc;
+  }
+  auto copy = copy_launch(*dev, tc.best->bytes_moved() / 2);
+  auto copy_ms = copy.ok() ? median_ms(*dev, *copy, 20) : absl::StatusOr<float>(copy.status());
+  if (copy_ms.ok()) tc.copy_ms = *copy_ms;
   return tc;
 }
 
@@ -270,19 +324,25 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
   if (!tc.best) return state.SkipWithError(tc.error.c_str());
   const jit::ReduceRunner& best = *tc.best;
   for (int i = 0; i < 3; ++i) best.launch().IgnoreError();  // warm-up of this call
+  double total_ms = 0;
   for (auto _ : state) {
     auto ms = time_once(*dev, [&] { return best.launch(); });
     if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
     state.SetIterationTime(*ms / 1e3);
+    total_ms += *ms;
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * best.bytes_moved()));
+  // Achieved bandwidth as a share of the copy kernel's at the same bytes moved.
+  if (tc.copy_ms > 0 && total_ms > 0) {
+    state.counters["vs_copy"] = tc.copy_ms / (total_ms / static_cast<double>(state.iterations()));
+  }
   state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d", tc.cfg.warps,
                                  tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
                                  tc.cfg.keep_first_pass ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \
-  Args({16384, 1024})->Args({8192, 4096})->Args({2048, 16384})->Args({256, 131072})
+  Args({16384, 1024})->Args({8192, 4096})->Args({2048, 16384})->Args({256, 131072})->Args({32768, 8192})
 
 BENCHMARK_CAPTURE(BM_Reduce, sum_pinned_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kF32)
     ->FIXBITS_REDUCE_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
