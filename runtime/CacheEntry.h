@@ -55,10 +55,14 @@ struct CacheEntry {
   // verifier had not landed, or FIXBITS_VERIFY=off). Never a made-up value.
   std::string signature;
   bool verified = false;
+  // The identity (VerifyHook::identity) of the hook that computed `signature`; empty
+  // when not verified or when that hook promised no stable identity.
+  std::string verified_by;
 
   friend bool operator==(const CacheEntry& a, const CacheEntry& b) {
     return a.text == b.text && a.entry_name == b.entry_name && a.metadata == b.metadata &&
-           a.signature == b.signature && a.verified == b.verified;
+           a.signature == b.signature && a.verified == b.verified &&
+           a.verified_by == b.verified_by;
   }
 };
 

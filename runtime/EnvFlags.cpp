@@ -14,6 +14,11 @@ bool env_switch_off(const char* name) {
   return s == "off" || s == "0" || s == "false" || s == "no";
 }
 
+bool env_equals(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && absl::AsciiStrToLower(v) == absl::AsciiStrToLower(value);
+}
+
 std::string default_cache_dir() {
   if (const char* d = std::getenv("FIXBITS_CACHE_DIR"); d != nullptr && d[0] != '\0') return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && x[0] != '\0') {

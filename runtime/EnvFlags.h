@@ -5,6 +5,8 @@
 // can set and unset variables.
 //   FIXBITS_CACHE=off    the kernel cache (memory and disk) is bypassed
 //   FIXBITS_VERIFY=off   the verify hook is skipped; entries are marked unverified
+//   FIXBITS_VERIFY_DISK=recheck  disk cache entries are walked again even when signed
+//                        by the current checker build (KernelLoader.h)
 //   FIXBITS_CACHE_DIR    where disk entries live (default: $XDG_CACHE_HOME/fixbits,
 //                        else $HOME/.cache/fixbits)
 #pragma once
@@ -14,6 +16,9 @@
 namespace fixbits::runtime {
 
 bool env_switch_off(const char* name);
+
+// True when variable `name` is set to `value` (any case).
+bool env_equals(const char* name, const char* value);
 
 // The cache directory from FIXBITS_CACHE_DIR / XDG_CACHE_HOME / HOME; empty when none
 // of them is set (the disk cache is then unused).

@@ -67,6 +67,11 @@ absl::Status check_built(const CacheKey& key, const CacheEntry& e) {
         "signature is present exactly when the entry is verified.",
         e.entry_name, e.verified ? "true" : "false", e.signature.empty() ? "empty" : "non-empty"));
   }
+  if (!e.verified && !e.verified_by.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "The kernel builder for entry %s returned verified_by=%s for an unverified entry.",
+        e.entry_name, e.verified_by));
+  }
   return absl::OkStatus();
 }
 

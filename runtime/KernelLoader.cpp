@@ -1,12 +1,13 @@
 // KernelLoader: see KernelLoader.h. The steps, in order:
 //   get_or_build(key, build + verify)  -> entry (memory | disk | built)
-//   verify again unless just built or a verified memory hit -> outcome, checked
-//                                         against the stored one
+//   verify again unless just built, a verified memory hit, or a disk entry signed
+//   under the registered hook's identity  -> outcome, checked against the stored one
 //   device.load_module(entry.text)     -> module
 //   module.kernel(entry.entry_name)    -> kernel
 #include "runtime/KernelLoader.h"
 
 #include "absl/strings/str_format.h"
+#include "runtime/EnvFlags.h"
 
 namespace fixbits::runtime {
 
@@ -19,6 +20,7 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
     if (!v.ok()) return v.status();
     built->signature = v->signature;
     built->verified = v->verified;
+    built->verified_by = v->identity;
     return built;
   };
   absl::StatusOr<CacheHit> hit = cache.get_or_build(key, build_and_verify);
@@ -30,10 +32,25 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
   VerifyOutcome outcome{entry.signature, entry.verified,
                         hit->source == CacheSource::kBuilt ? "cache build" : "memory cache"};
   // A memory hit is the very entry this process built (or read and checked) and
-  // verified: checking it again would only repeat the same walk. A disk entry may
-  // come from another process or verifier version, so it is checked again.
+  // verified: checking it again would only repeat the same walk. A disk entry (its
+  // bytes checksummed by the cache) signed under the identity of the hook registered
+  // now is that hook's proof of these very bytes: the walk would return the stored
+  // signature again. Any other disk entry -- unverified, signed by another checker
+  // build or by a hook without an identity -- is checked again, and so is every disk
+  // entry under FIXBITS_VERIFY_DISK=recheck.
   const bool proven_here = hit->source == CacheSource::kMemory && entry.verified;
-  if (hit->source != CacheSource::kBuilt && !proven_here) {
+  bool proven_on_disk = false;
+  if (hit->source == CacheSource::kDisk && entry.verified && !entry.verified_by.empty() &&
+      !env_switch_off("FIXBITS_VERIFY") && !env_equals("FIXBITS_VERIFY_DISK", "recheck")) {
+    std::shared_ptr<const VerifyHook> hook = verify_hook();
+    if (hook->checks() && hook->identity() == entry.verified_by) {
+      proven_on_disk = true;
+      outcome = VerifyOutcome{entry.signature, true,
+                              absl::StrFormat("disk cache (signed by %s)", entry.verified_by),
+                              entry.verified_by};
+    }
+  }
+  if (hit->source != CacheSource::kBuilt && !proven_here && !proven_on_disk) {
     absl::StatusOr<VerifyOutcome> v = verify_before_load(entry.text, key.target);
     if (!v.ok()) return v.status();
     if (entry.verified && v->verified && v->signature != entry.signature) {

@@ -3,9 +3,11 @@
 //
 // Contract: every text is passed to verify_before_load() (VerifyHook.h) before the
 // driver sees it -- a freshly built text once, inside the build so its outcome is
-// stored with the cache entry; a text from the disk cache (or an unverified one
-// from memory) again on each load. A verified memory hit is the entry this process
-// already checked and is not walked again. A hook error stops the load. When a checking hook's fresh signature differs
+// stored with the cache entry, with the hook's identity; a text from the disk cache
+// (or an unverified one from memory) again on each load, unless the disk entry was
+// signed under the identity of the hook registered now (the same checker build: the
+// walk would repeat the stored signature; FIXBITS_VERIFY_DISK=recheck walks it anyway).
+// A verified memory hit is the entry this process already checked and is not walked again. A hook error stops the load. When a checking hook's fresh signature differs
 // from a verified signature stored with the entry, the load fails (DataLoss) rather
 // than run a kernel whose proof does not match. `build` fills text, entry_name and
 // metadata; its signature/verified fields are overwritten by the hook's outcome.

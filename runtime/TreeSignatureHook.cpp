@@ -4,11 +4,16 @@
 #include "runtime/TreeSignatureHook.h"
 
 #include "absl/strings/str_format.h"
+#include "runtime/VerifySourceHash.h"
 
 namespace fixbits::runtime {
 
 verify::Target verify_target(std::string_view target) {
   return target.substr(0, 3) == "gfx" ? verify::Target::kGcn : verify::Target::kPtx;
+}
+
+std::string TreeSignatureHook::identity() const {
+  return std::string("tree-signature@") + FIXBITS_VERIFY_SOURCE_HASH;
 }
 
 absl::StatusOr<std::string> TreeSignatureHook::signature(std::string_view text,

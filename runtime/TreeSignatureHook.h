@@ -28,6 +28,9 @@ verify::Target verify_target(std::string_view target);
 class TreeSignatureHook final : public VerifyHook {
  public:
   std::string_view name() const override { return "tree-signature"; }
+  // "tree-signature@" + a hash of the verify/ sources this binary was built from
+  // (generated at build time), so a changed checker never trusts an older proof.
+  std::string identity() const override;
   absl::StatusOr<std::string> signature(std::string_view text,
                                         std::string_view target) const override;
 };

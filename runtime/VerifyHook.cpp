@@ -37,7 +37,7 @@ std::shared_ptr<const VerifyHook> verify_hook() {
 }
 
 absl::StatusOr<VerifyOutcome> verify_before_load(std::string_view text, std::string_view target) {
-  if (env_switch_off("FIXBITS_VERIFY")) return VerifyOutcome{"", false, "off"};
+  if (env_switch_off("FIXBITS_VERIFY")) return VerifyOutcome{"", false, "off", ""};
   std::shared_ptr<const VerifyHook> hook = verify_hook();
   absl::StatusOr<std::string> sig = hook->signature(text, target);
   const std::string hook_name(hook->name());
@@ -46,14 +46,14 @@ absl::StatusOr<VerifyOutcome> verify_before_load(std::string_view text, std::str
                         absl::StrFormat("The verify hook '%s' rejected the %s kernel: %s",
                                         hook_name, std::string(target), sig.status().message()));
   }
-  if (!hook->checks()) return VerifyOutcome{"", false, hook_name};
+  if (!hook->checks()) return VerifyOutcome{"", false, hook_name, ""};
   if (sig->empty()) {
     return absl::InternalError(absl::StrFormat(
         "The verify hook '%s' returned an empty signature for a %s kernel; a checking hook "
         "must return a signature or an error.",
         hook_name, std::string(target)));
   }
-  return VerifyOutcome{*std::move(sig), true, hook_name};
+  return VerifyOutcome{*std::move(sig), true, hook_name, hook->identity()};
 }
 
 }  // namespace fixbits::runtime

@@ -31,6 +31,12 @@ class VerifyHook {
   // return a non-empty signature or an error saying what is wrong with the text.
   virtual absl::StatusOr<std::string> signature(std::string_view text,
                                                 std::string_view target) const = 0;
+  // What this hook computes, as a stable name: two hooks with the same non-empty
+  // identity return the same signature for every text (e.g. "tree-signature@<hash of
+  // the checker's sources>"). A disk cache entry signed under the current identity is
+  // loaded on its stored proof instead of being walked again (KernelLoader.h). Empty:
+  // no such promise, so entries it signed are checked again on every disk load.
+  virtual std::string identity() const { return ""; }
 };
 
 // The placeholder hook: checks nothing and says so.
@@ -52,6 +58,7 @@ struct VerifyOutcome {
   std::string signature;  // empty when not verified
   bool verified = false;
   std::string hook_name;  // which hook ran ("unverified", or "off" when skipped)
+  std::string identity;   // the hook's identity() when it checked, else empty
 };
 
 // Runs the registered hook on `text` unless FIXBITS_VERIFY=off. A checking hook that

@@ -42,9 +42,33 @@ TEST(CacheFile, RoundTripsVerifiedSignature) {
   CacheEntry e = entry();
   e.signature = "tree:9f3a";
   e.verified = true;
+  e.verified_by = "tree-signature@0123456789abcdef";
   absl::StatusOr<CacheEntry> back = decode_cache_file(encode_cache_file(key(), e), key());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, e);
+  EXPECT_EQ(back->verified_by, "tree-signature@0123456789abcdef");
+}
+
+TEST(CacheFile, SignerWithoutVerifiedFlagIsRejected) {
+  CacheEntry e = entry();
+  e.verified_by = "tree-signature@1";  // names a signer but carries no signature
+  absl::StatusOr<CacheEntry> r = decode_cache_file(encode_cache_file(key(), e), key());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("names the hook"), absl::string_view::npos) << r.status();
+}
+
+TEST(CacheFile, VersionOneEntryIsRefused) {
+  // A version 1 file (no verified_by field) with a correct checksum: the reader must
+  // refuse it by version, so the cache rebuilds it, never misread its payload.
+  std::string bytes = encode_cache_file(key(), entry());
+  bytes[8] = 1;
+  const std::string body = bytes.substr(0, bytes.size() - 8);
+  const uint64_t sum = fnv1a64(body);
+  for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  absl::StatusOr<CacheEntry> r = decode_cache_file(bytes, key());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("format version 1"), absl::string_view::npos) << r.status();
 }
 
 TEST(CacheFile, EveryFlippedByteIsRejected) {

@@ -264,7 +264,7 @@ TEST_F(DriverGpuTest, LoaderBuildsOnceThenHitsMemory) {
   int builds = 0;
   auto build = [&]() -> absl::StatusOr<CacheEntry> {
     ++builds;
-    return CacheEntry{kAddOnePtx, "add_one", "", "", false};
+    return CacheEntry{kAddOnePtx, "add_one", "", "", false, ""};
   };
   const CacheKey key{"add_one_test", "sm_90"};
   absl::StatusOr<LoadedKernel> first = load_kernel(device(), cache, key, build);

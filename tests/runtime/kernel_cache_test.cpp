@@ -253,9 +253,9 @@ TEST(KernelCache, BuildErrorIsReturnedAndNotCached) {
 
 TEST(KernelCache, MalformedBuiltEntryIsRejected) {
   KernelCache cache(KernelCache::Options{true, ""});
-  auto empty_text = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"", "k", "", "", false}; };
-  auto no_name = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"t", "", "", "", false}; };
-  auto fake_sig = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"t", "k", "", "sig", false}; };
+  auto empty_text = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"", "k", "", "", false, ""}; };
+  auto no_name = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"t", "", "", "", false, ""}; };
+  auto fake_sig = []() -> absl::StatusOr<CacheEntry> { return CacheEntry{"t", "k", "", "sig", false, ""}; };
   EXPECT_EQ(cache.get_or_build(key("a"), empty_text).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.get_or_build(key("b"), no_name).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(cache.get_or_build(key("c"), fake_sig).status().code(), absl::StatusCode::kInvalidArgument);
@@ -286,7 +286,7 @@ TEST(KernelCache, ConcurrentCallersBuildOnce) {
   auto slow = [&]() -> absl::StatusOr<CacheEntry> {
     ++calls;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    return CacheEntry{"// slow", "kern", "", "", false};
+    return CacheEntry{"// slow", "kern", "", "", false, ""};
   };
   constexpr int kThreads = 8;
   std::vector<CacheHit> hits(kThreads);

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include <functional>
+
 #include "gtest/gtest.h"
 #include "tests/runtime/FakeDriver.h"
 #include "tests/runtime/TempDir.h"
@@ -18,10 +20,13 @@ using testing::FakeDriver;
 constexpr const char* kText = ".visible .entry add_one(.param .u64 p) { ret; }";
 
 // Signs a text with a prefix and its length; rejects texts containing "bad".
+// With an identity, it promises the same signature as any hook of that identity.
 class PrefixHook final : public VerifyHook {
  public:
-  explicit PrefixHook(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit PrefixHook(std::string prefix, std::string identity = "")
+      : prefix_(std::move(prefix)), identity_(std::move(identity)) {}
   std::string_view name() const override { return "prefix"; }
+  std::string identity() const override { return identity_; }
   absl::StatusOr<std::string> signature(std::string_view text, std::string_view) const override {
     ++calls;
     if (text.find("bad") != std::string_view::npos) {
@@ -33,6 +38,7 @@ class PrefixHook final : public VerifyHook {
 
  private:
   std::string prefix_;
+  std::string identity_;
 };
 
 class KernelLoaderTest : public ::testing::Test {
@@ -41,13 +47,17 @@ class KernelLoaderTest : public ::testing::Test {
   // starts from the hook that checks nothing and registers its own where it matters.
   void SetUp() override {
     unsetenv("FIXBITS_VERIFY");
+    unsetenv("FIXBITS_VERIFY_DISK");
     set_verify_hook(std::make_shared<UnverifiedHook>());
   }
-  void TearDown() override { set_verify_hook(nullptr); }
+  void TearDown() override {
+    set_verify_hook(nullptr);
+    unsetenv("FIXBITS_VERIFY_DISK");
+  }
 
   absl::StatusOr<CacheEntry> build(const std::string& text = kText) {
     ++builds;
-    return CacheEntry{text, "add_one", "meta", "", false};
+    return CacheEntry{text, "add_one", "meta", "", false, ""};
   }
 
   std::shared_ptr<FakeDriver> driver = std::make_shared<FakeDriver>();
@@ -117,6 +127,65 @@ TEST_F(KernelLoaderTest, DiskEntryWhoseSignatureNoLongerMatchesIsRefused) {
   EXPECT_EQ(driver->loaded_images.size(), 1u);  // only the first, verified load
 }
 
+// Writes the entry through one cache with `writer_hook`, then loads it from disk in a
+// fresh cache under `reader_hook`; returns the load.
+absl::StatusOr<LoadedKernel> write_then_read_from_disk(
+    const Device& device, const CacheKey& key, const std::string& dir,
+    std::shared_ptr<PrefixHook> writer_hook, std::shared_ptr<PrefixHook> reader_hook,
+    const std::function<absl::StatusOr<CacheEntry>()>& build) {
+  set_verify_hook(writer_hook);
+  {
+    KernelCache writer({true, dir});
+    absl::StatusOr<LoadedKernel> k = load_kernel(device, writer, key, build);
+    if (!k.ok()) return k.status();
+  }
+  set_verify_hook(reader_hook);
+  KernelCache reader({true, dir});
+  return load_kernel(device, reader, key, build);
+}
+
+TEST_F(KernelLoaderTest, DiskEntrySignedUnderTheCurrentIdentityLoadsOnItsProof) {
+  testing::TempDir dir;
+  auto writer = std::make_shared<PrefixHook>("sig:", "prefix@1");
+  auto reader = std::make_shared<PrefixHook>("sig:", "prefix@1");
+  absl::StatusOr<LoadedKernel> k =
+      write_then_read_from_disk(device, key, dir.path(), writer, reader, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->source, CacheSource::kDisk);
+  EXPECT_EQ(k->entry->verified_by, "prefix@1");
+  EXPECT_TRUE(k->verify.verified);
+  EXPECT_EQ(k->verify.signature, "sig:" + std::to_string(std::string(kText).size()));
+  EXPECT_EQ(k->verify.hook_name, "disk cache (signed by prefix@1)");
+  EXPECT_EQ(writer->calls, 1);
+  EXPECT_EQ(reader->calls, 0);  // not walked again
+  EXPECT_EQ(builds, 1);
+}
+
+TEST_F(KernelLoaderTest, DiskEntrySignedByAnotherCheckerBuildIsWalkedAgain) {
+  testing::TempDir dir;
+  // Same name, another identity (another checker build) that now signs differently:
+  // the stored proof is not trusted, the walk runs and the mismatch is refused.
+  auto writer = std::make_shared<PrefixHook>("old:", "prefix@1");
+  auto reader = std::make_shared<PrefixHook>("new:", "prefix@2");
+  absl::StatusOr<LoadedKernel> k =
+      write_then_read_from_disk(device, key, dir.path(), writer, reader, [&] { return build(); });
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(reader->calls, 1);
+}
+
+TEST_F(KernelLoaderTest, RecheckSwitchWalksEveryDiskEntry) {
+  testing::TempDir dir;
+  setenv("FIXBITS_VERIFY_DISK", "recheck", 1);
+  auto writer = std::make_shared<PrefixHook>("sig:", "prefix@1");
+  auto reader = std::make_shared<PrefixHook>("sig:", "prefix@1");
+  absl::StatusOr<LoadedKernel> k =
+      write_then_read_from_disk(device, key, dir.path(), writer, reader, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(reader->calls, 1);
+  EXPECT_EQ(k->verify.hook_name, "prefix");
+}
+
 TEST_F(KernelLoaderTest, UnverifiedDiskEntryGetsAFreshVerdict) {
   testing::TempDir dir;
   {
@@ -139,7 +208,7 @@ TEST_F(KernelLoaderTest, UnverifiedDiskEntryGetsAFreshVerdict) {
 TEST_F(KernelLoaderTest, MissingEntryNameIsNotFound) {
   KernelCache cache({true, ""});
   absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&]() -> absl::StatusOr<CacheEntry> {
-    return CacheEntry{kText, "other_kernel", "", "", false};
+    return CacheEntry{kText, "other_kernel", "", "", false, ""};
   });
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kNotFound);

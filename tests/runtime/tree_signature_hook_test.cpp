@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include <cctype>
+
 #include "gtest/gtest.h"
 #include "tests/runtime/AddOnePtx.h"
 #include "runtime/KernelLoader.h"
@@ -41,6 +43,16 @@ class TreeSignatureHookTest : public ::testing::Test {
   }
   TreeSignatureHook hook;
 };
+
+TEST(TreeSignatureHookIdentity, NamesTheCheckerSourcesItWasBuiltFrom) {
+  // "tree-signature@" and 16 hex digits of the verify/ sources' hash (generated at
+  // build time): the key under which a disk entry's stored proof is trusted.
+  const std::string id = TreeSignatureHook().identity();
+  ASSERT_EQ(id.size(), std::string("tree-signature@").size() + 16) << id;
+  EXPECT_EQ(id.substr(0, 15), "tree-signature@");
+  for (char c : id.substr(15)) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(c))) << id;
+  EXPECT_EQ(id, TreeSignatureHook().identity());
+}
 
 TEST_F(TreeSignatureHookTest, TargetPicksTheIsa) {
   EXPECT_EQ(verify_target("sm_90a"), verify::Target::kPtx);
@@ -125,7 +137,7 @@ TEST_F(TreeSignatureHookTest, TheLoaderVerifiesWithItByDefault) {
   KernelCache cache({true, ""});
   absl::StatusOr<LoadedKernel> k =
       load_kernel(device, cache, CacheKey{"pinned-sum-w2e8", "sm_90a"},
-                  [&]() -> absl::StatusOr<CacheEntry> { return CacheEntry{*ptx, entry, "", "", false}; });
+                  [&]() -> absl::StatusOr<CacheEntry> { return CacheEntry{*ptx, entry, "", "", false, ""}; });
   ASSERT_TRUE(k.ok()) << k.status();
   EXPECT_TRUE(k->entry->verified);
   EXPECT_TRUE(k->verify.verified);
@@ -144,7 +156,7 @@ TEST_F(TreeSignatureHookTest, TheLoaderVerifiesWithItByDefault) {
   const size_t images = driver->loaded_images.size();
   absl::StatusOr<LoadedKernel> bad =
       load_kernel(device, cache, CacheKey{"garbage", "sm_90a"}, []() -> absl::StatusOr<CacheEntry> {
-        return CacheEntry{"not a kernel .entry x", "x", "", "", false};
+        return CacheEntry{"not a kernel .entry x", "x", "", "", false, ""};
       });
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("failed verification"), absl::string_view::npos)
