@@ -15,16 +15,17 @@
 // kernel has the same bits but is not yet in the checker's one pinned class).
 // Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
 // launches, divided), reported as the median of --benchmark_repetitions; the
-// counter vs_copy is the copy kernel's time for the same bytes over the case's. Without a GPU every benchmark reports the skip reason.
+// counter vs_copy is the copy kernel's time for the same bytes over the case's.
+// Without a GPU every benchmark reports the skip reason.
 //
 // Run: reduce_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
-// Time (estimate, H200): 53 timed cases (2 copy, 48 reductions, 3 latency). A case is
-// tuned once: 8-24 candidates x (compile on first use of a descriptor, ~10-200 ms,
-// + 23 launches); then each of its calls (the iteration-count probe and every
-// repetition) times launches until --benchmark_min_time of kernel time, about 2-4x
-// that in wall time (event record + synchronize per launch). At --benchmark_min_time=0.05
-// and 3 repetitions: ~1 s per reduction case plus ~25-60 s of compiles overall:
-// about 90-120 s in all, under the 240 s budget of scripts/device_run.sh.
+// Time (H200, run 11, 3 repetitions, min_time 0.05, 8 settings then): about 210 s
+// for 61 timed cases (2 copy, 56 reductions, 3 latency). A case is tuned once: up to
+// 13 settings, plus keep_first_pass and split variants (compile on first use of a
+// descriptor, ~10-200 ms, then 3 + 20 x FIXBITS_BENCH_BATCH launches each); then each
+// call (the iteration-count probe and every repetition) times batches until
+// --benchmark_min_time of kernel time. More settings make tuning longer: narrow a run
+// with FIXBITS_BENCH_FILTER (scripts/device_run.sh) when a device call is short.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -198,11 +199,18 @@ void BM_CopyBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_CopyBandwidth)->Arg(256)->Arg(1024)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// The knob settings tried per case. The wide ones (16 and 32 elements per thread)
+// let one pass cover a whole row of 1024-16384 elements: every load of a short row is
+// in flight at once, and with keep_first_pass an RMSNorm/softmax row is read once.
+// A setting whose pass is more than twice the line is skipped (mostly masked lanes).
 const std::vector<dsl::ReduceConfig> kConfigs = {
-    {.warps = 1, .elems_per_thread = 8},  {.warps = 2, .elems_per_thread = 8},
-    {.warps = 4, .elems_per_thread = 4},  {.warps = 4, .elems_per_thread = 8},
-    {.warps = 8, .elems_per_thread = 4},  {.warps = 8, .elems_per_thread = 8},
-    {.warps = 16, .elems_per_thread = 4}, {.warps = 32, .elems_per_thread = 2},
+    {.warps = 1, .elems_per_thread = 8},   {.warps = 2, .elems_per_thread = 8},
+    {.warps = 4, .elems_per_thread = 4},   {.warps = 4, .elems_per_thread = 8},
+    {.warps = 8, .elems_per_thread = 4},   {.warps = 8, .elems_per_thread = 8},
+    {.warps = 16, .elems_per_thread = 4},  {.warps = 32, .elems_per_thread = 2},
+    {.warps = 2, .elems_per_thread = 16},  {.warps = 4, .elems_per_thread = 16},
+    {.warps = 8, .elems_per_thread = 16},  {.warps = 16, .elems_per_thread = 16},
+    {.warps = 16, .elems_per_thread = 32},
 };
 
 // Normal(0, 1) inputs (weights 1 + 0.01 normal): a table of 2^16 draws indexed by a
@@ -265,9 +273,16 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
     tc.error = "input upload failed";
     return tc;
   }
-  std::vector<dsl::ReduceConfig> candidates(kConfigs.begin(), kConfigs.end());
+  const int64_t line = desc.axis == dsl::ReduceAxis::kRow ? cols : rows;
+  std::vector<dsl::ReduceConfig> configs;
+  for (const dsl::ReduceConfig& c : kConfigs) {
+    if (int64_t{c.warps} * c.lanes * c.elems_per_thread <= 2 * std::max<int64_t>(line, 1024)) {
+      configs.push_back(c);
+    }
+  }
+  std::vector<dsl::ReduceConfig> candidates(configs.begin(), configs.end());
   const bool two_pass = desc.op == dsl::ReduceOp::kRmsNorm || desc.op == dsl::ReduceOp::kSoftmax;
-  for (dsl::ReduceConfig c : kConfigs) {
+  for (dsl::ReduceConfig c : configs) {
     if (two_pass) {  // the row's first pass kept in registers (label keep=1)
       dsl::ReduceConfig k = c;
       k.keep_first_pass = true;
