@@ -1,5 +1,6 @@
 // CublasClass: see CublasClass.h. A class is its key's values masked, so equality of
-// classes is equality of (mask, masked values).
+// classes is equality of (mask, masked values). class_of({id=23 tile=11 stages=20 ...})
+// keeps tile=11 stages=20; class_of({id=66 tile=10 stages=13 ...}) drops them.
 #include "profile/CublasClass.h"
 
 #include <vector>
@@ -8,6 +9,17 @@
 #include "absl/strings/str_join.h"
 
 namespace fixbits::profile {
+
+uint32_t key_mask(const CublasKey& key) {
+  for (int32_t id : kTileStagesIds) {
+    if (key.id == id) {
+      return kCoarseFields | field_bit(KeyField::kTile) | field_bit(KeyField::kStages);
+    }
+  }
+  return kCoarseFields;
+}
+
+CublasClass class_of(const CublasKey& key) { return class_of(key, key_mask(key)); }
 
 CublasClass class_of(const CublasKey& key, uint32_t mask) {
   CublasClass c{.mask = mask, .values = key};

@@ -6,6 +6,10 @@
 // the first probe takes the most-used variant, the second the other tile; equal
 // descriptors validate the class, unequal ones split it into {... tile=10} and
 // {... tile=15}, each checked with the probe it already has and probed once more.
+// Re-keying an old table (--resume): {id=23 split=0 ...} with variants tile 11 and tile
+// 24, validated by one probe at each, becomes {id=23 tile=11 ...} and {id=23 tile=24
+// ...} (ids 13, 23, 24 fix tile and stages now), each without a descriptor but holding
+// its probe, so each needs one new probe; {id=66 ...} is unchanged and keeps its own.
 #include "profile/CublasScan.h"
 
 #include <algorithm>
@@ -386,6 +390,17 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
 
 namespace {
 
+// desc carried to (k, splitk) by rules, level by level, without the lookup's clamp of
+// inner levels: exactly the descriptor fit_span_rules checked each probe against.
+dsl::GemmDesc carried(const dsl::GemmDesc& desc, const std::vector<SpanRule>& rules, int64_t k,
+                      uint32_t splitk) {
+  dsl::GemmDesc d = desc;
+  for (size_t i = 0; i < d.k_cuts.size() && i < rules.size(); ++i) {
+    d.k_cuts[i].span = apply_span_rule(rules[i], d.k_cuts[i].span, k, splitk);
+  }
+  return d;
+}
+
 // One probe of a class: where, and what it gave.
 struct ProbeResult {
   ProbePoint at;
@@ -435,12 +450,46 @@ class ClassProber {
       : table_(table), state_(state), probe_(probe), options_(options) {}
 
   absl::StatusOr<ProbeStats> run(const ProgressFn& progress) {
+    results_.resize(table_.classes.size());
     for (size_t c = 0; c < table_.classes.size(); ++c) {
       const int ci = static_cast<int>(c);
-      if (!table_.classes[c].desc && seen(ci)) work_.push_back(ci);
+      TableClass& cls = table_.classes[c];
+      if (!seen(ci)) continue;
+      if (!cls.desc) {
+        work_.push_back(ci);
+        continue;
+      }
+      // Revalidation: a class validated by fewer than `revalidate` probes is probed
+      // again. Its probes so far, each with the descriptor carried to its (K, P), are
+      // checked with the new ones as if just made; the class gets a descriptor again
+      // only if all agree (else it splits, or keeps none with the reason).
+      if (options_.revalidate > static_cast<int>(cls.probes.size())) {
+        for (const ProbePoint& at : cls.probes) {
+          results_[c].push_back(ProbeResult{at, carried(*cls.desc, cls.rules, at.k, at.splitk)});
+          tried_.insert({at.variant, at.k, at.splitk});
+        }
+        cls.desc.reset();
+        cls.rules.clear();
+        cls.probes.clear();
+        cls.note = "revalidated";
+        revalidating_.insert(ci);
+        ++stats_.revalidated;
+        work_.push_back(ci);
+      }
     }
     sort_work();
-    results_.resize(table_.classes.size());
+    for (int c : work_) {
+      // A note of an earlier table (--resume) says why that run left the class without
+      // a descriptor; this run writes its own. A re-keyed class keeps its origin.
+      if (!state_.kept.count(c) && !revalidating_.count(c)) table_.classes[c].note.clear();
+    }
+    for (const auto& [c, kept] : state_.kept) {
+      if (c < 0 || c >= static_cast<int>(results_.size()) || table_.classes[c].desc) continue;
+      for (const KeptProbe& k : kept) {
+        results_[c].push_back(ProbeResult{k.at, k.desc});
+        tried_.insert({k.at.variant, k.at.k, k.at.splitk});
+      }
+    }
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -464,7 +513,9 @@ class ClassProber {
     return false;
   }
   int wanted(int c) const {
-    return table_.classes[c].cls.values.split ? 1 + options_.fit_probes : options_.class_probes;
+    const int base =
+        table_.classes[c].cls.values.split ? 1 + options_.fit_probes : options_.class_probes;
+    return revalidating_.count(c) ? std::max(base, options_.revalidate) : base;
   }
   int64_t planned() const {
     int64_t n = 0;
@@ -503,7 +554,15 @@ class ClassProber {
         for (const ProbeResult& r : done) {
           new_ratio &= ceil_div(r.at.k, r.at.splitk) != ceil_div(k, p);
         }
-        const bool in_range = k >= options_.min_probe_k;
+        // With small_probe_k, a class whose probes so far all ran at K >= min_probe_k
+        // takes its next probe at a K in [small_probe_k, min_probe_k) where it has one:
+        // kernels whose short-K path differs (the H200 match found 1-ulp differences
+        // at K = 25 and 57 in a class probed at K = 257 and 259) show there.
+        bool want_small = options_.small_probe_k > 0 && !done.empty();
+        for (const ProbeResult& r : done) want_small &= r.at.k >= options_.min_probe_k;
+        const bool in_range =
+            want_small ? (k >= options_.small_probe_k && k < options_.min_probe_k)
+                       : k >= options_.min_probe_k;
         // Larger rank wins, compared in order.
         const std::vector<int64_t> rank = {
             in_range ? 1 : 0,
@@ -695,6 +754,7 @@ class ClassProber {
   std::set<std::tuple<int, int64_t, uint32_t>> tried_;  // (variant, K, P) probed
   std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant
   std::vector<std::vector<ProbeResult>> results_;  // per class
+  std::set<int> revalidating_;  // classes that had a descriptor and are probed again
   ProbeStats stats_;
 };
 
@@ -716,12 +776,194 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.class_probes is %d; it must be >= 1.", options.class_probes));
   }
+  if (options.revalidate < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.revalidate is %d; it must be >= 0.", options.revalidate));
+  }
+  if (options.small_probe_k < 0 || (options.small_probe_k > 0 && options.small_probe_k < 3) ||
+      (options.small_probe_k > 0 && options.small_probe_k >= options.min_probe_k)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.small_probe_k is %d; it must be 0 (off) or in [3, min_probe_k = %d).",
+        options.small_probe_k, options.min_probe_k));
+  }
   if (state.shapes.size() != table.variants.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "probe_classes was given a ScanState of %d variants for a table of %d; pass the state "
         "the scan filled.", state.shapes.size(), table.variants.size()));
   }
+  for (const auto& [c, kept] : state.kept) {
+    for (const KeptProbe& k : kept) {
+      if (c < 0 || c >= static_cast<int>(table.classes.size()) || k.at.variant < 0 ||
+          k.at.variant >= static_cast<int>(table.variants.size()) ||
+          table.variants[k.at.variant].cls != c) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "ScanState.kept[%d] holds a probe of variant %d, which is not a variant of that "
+            "class; pass the state rekey_table filled for this table.", c, k.at.variant));
+      }
+    }
+  }
   return ClassProber(table, state, probe, options).run(progress);
+}
+
+absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
+  const std::vector<TableClass> old = table.classes;
+  RekeyStats stats;
+  stats.classes_before = static_cast<int64_t>(old.size());
+  // The new class of each variant; variants grouped by (family, class), in variant order.
+  std::map<std::pair<std::string, std::pair<uint32_t, CublasKey>>, std::vector<int>> groups;
+  std::vector<std::pair<std::string, std::pair<uint32_t, CublasKey>>> order;
+  std::vector<std::vector<int>> old_members(old.size());
+  for (size_t v = 0; v < table.variants.size(); ++v) {
+    const TableVariant& tv = table.variants[v];
+    if (tv.cls < 0 || tv.cls >= static_cast<int>(old.size())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rekey_table: variant %d names class %d of %d.", v, tv.cls, old.size()));
+    }
+    old_members[tv.cls].push_back(static_cast<int>(v));
+    const CublasClass c = class_of(tv.key, key_mask(tv.key) | old[tv.cls].cls.mask);
+    auto key = std::make_pair(tv.family, std::make_pair(c.mask, c.values));
+    auto [it, fresh] = groups.emplace(key, std::vector<int>{});
+    if (fresh) order.push_back(key);
+    it->second.push_back(static_cast<int>(v));
+  }
+  // Index per group: an unchanged class keeps its own; of a changed old class's parts,
+  // the one holding its first probe's variant (else its first variant) keeps it.
+  std::vector<int> index(order.size(), -1);
+  std::vector<bool> taken(old.size(), false);
+  auto first_variant = [&](int c) {
+    return !old[c].probes.empty() ? old[c].probes[0].variant
+                                  : (old_members[c].empty() ? -1 : old_members[c][0]);
+  };
+  for (size_t g = 0; g < order.size(); ++g) {
+    const std::vector<int>& members = groups[order[g]];
+    const int c = table.variants[members[0]].cls;
+    if (!taken[c] && (members == old_members[c] ||
+                      std::find(members.begin(), members.end(), first_variant(c)) !=
+                          members.end())) {
+      index[g] = c;
+      taken[c] = true;
+    }
+  }
+  std::vector<TableClass> classes(old.size());
+  std::vector<bool> used(old.size(), false);
+  state.kept.clear();
+  for (size_t g = 0; g < order.size(); ++g) {
+    const std::vector<int>& members = groups[order[g]];
+    const int c = table.variants[members[0]].cls;  // the old class of its first variant
+    if (index[g] < 0) {
+      index[g] = static_cast<int>(classes.size());
+      classes.emplace_back();
+    }
+    const int i = index[g];
+    used[i] = true;
+    TableClass& tc = classes[i];
+    tc.family = order[g].first;
+    tc.cls = CublasClass{.mask = order[g].second.first, .values = order[g].second.second};
+    if (members == old_members[c]) {
+      tc.desc = old[c].desc;
+      tc.probes = old[c].probes;
+      tc.rules = old[c].rules;
+      tc.note = old[c].note;
+      ++stats.unchanged;
+      continue;
+    }
+    ++stats.changed;
+    std::vector<KeptProbe>& kept = state.kept[i];
+    std::set<int> olds;
+    for (int v : members) olds.insert(table.variants[v].cls);
+    for (int o : olds) {
+      if (!old[o].desc) continue;
+      for (const ProbePoint& p : old[o].probes) {
+        if (std::find(members.begin(), members.end(), p.variant) == members.end()) continue;
+        kept.push_back(KeptProbe{p, carried(*old[o].desc, old[o].rules, p.k, p.splitk)});
+      }
+    }
+    stats.probes_kept += static_cast<int64_t>(kept.size());
+    std::vector<std::string> from;
+    for (int o : olds) {
+      from.push_back(absl::StrFormat("{%s} (%d of its %d variants, %d of its %d probes)",
+                                     to_string(old[o].cls),
+                                     std::count_if(members.begin(), members.end(),
+                                                   [&](int v) { return table.variants[v].cls == o; }),
+                                     old_members[o].size(),
+                                     std::count_if(kept.begin(), kept.end(),
+                                                   [&](const KeptProbe& k) {
+                                                     return table.variants[k.at.variant].cls == o;
+                                                   }),
+                                     old[o].probes.size()));
+    }
+    tc.note = absl::StrFormat("re-keyed from class %s", absl::StrJoin(from, " and "));
+  }
+  for (size_t c = 0; c < old.size(); ++c) {
+    if (old[c].desc && !(used[c] && classes[c].desc)) ++stats.descs_dropped;
+  }
+  // An old index no part took (its parts all went elsewhere, or it had no variants)
+  // would leave a hole: the classes are renumbered without it.
+  std::vector<int> renumber(classes.size(), -1);
+  std::vector<TableClass> packed;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (!used[c] && c < old.size()) continue;
+    renumber[c] = static_cast<int>(packed.size());
+    packed.push_back(std::move(classes[c]));
+  }
+  std::map<int, std::vector<KeptProbe>> kept;
+  for (auto& [c, k] : state.kept) kept[renumber[c]] = std::move(k);
+  state.kept = std::move(kept);
+  for (size_t g = 0; g < order.size(); ++g) {
+    for (int v : groups[order[g]]) table.variants[v].cls = renumber[index[g]];
+  }
+  table.classes = std::move(packed);
+  stats.classes_after = static_cast<int64_t>(table.classes.size());
+  return stats;
+}
+
+absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_octave,
+                            const std::vector<std::string>& families) {
+  if (per_octave < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rebuild_shapes was given per_octave = %d; it must be >= 1.", per_octave));
+  }
+  state.shapes.assign(table.variants.size(), VariantShapes{});
+  for (const FamilyMap& map : table.maps) {
+    if (!families.empty() &&
+        std::find(families.begin(), families.end(), map.family) == families.end()) {
+      continue;
+    }
+    absl::StatusOr<runtime::GemmShape> family = parse_family(map.family);
+    if (!family.ok()) return family.status();
+    const std::vector<int64_t> ks =
+        default_grid(*family, per_octave, map.ns.empty() ? 1 : map.ns.back(), map.k_max).ks;
+    for (size_t mi = 0; mi < map.ms.size(); ++mi) {
+      for (size_t ni = 0; ni < map.ns.size(); ++ni) {
+        const int64_t m = map.ms[mi], n = map.ns[ni];
+        const std::vector<MapRun>& runs = map.runs[mi * map.ns.size() + ni];
+        for (size_t r = 0; r < runs.size(); ++r) {
+          const MapRun& run = runs[r];
+          if (run.variant < 0) continue;  // refused
+          if (run.variant >= static_cast<int>(table.variants.size())) {
+            return absl::InvalidArgumentError(absl::StrFormat(
+                "rebuild_shapes: a run of family %s names variant %d of %d.", map.family,
+                run.variant, table.variants.size()));
+          }
+          const int64_t end = r + 1 < runs.size() ? runs[r + 1].k0 : map.k_max + 1;
+          auto& points = state.shapes[run.variant].points;
+          auto add = [&](int64_t k) {
+            auto it = points.find({k, run.splitk});
+            if (it == points.end() || m * n < it->second.first * it->second.second ||
+                (m * n == it->second.first * it->second.second && m < it->second.first)) {
+              points[{k, run.splitk}] = {m, n};
+            }
+          };
+          add(run.k0);
+          for (auto it = std::lower_bound(ks.begin(), ks.end(), run.k0);
+               it != ks.end() && *it < end; ++it) {
+            add(*it);
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fixbits::profile

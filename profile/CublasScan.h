@@ -20,7 +20,9 @@
 //     Ks with answers A and B it finds the last K of A's run, then repeats on the rest.
 //   probe_classes(table, state, probe, options, progress): per class without a
 //     descriptor that this state saw (classes of an earlier scan keep theirs), most
-//     scanned shapes first, until options.budget_s:
+//     scanned shapes first, until options.budget_s (a class's stale note from an
+//     earlier table is dropped; a class of state.kept starts from its kept probes,
+//     which count towards its probes and are never probed again):
 //     * it probes up to `class_probes` points (a split class: 1 + `fit_probes`), each
 //       a (variant, K, split count) of the class at the smallest M*N seen there, K in
 //       [min_probe_k, max_probe_k] first (else the largest K in [3, min_probe_k)),
@@ -42,6 +44,23 @@
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted
 //       without probes: a class is as fine as its probes showed it must be.
+//   rekey_table(table, state) (--resume, with a table written earlier): gives every
+//     variant the class class_of(key, key_mask(key) | its old class's mask) (the key of
+//     today's CublasClass.h, keeping any split the old probes forced). A class whose
+//     variants are exactly an old class's keeps that class's index, descriptor, probes,
+//     rules and note. Every other class (one that lost or gained variants) has no
+//     descriptor; the old probes at its variants, each with the old descriptor carried
+//     to the probe's (K, P) by the old rules (what the probe found, by the fit), go to
+//     state.kept[class], where probe_classes checks them like a split's hand-down and
+//     counts them towards the class's probes: it is validated again. The part holding
+//     the old class's first probe (else its first variant) keeps the old index; the
+//     others are appended.
+//   rebuild_shapes(table, state, per_octave, families): the shapes the probe chooser
+//     needs, which the table does not store: for each (M, N) cell corner of each map
+//     (of `families`; all when empty), each run's k0 and each K of the family's
+//     default_grid(per_octave) up to the map's kmax inside the run give the run's
+//     variant the point (K, P) at M*N (the smallest M*N, then M, per (K, P) as the scan
+//     keeps). Variants of other families get no shapes, so probe_classes leaves them.
 //   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
 //     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
 //     (split/G); else "whole" when every probe saw span == K, else "fixed" when all
@@ -55,6 +74,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -93,8 +113,16 @@ using ProgressFn = std::function<void(std::string_view phase, int64_t done, int6
 struct VariantShapes {
   std::map<std::pair<int64_t, uint32_t>, std::pair<int64_t, int64_t>> points;
 };
+// A probe of an earlier table's class: where it ran and the descriptor it gave there.
+struct KeptProbe {
+  ProbePoint at;
+  dsl::GemmDesc desc;
+};
 struct ScanState {
   std::vector<VariantShapes> shapes;  // parallel to table.variants
+  // By class index: the classes rekey_table changed, each with the old probes at its
+  // variants (possibly none); probe_classes checks them before probing more.
+  std::map<int, std::vector<KeptProbe>> kept;
   int64_t heuristic_calls = 0;
 };
 
@@ -112,12 +140,29 @@ absl::StatusOr<ScanGrid> refine_grid(const runtime::GemmShape& family, const Sca
                                      const HeuristicFn& heuristic, int points_per_gap,
                                      int64_t* calls, const ProgressFn& progress = {});
 
+struct RekeyStats {
+  int64_t classes_before = 0, classes_after = 0;
+  int64_t unchanged = 0;     // classes whose variants are exactly an old class's
+  int64_t changed = 0;       // the others (in state.kept)
+  int64_t descs_dropped = 0; // old classes with a descriptor that changed
+  int64_t probes_kept = 0;   // old probes handed to changed classes
+};
+absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state);
+absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_octave,
+                            const std::vector<std::string>& families = {});
+
 struct ProbeOptions {
   int64_t min_probe_k = 256;  // below it fields like the mainloop step hide
   int64_t max_probe_k = 4096;
   double budget_s = 300;
   int class_probes = 2;  // probes per class without split (1 + validation probes)
   int fit_probes = 2;    // probes of a split class beyond its first
+  // > 0: a class that already has a descriptor but fewer probes than this is probed
+  // again up to this many (its earlier probes count and are checked with the new ones).
+  int revalidate = 0;
+  // > 0: after a class's probes at K >= min_probe_k, its next probe prefers a K in
+  // [small_probe_k, min_probe_k) (the class's short-K shapes), if it has one.
+  int64_t small_probe_k = 0;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made
@@ -125,6 +170,7 @@ struct ProbeStats {
   int64_t validated = 0;  // classes that got a descriptor
   int64_t failed = 0;     // classes left without one (each with a note)
   int64_t instrument_errors = 0;  // probes whose black box failed (not NotFound)
+  int64_t revalidated = 0;        // classes with a descriptor probed again (revalidate)
 };
 absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
                                          const ProbeFn& probe, const ProbeOptions& options,

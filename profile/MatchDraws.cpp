@@ -1,9 +1,20 @@
 // MatchDraws: see MatchDraws.h.
 #include "profile/MatchDraws.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "profile/CublasProfile.h"
+
 namespace fixbits::profile {
+namespace {
+
+int64_t log_uniform(std::mt19937_64& rng, int64_t hi) {
+  std::uniform_real_distribution<double> u(0.0, std::log2(static_cast<double>(hi) + 1.0));
+  return std::max<int64_t>(1, std::min<int64_t>(hi, static_cast<int64_t>(std::exp2(u(rng)))));
+}
+
+}  // namespace
 
 uint32_t draw_input_bits(DType t, std::mt19937_64& rng, bool with_subnormal) {
   const uint64_t r = rng();
@@ -23,6 +34,18 @@ std::vector<int64_t> spread(int64_t extent, int64_t want) {
   }
   for (int64_t i = 0; i < want; ++i) v.push_back(i * (extent - 1) / (want - 1));
   return v;
+}
+
+runtime::GemmShape draw_match_shape(std::mt19937_64& rng, DType t, const MatchShapeLimits& limits) {
+  runtime::GemmShape s = *usual_shape({1, 1, 1}, t);
+  const int64_t km = dtype_is_fp8(t) ? 16 : 1;
+  while (true) {
+    s.m = log_uniform(rng, limits.max_dim);
+    s.n = log_uniform(rng, limits.max_dim);
+    s.k = (log_uniform(rng, limits.max_k) + km - 1) / km * km;
+    if (km > 1) s.n = std::min(limits.max_dim, (s.n + km - 1) / km * km);  // fp8: n too
+    if (s.m * s.k + s.k * s.n + s.m * s.n <= limits.max_elems) return s;
+  }
 }
 
 }  // namespace fixbits::profile

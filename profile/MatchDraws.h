@@ -6,7 +6,11 @@
 // e in [-3, 3], encoded in `t` (saturating to finite), with -0.0 for about 1 in 97
 // draws and, when `with_subnormal`, the smallest positive subnormal (bits 1) for
 // about 1 in 101; spread(extent, want) gives min(extent, want) indices in
-// [0, extent), first and last included, evenly spaced and increasing.
+// [0, extent), first and last included, evenly spaced and increasing;
+// draw_match_shape is the match's random shape (profile::usual_shape's dtypes and
+// layout for `t`; M, N log-uniform in [1, max_dim], K in [1, max_k], fp8 K and N
+// rounded up to 16, redrawn until M*K + K*N + M*N <= max_elems), so the bit match and
+// the CPU coverage count (samples/cublas_coverage) see the same shapes from one seed.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +18,16 @@
 #include <vector>
 
 #include "dsl/FloatFormat.h"
+#include "runtime/CublasLt.h"
 
 namespace fixbits::profile {
 
+struct MatchShapeLimits {
+  int64_t max_dim = 16384, max_k = int64_t{1} << 19, max_elems = int64_t{1} << 22;
+};
+
 uint32_t draw_input_bits(DType t, std::mt19937_64& rng, bool with_subnormal);
 std::vector<int64_t> spread(int64_t extent, int64_t want);
+runtime::GemmShape draw_match_shape(std::mt19937_64& rng, DType t, const MatchShapeLimits& limits);
 
 }  // namespace fixbits::profile

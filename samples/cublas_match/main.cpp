@@ -33,6 +33,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasProfile.h"
+#include "profile/MatchDraws.h"
 #include "profile/match/CublasMatch.h"
 #include "runtime/Runtime.h"
 
@@ -108,23 +109,6 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     if (!st.ok()) return st;
   }
   return a;
-}
-
-int64_t log_uniform(std::mt19937_64& rng, int64_t hi) {
-  std::uniform_real_distribution<double> u(0.0, std::log2(static_cast<double>(hi) + 1.0));
-  return std::max<int64_t>(1, std::min<int64_t>(hi, static_cast<int64_t>(std::exp2(u(rng)))));
-}
-
-runtime::GemmShape draw_shape(std::mt19937_64& rng, DType t, const Args& a) {
-  runtime::GemmShape s = *profile::usual_shape({1, 1, 1}, t);
-  const int64_t km = dtype_is_fp8(t) ? 16 : 1;
-  while (true) {
-    s.m = log_uniform(rng, a.max_dim);
-    s.n = log_uniform(rng, a.max_dim);
-    s.k = (log_uniform(rng, a.max_k) + km - 1) / km * km;
-    if (km > 1) s.n = std::min(a.max_dim, (s.n + km - 1) / km * km);  // fp8: n too
-    if (s.m * s.k + s.k * s.n + s.m * s.n <= a.max_elems) return s;
-  }
 }
 
 struct Tally {
@@ -208,7 +192,8 @@ int main(int argc, char** argv) {
                     std::string(dtype_name(t)).c_str());
         break;
       }
-      const runtime::GemmShape s = draw_shape(rng, t, *args);
+      const runtime::GemmShape s = profile::draw_match_shape(
+          rng, t, {.max_dim = args->max_dim, .max_k = args->max_k, .max_elems = args->max_elems});
       absl::StatusOr<profile::MatchResult> r = matcher.match(s, rng());
       if (!r.ok()) {
         ++failures;

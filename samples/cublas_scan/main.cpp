@@ -5,7 +5,7 @@
 //      K boundaries between grid points by bisection, and reduces each answer to its
 //      variant and split count (profile/CublasKey.h); each variant joins its coarse
 //      class (profile/CublasClass.h: algorithm id, split or not, reduction scheme,
-//      inner shape, custom option);
+//      inner shape, custom option; tile and stages too for ids 13, 23 and 24);
 //   2. probes each class at a few shapes through profile::CublasBlackBox and
 //      dsl::probe (--class-probes, or 1 + --fit-probes for split classes, at variants
 //      that differ in tile/stages/cluster and at different K / split count), fits the
@@ -13,18 +13,33 @@
 //      first, until --probe-budget-s is spent;
 //   3. writes the table (profile/CublasTable.h) to --out; commit it as
 //      profile/data/cublas_sm90.tsv so profile::cublas() embeds it.
+// With --resume=PATH step 1 is skipped: the table at PATH is re-keyed with today's
+// class key (profile::rekey_table), the probe chooser's shapes are rebuilt from its map
+// (profile::rebuild_shapes), and only its classes without a descriptor are probed
+// (of the --dtypes families), so the device time goes to probes.
 // Progress goes to stderr, the summary to stdout. Without a GPU or cuBLASLt it says
 // why and exits 0; exit 1 when the scan fails, 2 on bad arguments.
 //
-// Usage: fixbits-cublas-scan [--out=PATH] [--append=PATH] [--dtypes=f16,bf16,f8e4m3]
+// Usage: fixbits-cublas-scan [--out=PATH] [--append=PATH | --resume=PATH]
+//          [--dtypes=f16,bf16,f8e4m3]
 //          [--per-octave=N] [--refine=P]
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
+//          [--revalidate=N] [--small-probe-k=K]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
 //   --append: extend a table written earlier on this device (one family per device
 //   call when a whole scan does not fit in one); its families must not be rescanned.
+//   --resume: probe on in a table written earlier on this device (same arch and
+//   cuBLASLt check as --append), with no heuristic pass; --dtypes then picks the
+//   families whose classes are probed, and --per-octave must be the one the table was
+//   scanned with (its K grid is not stored; the default 2 is the scan's default).
+//   --revalidate: classes that have a descriptor from fewer than N probes are probed
+//   again up to N (their earlier probes are checked with the new ones; a disagreement
+//   splits the class or leaves it without a descriptor). 0 (default): off.
+//   --small-probe-k: after a class's probes at K >= --min-probe-k, prefer its next
+//   probe at a K in [small, --min-probe-k), where short-K kernel paths show. 0: off.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -55,6 +70,7 @@ namespace {
 struct Args {
   std::string out;  // required: the scan's product is this file
   std::string append;  // a table of earlier families to extend
+  std::string resume;  // a table to probe on, without a heuristic pass
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
   int per_octave = 2;
   int refine = 3;  // refine_grid's points per gap; 0: no M/N refinement
@@ -90,6 +106,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.out = *v;
     } else if (auto v = value("--append=")) {
       a.append = *v;
+    } else if (auto v = value("--resume=")) {
+      a.resume = *v;
     } else if (auto v = value("--dtypes=")) {
       a.dtypes.clear();
       for (absl::string_view d : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
@@ -121,6 +139,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (value("--fit-probes=")) {
       st = int_flag("--fit-probes=", 0, &x);
       a.probe.fit_probes = static_cast<int>(x);
+    } else if (value("--revalidate=")) {
+      st = int_flag("--revalidate=", 0, &x);
+      a.probe.revalidate = static_cast<int>(x);
+    } else if (value("--small-probe-k=")) {
+      st = int_flag("--small-probe-k=", 0, &a.probe.small_probe_k);
     } else if (auto v = value("--probe-budget-s=")) {
       if (!absl::SimpleAtod(*v, &a.probe.budget_s) || a.probe.budget_s < 0) {
         return absl::InvalidArgumentError("--probe-budget-s takes a number of seconds >= 0.");
@@ -134,6 +157,10 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     if (!st.ok()) return st;
   }
   if (a.dtypes.empty()) return absl::InvalidArgumentError("--dtypes names no dtype.");
+  if (!a.append.empty() && !a.resume.empty()) {
+    return absl::InvalidArgumentError(
+        "--append scans new families into a table and --resume probes on in one; give one.");
+  }
   if (a.out.empty() && argc > 1) {
     return absl::InvalidArgumentError("--out=PATH is required: the scan writes its table there.");
   }
@@ -206,26 +233,56 @@ int main(int argc, char** argv) {
   profile::CublasTable table{.arch = info.arch,
                              .library = std::to_string((*lt)->version()),
                              .command = args->command};
-  if (!args->append.empty()) {
-    std::ifstream in(args->append, std::ios::binary);
+  const bool resume = !args->resume.empty();
+  if (const std::string& earlier = resume ? args->resume : args->append; !earlier.empty()) {
+    const char* flag = resume ? "--resume" : "--append";
+    std::ifstream in(earlier, std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
     absl::StatusOr<profile::CublasTable> old = profile::parse_table(text.str());
     if (!in || !old.ok()) {
-      std::printf("error: cannot extend --append=%s: %s\n", args->append.c_str(),
+      std::printf("error: cannot extend %s=%s: %s\n", flag, earlier.c_str(),
                   in ? std::string(old.status().message()).c_str() : "the file cannot be read");
       return 1;
     }
     if (old->arch != table.arch || old->library != table.library) {
-      std::printf("error: --append=%s was made on %s with cuBLASLt %s; this is %s with %s\n",
-                  args->append.c_str(), old->arch.c_str(), old->library.c_str(),
-                  table.arch.c_str(), table.library.c_str());
+      std::printf("error: %s=%s was made on %s with cuBLASLt %s; this is %s with %s\n", flag,
+                  earlier.c_str(), old->arch.c_str(), old->library.c_str(), table.arch.c_str(),
+                  table.library.c_str());
       return 1;
     }
     old->command += " && " + table.command;
     table = *std::move(old);
   }
   profile::ScanState state;
+  if (resume) {
+    absl::StatusOr<profile::RekeyStats> rk = profile::rekey_table(table, state);
+    std::vector<std::string> families;
+    for (DType t : args->dtypes) {
+      families.push_back(profile::family_of(*profile::usual_shape({1, 1, 1}, t)));
+      bool present = false;
+      for (const profile::FamilyMap& m : table.maps) present |= m.family == families.back();
+      if (!present) {
+        std::printf("note: --resume=%s has no map of %s; its classes are not probed\n",
+                    args->resume.c_str(), families.back().c_str());
+      }
+    }
+    absl::Status st = rk.ok() ? profile::rebuild_shapes(table, state, args->per_octave, families)
+                              : rk.status();
+    if (!st.ok()) {
+      std::printf("error: cannot resume %s: %s\n", args->resume.c_str(),
+                  std::string(st.message()).c_str());
+      return 1;
+    }
+    int64_t open = 0;
+    for (const profile::TableClass& c : table.classes) open += !c.desc.has_value();
+    std::printf("resume %s: %lld classes re-keyed into %lld (%lld unchanged, %lld changed, "
+                "%lld descriptors dropped, %lld probes kept); %lld without a descriptor\n",
+                args->resume.c_str(), static_cast<long long>(rk->classes_before),
+                static_cast<long long>(rk->classes_after), static_cast<long long>(rk->unchanged),
+                static_cast<long long>(rk->changed), static_cast<long long>(rk->descs_dropped),
+                static_cast<long long>(rk->probes_kept), static_cast<long long>(open));
+  }
   Progress progress;
   // The table is written after each family and every 30 s of probing (to a temp file,
   // renamed into place), so a run cut short by a time limit still leaves a usable map.
@@ -248,7 +305,7 @@ int main(int argc, char** argv) {
     if (!r.ok()) return r.status();
     return r->algo;
   };
-  for (DType t : args->dtypes) {
+  for (DType t : resume ? std::vector<DType>{} : args->dtypes) {
     const runtime::GemmShape family = *profile::usual_shape({1, 1, 1}, t);
     profile::ScanGrid grid =
         profile::default_grid(family, args->per_octave, args->max_mn, args->max_k);
@@ -307,11 +364,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("probe: %lld probes (%lld failed in the instrument), %lld class splits, %lld "
-                "classes validated, %lld without a descriptor, %.1f s\n",
+                "classes validated, %lld without a descriptor, %lld revalidated, %.1f s\n",
                 static_cast<long long>(stats->probes),
                 static_cast<long long>(stats->instrument_errors),
                 static_cast<long long>(stats->splits), static_cast<long long>(stats->validated),
-                static_cast<long long>(stats->failed), progress.elapsed() - t0);
+                static_cast<long long>(stats->failed), static_cast<long long>(stats->revalidated),
+                progress.elapsed() - t0);
   }
   int with_desc = 0;
   for (size_t i = 0; i < table.classes.size(); ++i) {

@@ -9,7 +9,10 @@
 // dsl::probe, fit split/64, and give the fake's own descriptor at K values and split
 // counts never probed. Other fakes make two probes of one class disagree (the class
 // is split by the fields in which their variants differ) or make one variant's
-// descriptor depend on K (the class keeps no descriptor).
+// descriptor depend on K (the class keeps no descriptor). --resume: a table probed
+// with no budget, or under the old key (id 23 without tile and stages), resumed from
+// its text alone ends with the lookups of one long scan; a finished table probes nothing.
+#include <map>
 #include <set>
 #include <string>
 
@@ -272,8 +275,74 @@ TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
   EXPECT_EQ(probes, 2);
   absl::Status s = lookup(t, GemmShape{.m = 1, .n = 1, .k = 700}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(has(s, "class id=13 split=0") && has(s, "variants are equal"))
+  EXPECT_TRUE(has(s, "class id=13 tile=0 split=0") && has(s, "variants are equal"))
       << s;
+}
+
+// Revalidation with a short-K probe (ProbeOptions.revalidate, small_probe_k): a class
+// validated by two probes at K >= 256 whose kernel takes another path at small K (the
+// H200 match found such 1-ulp differences at K = 25 and 57) loses its descriptor when
+// probed again at K = 64; the same revalidation of a class right at every K keeps it.
+TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
+  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = 24};
+  };
+  for (const bool short_path : {true, false}) {
+    SCOPED_TRACE(short_path ? "short-K path differs" : "same at every K");
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
+    ASSERT_EQ(t.classes.size(), 1u);
+    const auto truth = [short_path](const GemmShape&, int64_t k) {
+      return short_path && k < 100 ? fma_chain() : dsl::GemmDesc{};
+    };
+    int probes = 0;
+    absl::StatusOr<ProbeStats> first =
+        probe_classes(t, st, reference_probe(truth, &probes), ProbeOptions{.max_probe_k = 4096});
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;  // 2 probes, K >= 512
+    ASSERT_EQ(t.classes[0].probes.size(), 2u);
+    for (const ProbePoint& p : t.classes[0].probes) EXPECT_GE(p.k, 256);
+    EXPECT_EQ(probes, 2);
+    // Without revalidation nothing is probed again.
+    ASSERT_TRUE(probe_classes(t, st, reference_probe(truth, &probes), ProbeOptions{.max_probe_k = 4096}).ok());
+    EXPECT_EQ(probes, 2);
+
+    absl::StatusOr<ProbeStats> again = probe_classes(
+        t, st, reference_probe(truth, &probes),
+        ProbeOptions{.max_probe_k = 4096, .revalidate = 3, .small_probe_k = 16});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->revalidated, 1);
+    EXPECT_EQ(probes, 3);  // one new probe, at the grid's short K
+    const TableClass& c = t.classes[0];
+    if (short_path) {
+      EXPECT_FALSE(c.desc.has_value());
+      EXPECT_TRUE(has(c.note, "variants are equal") && has(c.note, "x64/1")) << c.note;
+      EXPECT_EQ(lookup(t, GemmShape{.m = 1, .n = 1, .k = 700}).status().code(),
+                absl::StatusCode::kFailedPrecondition);
+    } else {
+      ASSERT_TRUE(c.desc.has_value()) << c.note;
+      ASSERT_EQ(c.probes.size(), 3u);
+      EXPECT_EQ(c.probes[2].k, 64);
+      EXPECT_TRUE(has(c.note, "revalidated; 3 probe(s) agree")) << c.note;
+      absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = 70});
+      ASSERT_TRUE(d.ok()) << d.status();
+      EXPECT_EQ(*d, dsl::GemmDesc{});
+    }
+  }
+}
+
+TEST(CublasScan, RevalidationOptionsAreChecked) {
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  const ProbeFn probe = reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
+  absl::StatusOr<ProbeStats> r = probe_classes(t, st, probe, ProbeOptions{.revalidate = -1});
+  EXPECT_TRUE(!r.ok() && has(r.status(), "ProbeOptions.revalidate")) << r.status();
+  r = probe_classes(t, st, probe, ProbeOptions{.min_probe_k = 256, .small_probe_k = 300});
+  EXPECT_TRUE(!r.ok() && has(r.status(), "ProbeOptions.small_probe_k")) << r.status();
+  r = probe_classes(t, st, probe, ProbeOptions{.small_probe_k = 2});
+  EXPECT_TRUE(!r.ok() && has(r.status(), "ProbeOptions.small_probe_k")) << r.status();
 }
 
 TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
@@ -378,6 +447,255 @@ TEST(CublasScan, InstrumentFailuresAreNoDisagreementAndEarlierFamiliesAreKept) {
   EXPECT_TRUE(has(t3.classes[0].note, "3 probes failed in the instrument") &&
               has(t3.classes[0].note, "CUDA_ERROR_LAUNCH_FAILED"))
       << t3.classes[0].note;
+}
+
+// --resume. The fake of the H200's id 23: unsplit outputs with M >= 16 run id 23 (tile
+// 11 for N < 16, else 24; stages 15 for K < 512, else 20), the rest nvjet as
+// fake_heuristic; id 23's stages-15 kernels run an fma chain, so tile and stages move
+// its bits. The truth of a full shape is that of the variant the fake answers there.
+// (Stages change at K = 512, so the slow fma chain is probed at small K only.)
+absl::StatusOr<AlgoConfig> id23_heuristic(const GemmShape& s) {
+  absl::StatusOr<AlgoConfig> r = fake_heuristic(s);
+  if (!r.ok() || s.m < 16 || r->splitk_num > 1) return r;
+  r->id = 23;
+  r->tile_id = s.n < 16 ? 11 : 24;
+  r->stages_id = s.k < 512 ? 15 : 20;
+  return r;
+}
+
+dsl::GemmDesc id23_truth(const GemmShape& s, int64_t k) {
+  GemmShape at = s;
+  at.k = k;
+  const AlgoConfig a = *id23_heuristic(at);
+  if (a.id == 23 && a.stages_id == 15) return fma_chain();
+  return fake_truth(s.m, s.n, k);
+}
+
+// The class key before tile and stages joined it for ids 13, 23 and 24: what run 7's
+// table was written with. Regroups a freshly scanned table's classes that way.
+void coarsen(CublasTable& t) {
+  std::vector<TableClass> classes;
+  std::map<std::pair<std::string, CublasKey>, int> index;
+  for (TableVariant& v : t.variants) {
+    const CublasClass c = class_of(v.key, kCoarseFields);
+    auto [it, fresh] = index.emplace(std::make_pair(v.family, c.values),
+                                     static_cast<int>(classes.size()));
+    if (fresh) classes.push_back(TableClass{.family = v.family, .cls = c});
+    v.cls = it->second;
+  }
+  t.classes = std::move(classes);
+}
+
+// A log grid like the scan's (per_octave 1), so rebuild_shapes finds its Ks.
+ScanGrid resume_grid() { return default_grid(GemmShape{}, 1, 64, 4096); }
+
+// Every shape's lookup (status text or descriptor text) over the grid and between it.
+std::map<std::string, std::string> lookups(const CublasTable& t) {
+  std::map<std::string, std::string> out;
+  for (int64_t m : {1, 2, 5, 16, 20, 33, 64}) {
+    for (int64_t n : {1, 4, 15, 16, 40, 64}) {
+      for (int64_t k : {1, 3, 100, 511, 512, 700, 701, 1499, 1500, 2047, 2048, 3000, 4096}) {
+        const GemmShape s{.m = m, .n = n, .k = k};
+        absl::StatusOr<dsl::GemmDesc> d = lookup(t, s);
+        out[runtime::to_string(s)] = d.ok() ? dsl::to_string(*d) : std::string(d.status().message());
+      }
+    }
+  }
+  return out;
+}
+
+ProbeOptions resume_options() {
+  return ProbeOptions{.max_probe_k = 4096, .budget_s = 1e9, .fit_probes = 3};
+}
+
+// A table's text resumed (re-key, shapes rebuilt, probes) with the options above.
+struct Resumed {
+  CublasTable table;
+  RekeyStats rekey;
+  ProbeStats stats;
+  int probes = 0;
+};
+Resumed resume(const std::string& text, const std::vector<std::string>& families = {}) {
+  Resumed r;
+  absl::StatusOr<CublasTable> t = parse_table(text);
+  EXPECT_TRUE(t.ok()) << t.status();
+  r.table = *std::move(t);
+  ScanState st;
+  absl::StatusOr<RekeyStats> rk = rekey_table(r.table, st);
+  EXPECT_TRUE(rk.ok()) << rk.status();
+  r.rekey = *rk;
+  EXPECT_TRUE(rebuild_shapes(r.table, st, 1, families).ok());
+  EXPECT_EQ(st.heuristic_calls, 0);
+  absl::StatusOr<ProbeStats> ps =
+      probe_classes(r.table, st, reference_probe(id23_truth, &r.probes), resume_options());
+  EXPECT_TRUE(ps.ok()) << ps.status();
+  r.stats = *ps;
+  return r;
+}
+
+TEST(CublasScan, ResumeEndsWithTheLookupsOfOneLongScan) {
+  // One scan with a budget large enough for every class.
+  CublasTable full{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(full, st, GemmShape{}, resume_grid(), id23_heuristic).ok());
+  int probes = 0;
+  ASSERT_TRUE(probe_classes(full, st, reference_probe(id23_truth, &probes), resume_options()).ok());
+  const std::map<std::string, std::string> want = lookups(full);
+  int64_t with_desc = 0;
+  for (const TableClass& c : full.classes) with_desc += c.desc.has_value();
+  EXPECT_EQ(with_desc, static_cast<int64_t>(full.classes.size())) << write_table(full);
+  // Under today's key id 23 starts split by tile and stages; nvjet (66) does not.
+  for (const TableClass& c : full.classes) {
+    EXPECT_EQ(c.cls.mask, key_mask(c.cls.values)) << to_string(c.cls);
+    EXPECT_EQ(c.cls.mask != kCoarseFields, c.cls.values.id == 23) << to_string(c.cls);
+  }
+  // Every shape's bits are the fake's own (the class key is fine enough).
+  for (int64_t m : {1, 16, 33}) {
+    for (int64_t n : {1, 16, 64}) {
+      for (int64_t k : {3, 511, 512, 700, 701, 1500, 2048, 4096}) {
+        const GemmShape s{.m = m, .n = n, .k = k};
+        absl::StatusOr<dsl::GemmDesc> d = lookup(full, s);
+        ASSERT_TRUE(d.ok()) << d.status();
+        EXPECT_EQ(*d, id23_truth(s, k)) << m << "x" << n << "x" << k;
+      }
+    }
+  }
+
+  // The same scan with no probe budget, resumed from its text: only probes.
+  CublasTable cut{.arch = "sm_90"};
+  ScanState cut_st;
+  ASSERT_TRUE(scan_heuristic(cut, cut_st, GemmShape{}, resume_grid(), id23_heuristic).ok());
+  int none = 0;
+  ASSERT_TRUE(probe_classes(cut, cut_st, reference_probe(id23_truth, &none),
+                            ProbeOptions{.budget_s = -1}).ok());
+  EXPECT_EQ(none, 0);
+  Resumed r = resume(write_table(cut));
+  EXPECT_EQ(r.rekey.changed, 0);
+  EXPECT_EQ(r.rekey.unchanged, static_cast<int64_t>(cut.classes.size()));
+  EXPECT_GT(r.probes, 0);
+  EXPECT_EQ(r.stats.validated, static_cast<int64_t>(full.classes.size()));
+  EXPECT_EQ(r.stats.failed, 0);
+  for (const TableClass& c : r.table.classes) {
+    // The note of the first run (budget spent) gives way to this run's.
+    EXPECT_FALSE(has(c.note, "budget")) << c.note;
+  }
+  EXPECT_EQ(lookups(r.table), want);
+
+  // Written under the old key (id 23 coarse) and probed there with no budget: the
+  // re-key splits id 23 by tile and stages before any probe, so no probe disagrees.
+  CublasTable old{.arch = "sm_90"};
+  ScanState old_st;
+  ASSERT_TRUE(scan_heuristic(old, old_st, GemmShape{}, resume_grid(), id23_heuristic).ok());
+  coarsen(old);
+  ASSERT_LT(old.classes.size(), full.classes.size());
+  ASSERT_TRUE(probe_classes(old, old_st, reference_probe(id23_truth, &none),
+                            ProbeOptions{.budget_s = -1}).ok());
+  r = resume(write_table(old));
+  EXPECT_GT(r.rekey.changed, 0);
+  EXPECT_EQ(r.rekey.classes_after, static_cast<int64_t>(full.classes.size()));
+  EXPECT_EQ(r.stats.splits, 0);
+  EXPECT_EQ(r.stats.validated, static_cast<int64_t>(full.classes.size()));
+  EXPECT_EQ(lookups(r.table), want);
+
+  // Nothing left to probe: a finished table resumes to itself, probing nothing.
+  const std::string text = write_table(full);
+  r = resume(text);
+  EXPECT_EQ(r.probes, 0);
+  EXPECT_EQ(r.stats.probes, 0);
+  EXPECT_EQ(r.rekey.changed, 0);
+  EXPECT_EQ(write_table(r.table), text);
+}
+
+// Under the old key one id 23 class was validated by two probes at different tiles.
+// Re-keyed, it is two classes, each with the probe at its tile: each is validated
+// again with one new probe, while the nvjet classes keep descriptor and probes.
+TEST(CublasScan, RekeyKeepsTheProbesOfAChangedClassAndValidatesItAgain) {
+  const HeuristicFn h = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+    AlgoConfig a{.id = s.n >= 16 ? 66 : 23, .tile_id = s.m < 8 ? 10u : 15u, .stages_id = 13};
+    return a;
+  };
+  const auto plain = [](const GemmShape&, int64_t) { return dsl::GemmDesc{}; };
+  CublasTable old{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(old, st, GemmShape{}, resume_grid(), h).ok());
+  coarsen(old);
+  ASSERT_EQ(old.classes.size(), 2u);
+  int probes = 0;
+  ASSERT_TRUE(probe_classes(old, st, reference_probe(plain, &probes), resume_options()).ok());
+  EXPECT_EQ(probes, 4);
+  int c23 = -1;
+  for (size_t c = 0; c < old.classes.size(); ++c) {
+    ASSERT_TRUE(old.classes[c].desc.has_value()) << old.classes[c].note;
+    if (old.classes[c].cls.values.id == 23) c23 = static_cast<int>(c);
+  }
+  ASSERT_GE(c23, 0);
+  ASSERT_EQ(old.classes[c23].probes.size(), 2u);
+  const ProbePoint first = old.classes[c23].probes[0];
+  const ProbePoint second = old.classes[c23].probes[1];
+  ASSERT_NE(old.variants[first.variant].key.tile, old.variants[second.variant].key.tile);
+  const TableClass nvjet = old.classes[1 - c23];
+
+  absl::StatusOr<CublasTable> t = parse_table(write_table(old));
+  ASSERT_TRUE(t.ok()) << t.status();
+  ScanState rst;
+  absl::StatusOr<RekeyStats> rk = rekey_table(*t, rst);
+  ASSERT_TRUE(rk.ok()) << rk.status();
+  EXPECT_EQ(rk->classes_before, 2);
+  EXPECT_EQ(rk->classes_after, 3);
+  EXPECT_EQ(rk->unchanged, 1);
+  EXPECT_EQ(rk->changed, 2);
+  EXPECT_EQ(rk->descs_dropped, 1);
+  EXPECT_EQ(rk->probes_kept, 2);
+  ASSERT_EQ(t->classes.size(), 3u);
+  EXPECT_EQ(t->classes[1 - c23], nvjet);
+  // The part holding the first probe keeps the index; the other is appended.
+  EXPECT_TRUE(contains(t->classes[c23].cls, t->variants[first.variant].key));
+  EXPECT_TRUE(contains(t->classes[2].cls, t->variants[second.variant].key));
+  for (int c : {c23, 2}) {
+    EXPECT_FALSE(t->classes[c].desc.has_value());
+    EXPECT_TRUE(has(t->classes[c].note, "re-keyed from class {id=23 split=0 reduction=none "
+                                        "custom=0 inner=0}"))
+        << t->classes[c].note;
+    ASSERT_EQ(rst.kept[c].size(), 1u);
+    EXPECT_EQ(rst.kept[c][0].desc, dsl::GemmDesc{});
+  }
+  EXPECT_EQ(rst.kept[c23][0].at, first);
+  EXPECT_EQ(rst.kept[2][0].at, second);
+  for (const TableVariant& v : t->variants) EXPECT_TRUE(contains(t->classes[v.cls].cls, v.key));
+  // --dtypes without f16: no shapes, nothing probed, the re-keyed classes stay open.
+  CublasTable only_bf16 = *t;
+  ScanState bst = rst;
+  ASSERT_TRUE(rebuild_shapes(only_bf16, bst, 1, {"bf16:bf16:nn"}).ok());
+  int bprobes = 0;
+  absl::StatusOr<ProbeStats> bs =
+      probe_classes(only_bf16, bst, reference_probe(plain, &bprobes), resume_options());
+  ASSERT_TRUE(bs.ok()) << bs.status();
+  EXPECT_EQ(bprobes, 0);
+  EXPECT_FALSE(only_bf16.classes[c23].desc.has_value());
+  // With f16: one new probe per changed class, the kept one first in its list.
+  ASSERT_TRUE(rebuild_shapes(*t, rst, 1).ok());
+  probes = 0;
+  absl::StatusOr<ProbeStats> ps = probe_classes(*t, rst, reference_probe(plain, &probes),
+                                                resume_options());
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  EXPECT_EQ(probes, 2);
+  EXPECT_EQ(ps->validated, 2);
+  for (int c : {c23, 2}) {
+    ASSERT_TRUE(t->classes[c].desc.has_value()) << t->classes[c].note;
+    ASSERT_EQ(t->classes[c].probes.size(), 2u);
+    EXPECT_EQ(t->classes[c].probes[0], c == c23 ? first : second);
+    EXPECT_TRUE(has(t->classes[c].note, "re-keyed from") &&
+                has(t->classes[c].note, "2 probe(s) agree"))
+        << t->classes[c].note;
+  }
+  EXPECT_EQ(t->classes[1 - c23], nvjet);
+  // A kept probe that is not its class's variant is refused, naming the field.
+  ScanState wrong = rst;
+  wrong.kept[1 - c23].push_back(KeptProbe{first, dsl::GemmDesc{}});
+  EXPECT_TRUE(has(probe_classes(*t, wrong, reference_probe(plain, &probes), resume_options())
+                      .status(),
+                  "ScanState.kept"));
+  EXPECT_TRUE(has(rebuild_shapes(*t, rst, 0), "per_octave"));
 }
 
 TEST(CublasScan, RefineGridAddsTheMAndNBoundaries) {

@@ -108,7 +108,28 @@ TEST(CublasClass, CoarseFieldsMaskTheSpeedKnobs) {
   const CublasClass fine = class_of(a, kCoarseFields | field_bit(KeyField::kStages));
   EXPECT_EQ(to_string(fine), "id=66 split=1 reduction=compute_type custom=3 stages=22 inner=7");
   EXPECT_FALSE(contains(fine, b));
-  for (const CublasClass& x : {c, fine}) {
+  // Ids 13, 23 and 24 fix tile and stages from the start (the H200 probes split ids 23
+  // and 24 by them); cluster stays out, and nvjet (66) stays coarse.
+  const uint32_t tile_stages = field_bit(KeyField::kTile) | field_bit(KeyField::kStages);
+  for (int32_t id : {13, 23, 24, 66, 14, 11}) {
+    CublasKey k = a;
+    k.id = id;
+    const bool fixes = id == 13 || id == 23 || id == 24;
+    EXPECT_EQ(key_mask(k), kCoarseFields | (fixes ? tile_stages : 0u)) << id;
+    EXPECT_EQ(class_of(k).mask, key_mask(k)) << id;
+    CublasKey other = k;
+    other.tile = 1, other.cluster = 0;
+    EXPECT_EQ(contains(class_of(k), other), !fixes) << id;
+    other = k;
+    other.cluster = 0;
+    EXPECT_TRUE(contains(class_of(k), other)) << id;
+  }
+  CublasKey k23 = a;
+  k23.id = 23;
+  const CublasClass c23 = class_of(k23);
+  EXPECT_EQ(to_string(c23), "id=23 tile=393 split=1 reduction=compute_type custom=3 stages=22 "
+                            "inner=7");
+  for (const CublasClass& x : {c, fine, c23}) {
     absl::StatusOr<CublasClass> back = parse_cublas_class(to_string(x));
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(*back, x);
@@ -325,7 +346,7 @@ TEST(CublasTable, LookupErrorsNameTheField) {
   EXPECT_TRUE(has(s, "bf16:bf16:nn") && has(s, "f16:f16:nn")) << s;
   s = err(GemmShape{.m = 16, .n = 1, .k = 8});
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(has(s, "not probed: K too large") && has(s, "class id=13 split=0")) << s;
+  EXPECT_TRUE(has(s, "not probed: K too large") && has(s, "class id=13 tile=0 split=0")) << s;
   s = err(GemmShape{.m = 16, .n = 64, .k = 100});
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(has(s, "refused") && has(s, "no algorithm")) << s;
