@@ -9,6 +9,7 @@
 #include "verify/Elementwise.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -39,8 +40,8 @@ Affine base_of(const Affine& a) {
 
 class Relative {
  public:
-  Relative(const Graph& g, Affine position, int64_t store_c0, size_t* budget)
-      : g_(g), position_(std::move(position)), store_c0_(store_c0), budget_(budget) {}
+  Relative(const Graph& g, Affine position, int64_t store_c0, int64_t bytes, size_t* budget)
+      : g_(g), position_(std::move(position)), store_c0_(store_c0), bytes_(bytes), budget_(budget) {}
 
   std::optional<uint64_t> of(NodeId id) {
     if (auto it = memo_.find(id); it != memo_.end()) return it->second;
@@ -65,6 +66,17 @@ class Relative {
         Affine rel = base_of(a.aff);
         rel.c0 = wrap_add(a.aff.c0, wrap_mul(store_c0_, -1));
         return mix(mix(hash_text("rel-load"), hash_text(n.op)), hash_text(rel.text()));
+      }
+      case Kind::kInt: {
+        // An index (a bounds test's operand): the store's element index plus a constant.
+        if (bytes_ <= 0 || store_c0_ % bytes_ != 0) return std::nullopt;
+        const Affine pos = position_of(n.aff);
+        Affine scaled;
+        for (const auto& [sym, c] : pos.terms) scaled.terms[sym] = wrap_mul(c, bytes_);
+        if (!(scaled == position_)) return std::nullopt;
+        Affine rel = base_of(n.aff);
+        rel.c0 = wrap_add(n.aff.c0, -(store_c0_ / bytes_));
+        return mix(hash_text("rel-index"), hash_text(rel.text()));
       }
       case Kind::kArith:
         if (n.bal.valid && !n.bal.is_leaf) return std::nullopt;  // a partial reduction
@@ -94,6 +106,7 @@ class Relative {
   const Graph& g_;
   Affine position_;
   int64_t store_c0_;
+  int64_t bytes_;  // the stored element's bytes (0: unknown)
   size_t* budget_;
   absl::flat_hash_map<NodeId, uint64_t> memo_;
   size_t visits_ = 0;
@@ -108,7 +121,12 @@ std::optional<uint64_t> elementwise_root_hash(const Graph& g, const std::string&
   if (a.kind != Kind::kInt) return std::nullopt;
   Affine position = position_of(a.aff);
   if (position.terms.empty()) return std::nullopt;
-  Relative rel(g, position, a.aff.c0, budget);
+  int64_t bytes = 0;
+  if (const size_t p = op.find_last_of("fbsu"); p != std::string::npos && p + 1 < op.size()) {
+    const int64_t bits = std::strtoll(op.c_str() + p + 1, nullptr, 10);
+    bytes = bits >= 8 && bits % 8 == 0 ? bits / 8 : 0;
+  }
+  Relative rel(g, position, a.aff.c0, bytes, budget);
   std::optional<uint64_t> v = rel.of(value);
   if (!v || !rel.used_relative()) return std::nullopt;
   uint64_t h = mix(hash_text("elementwise-root"), hash_text(op));

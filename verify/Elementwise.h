@@ -6,8 +6,10 @@
 // from the value through thread-local nodes (arith that is not a collapsed reduction,
 // guards, opaque ops, conversions) either has exactly the position part P — it reads
 // "the store's element, shifted by a constant" — or varies with no thread bit and no hole,
-// (3) every other node reached (exchanges, relocations, folds, collapsed trees, integers)
-// varies with no thread bit and no hole (Node::dep == 0), and (4) at least one load is of
+// (3) every integer reached (a bounds test's operand) that varies is the store's element
+// index (P divided by the stored element's bytes) plus base terms and a constant, written
+// relative to it like a load, and every other node reached (exchanges, relocations, folds,
+// collapsed trees) varies with no thread bit and no hole (Node::dep == 0), and (4) at least one load is of
 // the first kind. The hash covers the store opcode, the store address without P and
 // without its constant (buffer and block terms), and the value with each relative load
 // written as (buffer, block terms, constant minus the store's constant).

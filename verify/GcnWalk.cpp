@@ -357,8 +357,8 @@ class GcnWalker : public Walker {
       NodeId p = o.size() >= 4 ? val(o[3]) : get("vcc_lo");
       auto negz = [&](NodeId n) { return g_.at(n).kind == Kind::kConst && g_.at(n).op == "0f80000000"; };
       if (!g_.at(p).data) {
-        if (negz(f)) return set(d, t);
-        if (negz(t)) return set(d, f);
+        if (negz(f)) return set(d, g_.pad(p, t, line_));  // read as t only by an add
+        if (negz(t)) return set(d, g_.pad(g_.opaque("not", {p}, line_), f, line_));
         return set(d, g_.opaque(op, {f, t, p}, line_));
       }
       return set(d, g_.guard(p, t, f, line_));

@@ -349,7 +349,51 @@ NodeId Graph::load(const std::string& space_type, NodeId addr, int line) {
   return finish(std::move(n));
 }
 
+NodeId Graph::pad(NodeId pred, NodeId value, int line) {
+  Node n;
+  n.kind = Kind::kGuard;
+  n.op = "pad";
+  n.kids = {pred, value, constant("0f80000000")};
+  n.line = line;
+  return finish(std::move(n));
+}
+
+namespace {
+bool is_pad(const Node& n) { return n.kind == Kind::kGuard && n.op == "pad" && n.kids.size() == 3; }
+// An add whose -0.0 operand leaves the other unchanged for every value (+0 + -0 is +0
+// except under round-down).
+bool pad_absorbing_add(const std::string& op) {
+  return (starts_with(op, "add.") && op.find(".rm") == std::string::npos) ||
+         (starts_with(op, "v_add_f") && op.find("rm") == std::string::npos);
+}
+}  // namespace
+
 NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
+  if (kids.size() == 1 && (op == "cvt.f32.f16" || op == "cvt.f32.bf16") && at(kids[0]).kind == Kind::kGuard &&
+      at(kids[0]).op.empty() && at(kids[0]).kids.size() == 3) {
+    // A widening of a select is the select of the widenings (exact; the widened zero bits
+    // are +0.0): `cvt(@p ? load : 0)` and `@p ? cvt(load) : 0.0` are one value.
+    const NodeId pred = at(kids[0]).kids[0], a = at(kids[0]).kids[1], b = at(kids[0]).kids[2];
+    auto widen = [&](NodeId x) {
+      return literal_bits(at(x)) == "0" ? constant("0f00000000") : arith(op, {x}, line);
+    };
+    const NodeId wa = widen(a), wb = widen(b);
+    return guard(pred, wa, wb, line);
+  }
+  if (kids.size() == 2 && pad_absorbing_add(op)) {
+    // Padding (Graph::pad) is read as its value only by the sum that consumes it.
+    for (NodeId& k : kids) {
+      const Node& x = at(k);
+      if (is_pad(x)) {
+        k = x.kids[1];
+      } else if (x.kind == Kind::kShfl && x.kids.size() == 1 && is_pad(at(x.kids[0]))) {
+        const std::string mode = x.op;
+        const int64_t imm = x.imm;
+        const NodeId inner = at(x.kids[0]).kids[1];
+        k = shfl(mode, imm, inner, x.line);
+      }
+    }
+  }
   // combine(x, shfl(x, k)) in either order is one within-warp exchange.
   if (kids.size() == 2 && is_combine(op)) {
     for (int s = 0; s < 2; ++s) {
@@ -527,10 +571,18 @@ std::optional<NodeId> Graph::rewrite_load_addresses(
       }
     } else if (!src.kids.empty() && src.kind != Kind::kInt) {
       const std::vector<NodeId> old_kids = src.kids;  // a copy: go() grows nodes_
+      // An integer comparison (a bounds test guarding a load) compares indices: its
+      // integer operands are offered as addresses of one-byte elements ("index.b8").
+      const bool compare = src.kind == Kind::kOpaque && starts_with(src.op, "setp.");
       std::vector<NodeId> kids;
       bool changed = false;
       for (NodeId k : old_kids) {
-        kids.push_back(go(k));
+        if (compare && at(k).kind == Kind::kInt) {
+          std::optional<Affine> a = f(at(k).aff, "index.b8");
+          kids.push_back(a ? integer(*a) : k);
+        } else {
+          kids.push_back(go(k));
+        }
         changed = changed || kids.back() != k;
       }
       if (changed && !over) {

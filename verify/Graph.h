@@ -118,6 +118,11 @@ class Graph {
   NodeId fold(NodeId body, const std::string& key, NodeId seed = -1, int line = 0,
               uint64_t loop_dep = kDepUnknown);
   NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
+  // pred ? value : -0.0 on a predicate that reads no load (a `selp`/`v_cndmask` to the
+  // identity of a sum): a guard node (op "pad") that an add (not .rm, where +0 + -0 is -0)
+  // reads as `value`, directly or under one lane exchange; stored, or fed to any other op,
+  // it stays a guard and so never merges with `value` (docs/verify.md, "Padding").
+  NodeId pad(NodeId pred, NodeId value, int line = 0);
   NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
   // A root's hash: the elementwise rule (Elementwise.h), else the indexed rule
   // (IndexedRoot.h), else (op, value, address without coordinates).
@@ -138,7 +143,8 @@ class Graph {
   std::optional<NodeId> substitute_holes(NodeId id, const std::map<std::string, Affine>& to, size_t budget,
                                          absl::flat_hash_map<NodeId, NodeId>* memo = nullptr);
   // The same tree with every global load's address `a` (a kInt) replaced by f(a, load op)
-  // where f returns a form; nullopt past `*budget` nodes visited (decremented).
+  // where f returns a form, and every integer operand `x` of a `setp` by f(x, "index.b8");
+  // nullopt past `*budget` nodes visited (decremented).
   std::optional<NodeId> rewrite_load_addresses(
       NodeId id, const std::function<std::optional<Affine>(const Affine&, const std::string&)>& f, size_t* budget);
   // Node x with its kid old_kid replaced by new_kid (every occurrence), rebuilt.

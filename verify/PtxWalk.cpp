@@ -585,22 +585,45 @@ class PtxWalker : public Walker {
     }
     if (base == "setp") {
       auto ds = dests(ins);
-      NodeId p = g_.opaque(op, srcs(1), line_);
-      for (size_t i = 0; i < ds.size(); ++i) set(ds[i], i == 0 ? p : g_.opaque("not", {p}, line_));
+      std::vector<NodeId> in = srcs(1);
+      // Integer orderings in one form, so a bounds test written `ge` by one loop and `lt` by
+      // another is one literal: a < b stays, a >= b is not(a < b), a > b is b < a and
+      // a <= b is not(b < a); exact on integers (no NaN), signedness kept in the opcode.
+      const std::vector<std::string> part = absl::StrSplit(op, '.');
+      bool negated = false;
+      std::string canon = op;
+      // The width goes too (setp.lt.s32 on an index, setp.lt.s64 on its sign extension):
+      // index arithmetic is read as exact integers that do not wrap (docs/verify.md).
+      if (part.size() == 3 && in.size() == 2 && part[2].size() >= 2 && (part[2][0] == 's' || part[2][0] == 'u')) {
+        const std::string& c = part[1];
+        const bool swap = c == "gt" || c == "le" || c == "hi" || c == "ls";
+        negated = c == "ge" || c == "le" || c == "hs" || c == "ls";
+        if (swap || negated || c == "lo" || c == "lt") {
+          if (swap) std::swap(in[0], in[1]);
+          canon = absl::StrCat("setp.lt.", part[2].substr(0, 1), "int");
+        }
+      }
+      NodeId p = g_.opaque(canon, in, line_);
+      if (negated) p = g_.opaque("not", {p}, line_);
+      auto neg = [&](NodeId x) {
+        const Node& n = g_.at(x);
+        return n.kind == Kind::kOpaque && n.op == "not" && n.kids.size() == 1 ? n.kids[0] : g_.opaque("not", {x}, line_);
+      };
+      for (size_t i = 0; i < ds.size(); ++i) set(ds[i], i == 0 ? p : neg(p));
       return;
     }
     if (base == "selp" && ins.operands.size() == 4) {
       NodeId a = val(ins.operands[1]), b = val(ins.operands[2]), p = val(ins.operands[3]);
       if (!g_.at(p).data && is_float_type(type)) {
         // A thread-coordinate predicate picks lanes; padding with the identity -0.0 of
-        // a sum is exact for every x, so the selected partial stands alone. (Not checked:
-        // that a padded lane's -0.0 reaches a root only through a sum; docs/verify.md.)
+        // a sum: a pad node, which only an add reads as the selected partial (Graph::pad);
+        // stored or fed to max it stays a guard.
         auto neg_zero = [&](NodeId n) {
           const Node& x = g_.at(n);
           return x.kind == Kind::kConst && (x.op == "0f80000000" || x.op == "0d8000000000000000");
         };
-        if (neg_zero(b)) return set(ins.operands[0], a);
-        if (neg_zero(a)) return set(ins.operands[0], b);
+        if (neg_zero(b)) return set(ins.operands[0], g_.pad(p, a, line_));
+        if (neg_zero(a)) return set(ins.operands[0], g_.pad(g_.opaque("not", {p}, line_), b, line_));
       }
       if (g_.at(p).data) return set(ins.operands[0], g_.guard(p, a, b, line_));
       // p ? guard(p, x, _) : guard(p, _, y) is p ? x : y, exactly; equal sides are one value.
@@ -617,7 +640,7 @@ class PtxWalker : public Walker {
         // Any other select on a predicate of coordinates and literals only: p ? a : b per
         // thread, a guard that reads under p (or not p) decide (Walker::peel).
         const NodeId key = thread_condition_key(p);
-        return set(ins.operands[0], g_.guard(key, ta, tb, line_));
+        return set(ins.operands[0], guarded(key, ta, tb));
       }
       if (auto sa = shared_base(a), sb = shared_base(b); sa && sb && g_.at(a).aff.c0 == g_.at(b).aff.c0) {
         // A thread predicate picking one of two shared buffers (double buffering): one

@@ -6,6 +6,7 @@
 #include "verify/Signature.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -78,7 +79,10 @@ absl::StatusOr<Analysis> analyze(std::string_view text, Target target) {
 std::string first_difference(const Graph& ga, NodeId a, const Graph& gb, NodeId b, int depth) {
   const Node &x = ga.at(a), &y = gb.at(b);
   const bool x_bal = x.bal.valid && !x.bal.is_leaf, y_bal = y.bal.valid && !y.bal.is_leaf;
-  if (depth < 64 && !x_bal && !y_bal && x.kind == y.kind && x.op == y.op && x.imm == y.imm &&
+  // FIXBITS_EXPLAIN_TOP (set): describe the differing roots themselves, not the deepest
+  // differing node below them.
+  const bool descend = std::getenv("FIXBITS_EXPLAIN_TOP") == nullptr;
+  if (depth < 64 && descend && !x_bal && !y_bal && x.kind == y.kind && x.op == y.op && x.imm == y.imm &&
       x.kids.size() == y.kids.size() && (x.kind != Kind::kInt || x.aff == y.aff)) {
     for (size_t i = 0; i < x.kids.size(); ++i) {
       if (ga.at(x.kids[i]).hash != gb.at(y.kids[i]).hash) {
@@ -86,7 +90,10 @@ std::string first_difference(const Graph& ga, NodeId a, const Graph& gb, NodeId 
       }
     }
   }
-  return absl::StrCat("first differing node:\n  A: ", ga.describe(a, 2), "\n  B: ", gb.describe(b, 2));
+  // FIXBITS_EXPLAIN_DEPTH (1..16) prints more levels below the differing node.
+  int shown = 2;
+  if (const char* e = std::getenv("FIXBITS_EXPLAIN_DEPTH"); e != nullptr) shown = std::clamp(std::atoi(e), 1, 16);
+  return absl::StrCat("first differing node:\n  A: ", ga.describe(a, shown), "\n  B: ", gb.describe(b, shown));
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 // remainder loop, which continues it when its step and pointers do); a fold whose update
 // reads another carried float value keys that value's update too (" rec:<hash>").
 //
-//   setp.lt.u32 %p2, %tid.x, 16; @%p2 bra $L; add.rn.f32 %r4, %r2, %r3; $L: st [..], %r4
-// gives %r4 = guard(not(setp.lt.u32(tid, 16)), add(..), what %r4 held): a thread below 16
-// skips the add (thread conditions, below).
+//   setp.lt.u32 %p2, %tid.x, %r9; @%p2 bra $L; add.rn.f32 %r4, %r2, %r3; $L: st [..], %r4
+// gives %r4 = guard(setp.lt.uint(tid, param2), what %r4 held, add(..)): a thread below n
+// skips the add (thread conditions, below; parameters count as fixed for the launch).
 #include "verify/Walk.h"
 
 #include <algorithm>
@@ -49,12 +49,8 @@ void Walker::set(const std::string& reg, NodeId v) {
   if (const Cond tc = thread_part(cond_); !tc.empty()) {
     // Written only where cond_ holds: guard(cond, new, what the others keep). A second
     // write under the same condition replaces the first (its else side is the same).
-    const NodeId key = key_of(tc);
     auto it = regs_.find(reg);
-    NodeId old = it != regs_.end() ? it->second : g_.constant("undef");
-    const Node& o = g_.at(old);
-    if (o.kind == Kind::kGuard && o.kids.size() == 3 && g_.at(o.kids[0]).hash == g_.at(key).hash) old = o.kids[2];
-    v = g_.guard(key, v, old, line_);
+    v = guarded(key_of(tc), v, it != regs_.end() ? it->second : g_.constant("undef"));
   }
   regs_[reg] = v;
 }
@@ -62,13 +58,16 @@ void Walker::set(const std::string& reg, NodeId v) {
 // Thread conditions. The walk takes each statement once, in program order, so a register
 // written in a block that only some threads reach, or by an instruction guarded by a
 // predicate, would otherwise keep that write for every thread. For predicates that are
-// fixed per thread (thread_fixed: coordinates and literals only), each block's condition
+// fixed per thread for the launch (thread_fixed: coordinates, parameters and literals, no
+// load and no loop hole; bounds such as `tid + 256*ctaid < n` and LLVM's versioning tests
+// included), each block's condition
 // is the "or" over its forward in-edges of (the source's condition and the edge's
 // literal), built as the walk reaches the block (every forward predecessor lies above
 // it); back edges add nothing (a loop's latch is reached through its header, and the
 // predicates do not change), which the walk checks: a back edge from another condition
-// than its header's, or a loop whose header is conditional, ends the walk (text
-// fallback). A write under a non-empty condition is guard(cond, new, old); a read whose
+// than its header's ends the walk (text fallback); a loop whose header is conditional is
+// walked as the loop of the threads that run it and its registers are guarded when it
+// closes. A write under a non-empty condition is guard(cond, new, old); a read whose
 // own condition implies the guard's (every literal present) takes the new side, one that
 // contains a literal's negation the old side, exactly.
 bool Walker::thread_fixed(NodeId p) const {
@@ -85,10 +84,13 @@ bool Walker::thread_fixed(NodeId p) const {
       case Kind::kConst: break;
       case Kind::kInt:
         for (const auto& [sym, c] : n.aff.terms) {
-          const bool coord = sym.rfind("tid.", 0) == 0 || sym.rfind("ctaid.", 0) == 0 ||
+          // Coordinates, parameters and their products (launch-uniform values): one value
+          // per thread for the launch. Not a loop hole, a shared base or a data symbol.
+          const bool fixed = sym.rfind("tid.", 0) == 0 || sym.rfind("ctaid.", 0) == 0 ||
                              sym.rfind("laneid", 0) == 0 || sym.rfind("nctaid.", 0) == 0 ||
-                             sym.rfind("ntid.", 0) == 0 || sym.rfind("cluster", 0) == 0;
-          if (!coord || sym.find("param") != std::string::npos || sym.find('~') != std::string::npos) return false;
+                             sym.rfind("ntid.", 0) == 0 || sym.rfind("cluster", 0) == 0 ||
+                             sym.rfind("param", 0) == 0;
+          if (!fixed || sym.find('~') != std::string::npos || sym.find("shared") != std::string::npos) return false;
         }
         break;
       case Kind::kOpaque:
@@ -106,7 +108,209 @@ Walker::Cond Walker::thread_part(const Cond& c) {
   for (const auto& [h, id] : c) {
     auto it = thread_lit_.find(h);
     if (it == thread_lit_.end()) it = thread_lit_.emplace(h, thread_fixed(id)).first;
-    if (it->second) out[h] = id;
+    if (!it->second) continue;
+    bool base = false;  // a literal of an enclosing conditional loop's header (run_loop_under)
+    for (const CondLoop& cl : cond_loops_) base = base || cl.base.contains(h);
+    if (!base) out[h] = id;
+  }
+  return out;
+}
+
+// The literals a predicate states where it holds (positive) or fails: conjuncts of and,
+// negated disjuncts of or, through not.
+void Walker::facts_of(NodeId p, bool positive, std::vector<std::pair<NodeId, bool>>* out, int depth) const {
+  const Node& n = g_.at(p);
+  if (depth > 16 || out->size() > 64) return;
+  if (n.kind == Kind::kOpaque && n.op == "not" && n.kids.size() == 1) return facts_of(n.kids[0], !positive, out, depth + 1);
+  if (n.kind == Kind::kOpaque && ((positive && (n.op == "and" || n.op.rfind("and.pred", 0) == 0)) ||
+                                  (!positive && n.op.rfind("or.pred", 0) == 0))) {
+    for (NodeId k : n.kids) facts_of(k, positive, out, depth + 1);
+    return;
+  }
+  out->push_back({p, positive});
+}
+
+// Whether the facts decide q: 1 true, -1 false, 0 unknown. `a < n` follows from `b < n`
+// when b - a is a constant >= 0, for signed orderings (setp.lt.sint, the form PtxWalk
+// writes them in; unsigned: a = b - 1 may wrap below zero).
+int Walker::decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) const {
+  const Node& qn = g_.at(q);
+  for (const auto& [f, pos] : facts) {
+    const Node& fn = g_.at(f);
+    if (fn.hash == qn.hash) return pos ? 1 : -1;
+    if (pos && fn.kind == Kind::kOpaque && fn.op == qn.op && qn.op == "setp.lt.sint" && fn.kids.size() == 2 &&
+        qn.kids.size() == 2 && g_.at(fn.kids[1]).hash == g_.at(qn.kids[1]).hash &&
+        g_.at(fn.kids[0]).kind == Kind::kInt && g_.at(qn.kids[0]).kind == Kind::kInt) {
+      const Affine d = sub(g_.at(fn.kids[0]).aff, g_.at(qn.kids[0]).aff);
+      if (d.is_const() && d.c0 >= 0) return 1;
+    }
+  }
+  return 0;
+}
+
+// v where the facts hold: guards they decide take their side (through or-keys' literals).
+NodeId Walker::assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts, int depth) {
+  if (facts.empty() || depth > 32) return v;
+  const Node n = g_.at(v);
+  if (n.kind != Kind::kGuard || n.kids.size() != 3) return v;
+  std::vector<std::pair<NodeId, bool>> lits;
+  facts_of(n.kids[0], true, &lits, 0);
+  bool all = !lits.empty();
+  for (const auto& [l, pos] : lits) all = all && decide(l, facts) == (pos ? 1 : -1);
+  if (all) return assume(n.kids[1], facts, depth + 1);
+  if (lits.size() == 1 && decide(lits[0].first, facts) == (lits[0].second ? -1 : 1)) {
+    return assume(n.kids[2], facts, depth + 1);
+  }
+  return v;
+}
+
+// A predicate of parameters and literals only: one value for the whole launch.
+bool Walker::launch_uniform(NodeId p) const {
+  std::vector<NodeId> stack{p};
+  absl::flat_hash_set<NodeId> seen;
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > 4096) return false;
+    const Node& n = g_.at(id);
+    if (n.data || n.has_hole || n.mentions_hole || n.dep != 0) return false;
+    if (n.kind == Kind::kInt) {
+      for (const auto& [sym, c] : n.aff.terms) {
+        // Parameters, their products and launch-uniform values ("param.u<hash>"), the
+        // launch extents; no coordinate factor.
+        const bool uniform = sym.rfind("param", 0) == 0 || sym.rfind("ntid.", 0) == 0 || sym.rfind("nctaid.", 0) == 0;
+        if (!uniform || sym.find("tid.") != std::string::npos || sym.find("ctaid.") != std::string::npos ||
+            sym.find("lane") != std::string::npos || sym.find('~') != std::string::npos) {
+          if (!(sym.rfind("ntid.", 0) == 0 || sym.rfind("nctaid.", 0) == 0) || sym.find('*') != std::string::npos) {
+            return false;
+          }
+        }
+      }
+    } else if (n.kind == Kind::kOpaque) {
+      if (n.kids.empty()) return false;
+    } else if (n.kind != Kind::kConst) {
+      return false;
+    }
+    for (NodeId k : n.kids) stack.push_back(k);
+  }
+  return true;
+}
+
+// Whether `f` is a fold (or a chain of folds, each seeding the next) started from `seed`.
+bool Walker::seeded_by(NodeId f, NodeId seed) const {
+  const Node& s = g_.at(seed);
+  for (int depth = 0; depth < 8; ++depth) {
+    const Node& n = g_.at(f);
+    if (n.kind != Kind::kFold || n.kids.empty()) return false;
+    if (n.kids.size() > 1) {
+      if (g_.at(n.kids[1]).hash == s.hash) return true;
+      f = n.kids[1];
+      continue;
+    }
+    const bool literal = s.kind == Kind::kConst || (s.kind == Kind::kInt && s.aff.is_const());
+    const std::string tail = absl::StrCat(" seed:", literal_bits(s));
+    return literal && n.op.size() >= tail.size() && n.op.compare(n.op.size() - tail.size(), tail.size(), tail) == 0;
+  }
+  return false;
+}
+
+// guard(key, v, old) in one canonical form: a write under the condition an earlier write
+// was made under replaces it (its else side is the same threads' value); a write under
+// the negation of a one-literal condition keeps the earlier write's new side as the other
+// side (if/else in either layout order); a negated literal is stored as its positive with
+// the sides swapped; equal sides are one value. Exact case splits on the key.
+NodeId Walker::guarded(NodeId key, NodeId v, NodeId old) {
+  // Copies: negate() and key_of() grow the arena (and cond_keys_), so no reference into
+  // either is held across them.
+  const Node o = g_.at(old);
+  const Node kn = g_.at(key);
+  if (o.kind == Kind::kGuard && o.kids.size() == 3) {
+    const uint64_t q = g_.at(o.kids[0]).hash, k = kn.hash;
+    std::vector<std::pair<uint64_t, uint64_t>> lits_c, lits_k;  // (literal, negation)
+    if (auto it = cond_keys_.find(k); it != cond_keys_.end()) lits_c = it->second;
+    if (auto it = cond_keys_.find(q); it != cond_keys_.end()) lits_k = it->second;
+    if (q == k) {
+      old = o.kids[2];
+    } else if (g_.at(negate(key)).hash == q || g_.at(negate(o.kids[0])).hash == k) {
+      old = o.kids[1];  // the threads outside key are those inside o's key
+    } else if (o.op.empty() && lits_c.size() > 1 && kn.kind == Kind::kOpaque && kn.op == "and" &&
+               std::any_of(lits_c.begin(), lits_c.end(), [&](const auto& lit) { return lit.second == q; })) {
+      // A write under C = not(K) and R after one under the literal K: K's threads keep
+      // what they held, guard(K, a, guard(R, v, e)).
+      Cond rest;
+      for (NodeId l : kn.kids) {
+        if (g_.at(negate(l)).hash != q) rest[g_.at(l).hash] = l;
+      }
+      if (rest.size() + 1 == lits_c.size()) {
+        const NodeId inner = guarded(key_of(rest), v, o.kids[2]);
+        return make_guard(o.kids[0], o.kids[1], inner);
+      }
+    } else if (o.op.empty() && !lits_k.empty() && lits_k.size() < lits_c.size() && kn.kind == Kind::kOpaque &&
+               kn.op == "and") {
+      // A write under C = K and R after one under K (a load under a bounds test inside a
+      // block that K guards): guard(K, guard(R, v, what K's threads held), what the others
+      // held), so a read under K sees guard(R, ...) as an unconditional block would.
+      bool nested = true;
+      for (const auto& lit : lits_k) nested = nested && std::find(lits_c.begin(), lits_c.end(), lit) != lits_c.end();
+      Cond rest;
+      if (nested) {
+        for (NodeId l : kn.kids) {
+          bool in_k = false;
+          for (const auto& lit : lits_k) in_k = in_k || lit.first == g_.at(l).hash;
+          if (!in_k) rest[g_.at(l).hash] = l;
+        }
+      }
+      if (nested && !rest.empty() && rest.size() + lits_k.size() == lits_c.size()) {
+        const NodeId inner = guarded(key_of(rest), v, o.kids[1]);
+        return make_guard(o.kids[0], inner, o.kids[2]);
+      }
+    }
+  }
+  return make_guard(key, v, old);
+}
+
+// key ? v : old, after guarded's case split on what old was: equal sides, no earlier
+// write, versioning, trip-count facts, orientation, launch-uniform integers.
+NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
+  const Node kn = g_.at(key);
+  if (g_.at(v).hash == g_.at(old).hash) return v;
+  // No earlier write: the threads outside key never read this register (the producer's
+  // SSA form defines a register on every path that reads it), so the value is v.
+  if (const Node& on = g_.at(old); on.kind == Kind::kConst && on.op == "undef") return v;
+  {
+    // LLVM's versioning: `V ? vector form : scalar form` where the scalar form, read under
+    // V's facts (every conjunct of V, and the bounds they imply), is the vector form, is
+    // the scalar form (`V = idx + 31 < n && aligned` makes each `idx + k < n` of the
+    // scalar loads true). Exact: both sides agree where V holds.
+    std::vector<std::pair<NodeId, bool>> holds, fails;
+    facts_of(key, true, &holds, 0);
+    if (g_.at(assume(old, holds, 0)).hash == g_.at(v).hash) return old;  // old is v where key holds
+    facts_of(key, false, &fails, 0);
+    if (g_.at(assume(v, fails, 0)).hash == g_.at(old).hash) return v;  // v is old where key fails
+  }
+  if (launch_uniform(key)) {
+    // Trip-count facts (`K < 1` around a loop, `K > 3` choosing the unrolled loop, `K & 3`
+    // before a remainder): a launch-uniform key choosing between a fold and that fold's
+    // seed (the loop run or not) is the fold, which, like every fold, does not read how
+    // many iterations the launch runs (docs/verify.md, Known gaps: trip counts).
+    if (seeded_by(v, old)) return v;
+    if (seeded_by(old, v)) return old;
+  }
+  NodeId out;
+  if (kn.kind == Kind::kOpaque && kn.op == "not" && kn.kids.size() == 1) {
+    const NodeId p = kn.kids[0];
+    out = g_.guard(key_of(Cond{{g_.at(p).hash, p}}), old, v, line_);
+  } else {
+    out = g_.guard(key, v, old, line_);
+  }
+  // An integer chosen between launch-uniform integers by a launch-uniform key (a loop
+  // bound that is `K & -4` on one path and 0 on another) is itself one value per launch:
+  // the launch-uniform symbol of its expression, as for any other integer op over
+  // parameters (PtxWalk.cpp), so pointers built from it stay affine. Exact.
+  auto uniform_int = [&](NodeId x) { return g_.at(x).kind == Kind::kInt && launch_uniform(x); };
+  if (g_.at(v).kind == Kind::kInt && uniform_int(v) && uniform_int(old) && launch_uniform(key)) {
+    return g_.integer(Affine::symbol(absl::StrCat("param.u", hex64(g_.at(out).hash))));
   }
   return out;
 }
@@ -169,21 +373,33 @@ NodeId Walker::key_of(const Cond& c) {
 
 NodeId Walker::thread_condition_key(NodeId p) { return key_of(Cond{{g_.at(p).hash, p}}); }
 
-NodeId Walker::peel(NodeId v) const {
+NodeId Walker::peel(NodeId v) {
   for (int guard = 0; guard < 64; ++guard) {
     const Node& n = g_.at(v);
     if (n.kind != Kind::kGuard || n.kids.size() != 3) return v;
     auto it = cond_keys_.find(g_.at(n.kids[0]).hash);
     if (it == cond_keys_.end()) return v;
     bool all = true, none = false;
+    size_t known = 0;
     for (const auto& [lit, neg] : it->second) {
       all = all && cond_.contains(lit);
       none = none || cond_.contains(neg);
+      known += cond_.contains(lit) ? 1 : 0;
     }
     if (all) {
       v = n.kids[1];
     } else if (none) {
       v = n.kids[2];
+    } else if (known > 0 && n.op.empty()) {
+      // Some literals hold where the read is: for these threads the key is the rest.
+      const Node& kn = g_.at(n.kids[0]);
+      if (kn.kind != Kind::kOpaque || kn.op != "and") return v;
+      Cond rest;
+      for (NodeId l : kn.kids) {
+        if (!cond_.contains(g_.at(l).hash)) rest[g_.at(l).hash] = l;
+      }
+      const NodeId x = n.kids[1], y = n.kids[2];
+      return guarded(key_of(rest), x, y);
     } else {
       return v;
     }
@@ -350,7 +566,8 @@ void Walker::drop_guarded_twins() {
 void Walker::open_loop(const Loop& l) {
   for (size_t k = 0; k < l.carried.size(); ++k) {
     auto it = regs_.find(l.carried[k]);
-    if (it != regs_.end()) seeds_[absl::StrCat(l.header, ":", l.carried[k])] = it->second;
+    // Read as the threads that run the loop see it (a conditional loop's header peels).
+    if (it != regs_.end()) seeds_[absl::StrCat(l.header, ":", l.carried[k])] = peel(it->second);
     regs_[l.carried[k]] = g_.integer(Affine::symbol(absl::StrCat("~h", l.depth, ".", k)));
     hole_reg_[l.carried[k]] = absl::StrCat("~h", l.depth, ".", k);
   }
@@ -1147,9 +1364,24 @@ void Walker::run() {
         cond_ = block_cond_;
       }
       if (auto h = at_header.find(i); h != at_header.end()) {
-        if (!thread_part(block_cond_).empty()) {
-          incomplete_ = true;  // a loop only some threads run: not summarized (text fallback)
-          return;
+        if (const Cond hc = thread_part(block_cond_); !hc.empty()) {
+          // A loop only the threads in hc run (a bounds test around it, `n > 0`): walked
+          // as a loop of those threads (hc's literals are facts inside it), and every
+          // register it writes is guard(hc, after, before) when it closes (run, below).
+          const Loop& outer = loops[h->second.back()];
+          CondLoop cl{outer.back, hc, {}};
+          absl::flat_hash_set<std::string> defs;
+          for (size_t j = outer.header; j <= outer.back; ++j) {
+            std::vector<std::string> d, u;
+            defs_uses(body[j], &d, &u);
+            for (auto& r : d) {
+              if (defs.insert(r).second) {
+                auto it = regs_.find(r);
+                cl.before.push_back({r, it != regs_.end() ? std::optional<NodeId>(it->second) : std::nullopt});
+              }
+            }
+          }
+          cond_loops_.push_back(std::move(cl));
         }
         for (size_t k : h->second) open_loop(loops[k]);
       }
@@ -1162,7 +1394,7 @@ void Walker::run() {
     if (!ins.guard.empty()) {
       NodeId p = !target ? get(ins.guard) : threads ? branch_predicate(ins).value_or(-1) : -1;
       if (p >= 0 && g_.at(p).data && !target) {
-        instr_guard_ = ins.guard_negated ? g_.opaque("not", {p}, line_) : p;
+        instr_guard_ = ins.guard_negated ? negate(p) : p;
       } else if (p >= 0 && threads && !g_.at(p).data && !g_.at(p).mentions_hole) {
         lit = ins.guard_negated ? negate(p) : p;  // thread-fixed or a launch fact
       }
@@ -1173,7 +1405,7 @@ void Walker::run() {
       if (!uncond && it != label_at.end() && it->second > i) {
         auto p = branch_predicate(ins);
         if (p && g_.at(*p).data && data_regions_.size() < 1024) {
-          NodeId pred = ins.guard_negated ? *p : g_.opaque("not", {*p}, line_);
+          NodeId pred = ins.guard_negated ? *p : negate(*p);
           data_regions_.push_back({*target, pred});
         }
       }
@@ -1222,6 +1454,16 @@ void Walker::run() {
     instr_guard_.reset();
     if (auto b = at_back.find(i); b != at_back.end()) {
       for (size_t k : b->second) close_loop(loops[k]);
+      while (!cond_loops_.empty() && cond_loops_.back().back == i) {
+        CondLoop cl = std::move(cond_loops_.back());
+        cond_loops_.pop_back();
+        const NodeId key = key_of(cl.base);
+        for (const auto& [r, before] : cl.before) {
+          auto it = regs_.find(r);
+          if (it == regs_.end()) continue;
+          it->second = guarded(key, it->second, before ? *before : g_.constant("undef"));
+        }
+      }
     }
     if (g_.size() > kMaxNodes) {
       incomplete_ = true;

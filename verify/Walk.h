@@ -16,8 +16,10 @@
 // such block that falls through into the next (a rotated loop's latch), ending in an
 // explicit jump: the control-flow graph is unchanged, only the order the walk meets the blocks in. Walking is linear in the statements; loops
 // are not iterated. Each block carries its condition (the "or" of its forward in-edges'
-// literals): a register written under a thread-fixed literal (coordinates and literals
-// only) is guard(condition, new, old), which reads under the same condition peel; a store
+// literals): a register written under a thread-fixed literal (no load, no loop hole:
+// coordinates, parameters, literals) is guard(condition, new, old) in one canonical form
+// (guarded), which reads under the same condition peel; a loop under such a condition
+// guards what it writes when it closes; a store
 // whose block is guarded by a launch equality and that writes another root's value at an
 // address equal under it is dropped as that root's twin (LLVM's vectorized epilogue).
 #pragma once
@@ -93,6 +95,9 @@ class Walker {
   bool thread_fixed(NodeId p) const;
   // The key of the one-literal condition `p` (p itself), registered so reads peel it.
   NodeId thread_condition_key(NodeId p);
+  // key ? v : old as one canonical guard (Walk.cpp, "guarded"): exact simplifications only.
+  NodeId guarded(NodeId key, NodeId v, NodeId old);
+  NodeId make_guard(NodeId key, NodeId v, NodeId old);
   // Whether this ISA's branches take part (PTX: yes; AMDGCN keeps its exec-mask tracking).
   virtual bool tracks_thread_branches() const { return true; }
 
@@ -167,7 +172,19 @@ class Walker {
   std::vector<std::vector<Affine>> root_facts_;  // per root: equalities guarding its block
   Cond join(const Cond& a, const Cond& b);  // a or b, exactly
   NodeId key_of(const Cond& c);             // the guard key of a non-empty condition
-  NodeId peel(NodeId v) const;              // v with guards the current condition decides
+  NodeId peel(NodeId v);              // v with guards the current condition decides
+  bool launch_uniform(NodeId p) const;              // parameters and literals only
+  void facts_of(NodeId p, bool positive, std::vector<std::pair<NodeId, bool>>* out, int depth) const;
+  int decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) const;
+  NodeId assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts, int depth);
+  bool seeded_by(NodeId f, NodeId seed) const;      // f: a fold (chain) started from seed
+  // A loop whose header only the threads in `base` reach: its registers' values before it.
+  struct CondLoop {
+    size_t back = 0;
+    Cond base;
+    std::vector<std::pair<std::string, std::optional<NodeId>>> before;
+  };
+  std::vector<CondLoop> cond_loops_;
   Cond cond_;                               // condition of the instruction being stepped
   Cond block_cond_;                         // condition of the current block
   bool falls_through_ = true;

@@ -496,6 +496,11 @@ INSTANTIATE_TEST_SUITE_P(Families, ReducePartition, ::testing::ValuesIn(testing:
 // kernels sign apart from the descriptor's one pinned class. Measured 2026-12-03: 5 classes
 // per family, one per pass extent Q = max(1024, 32 * warps * elems) (1024 ... 16384: a
 // first pass of Q / 1024 strips chained before the loop), the same 5 as HEAD's checker.
+// Since parameter predicates are guards (issue 6, docs/verify.md "Thread conditions"): 6
+// for rms_norm and f16/bf16 softmax, 5 for f32 softmax — w32e1 (Q = 1024) splits from the
+// other Q = 1024 configs: its second pass stores under `idx < n` itself, so the kept first
+// pass's guard `idx < n ? x : 0` peels there, while the others store inside a loop whose
+// bounds read the loop hole (still dropped) and keep the guard.
 // Bounded here; the goal is the pinned class itself (1 signature over both settings).
 TEST(KeepFirstPass, PinnedClassesAreMeasured) {
   for (const SweepFamily& f : testing::sweep_families()) {
@@ -529,7 +534,7 @@ TEST(KeepFirstPass, PinnedClassesAreMeasured) {
     std::printf("PARTITION keep_first_pass %-13s pinned: %zu class(es) kept, %zu plain, %zu together\n",
                 testing::family_name(f).c_str(), kept.size(), plain.size(), all.size());
     EXPECT_EQ(plain.size(), 1u);
-    EXPECT_LE(kept.size(), 5u) << testing::family_name(f) << ": keep_first_pass splits more than the recorded bound";
+    EXPECT_LE(kept.size(), 6u) << testing::family_name(f) << ": keep_first_pass splits more than the recorded bound";
   }
 }
 
