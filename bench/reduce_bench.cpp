@@ -8,8 +8,9 @@
 // case is tuned once (its first call) and its inputs are uploaded once per op, dtype
 // and shape, shared by every candidate of both orders (see tuned()). The
 // pinned order also tries each config with the runner's suggested blocks_per_row
-// (ReduceRunner::suggest_blocks_per_row: split rows when too few rows fill the GPU)
-// and twice that; RMSNorm and softmax also try each config with keep_first_pass (the
+// (ReduceRunner::suggest_blocks_per_row: split rows when too few rows fill the GPU,
+// split a pinned column sum's column groups into P parts per strip when too few
+// groups do) and twice that (columns: and half); RMSNorm and softmax also try each config with keep_first_pass (the
 // row's first pass kept in registers: a row of at most one pass is read once). The
 // label says which won (bpr=1: one block per row; keep=1: first pass kept; such a
 // kernel has the same bits but is not yet in the checker's one pinned class).
@@ -288,15 +289,22 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
       k.keep_first_pass = true;
       candidates.push_back(k);
     }
-    // Split rows: the suggested P and twice it (more blocks in flight per SM).
+    // Split rows (or a pinned column sum's column groups): the suggested P and twice
+    // it (more blocks in flight per SM); columns also half of it (a smaller workspace).
     const int p = jit::ReduceRunner::suggest_blocks_per_row(desc, c, rows, cols,
                                                             dev->info().multiprocessor_count);
     if (p > 1) {
+      const bool by_row = desc.axis == dsl::ReduceAxis::kRow;
+      const int64_t most = by_row ? std::min<int64_t>(dsl::strip_count(desc, cols), 1024)
+                                  : dsl::max_column_parts(desc, c);
       c.blocks_per_row = p;
       candidates.push_back(c);
-      const int64_t strips = dsl::strip_count(desc, cols);
-      if (2 * p <= std::min<int64_t>(strips, 1024)) {
+      if (2 * p <= most) {
         c.blocks_per_row = 2 * p;
+        candidates.push_back(c);
+      }
+      if (!by_row && p / 2 > 1) {
+        c.blocks_per_row = p / 2;
         candidates.push_back(c);
       }
     }
@@ -387,8 +395,10 @@ BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNo
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // Column sums (one result per column): the pinned kernel reads whole row segments and
-// converts them through shared memory (codegen/SelectLayout.h); the free order still
-// runs one block per column with strided loads, kept as the naive baseline.
+// converts them through shared memory (codegen/SelectLayout.h), its rows spread over
+// P blocks per column group when the groups alone are too few (label bpr=P: strip
+// parts, then a per-column fold); the free order still runs one block per column
+// with strided loads, kept as the naive baseline.
 #define FIXBITS_COLUMN_SIZES Args({4096, 4096})->Args({16384, 1024})->Args({1024, 16384})
 BENCHMARK_CAPTURE(BM_Reduce, colsum_pinned_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kF32,
                   dsl::ReduceAxis::kColumn)

@@ -1,7 +1,8 @@
 // ReduceRunner.cpp: host<->device packing and the launch of a reduction, with the
 // parameter order ReduceProgram.h documents (LINE = cols, or rows, cols by column):
 //   sum/max/min: (x, y, LINE)   rmsnorm: (x, w, y, LINE, eps)   softmax: (x, y, LINE)
-// and, for split rows, the parameters each phase lists in dsl/tile/ReduceProgram.h.
+// and, for split rows and split columns, the parameters each phase lists in
+// dsl/tile/ReduceProgram.h.
 #include "jit/ReduceRunner.h"
 
 #include <cstring>
@@ -81,10 +82,34 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   return r;
 }
 
+int ReduceRunner::suggest_column_parts(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
+                                       int64_t rows, int64_t cols, int multiprocessors) {
+  if (desc.op != dsl::ReduceOp::kSum && desc.op != dsl::ReduceOp::kMax && desc.op != dsl::ReduceOp::kMin) {
+    return 1;
+  }
+  if (desc.order != dsl::TreeOrder::kPinned || desc.axis != dsl::ReduceAxis::kColumn) return 1;
+  if (rows < 1 || cols < 1 || multiprocessors < 1 || desc.strip < 1) return 1;
+  const int64_t groups = (cols - 1) / (int64_t{config.lanes} * config.warps) + 1;
+  const int64_t target = int64_t{4} * multiprocessors;
+  const int64_t rq = dsl::column_pass_rows(desc, config);
+  if (groups >= target || rows <= rq) return 1;
+  const int64_t strips = dsl::strip_count(desc, rows);
+  const int64_t cap = dsl::max_column_parts(desc, config);
+  // Blocks that load rows: every part of the first strip when there are several strips;
+  // with one strip only the parts that start before `rows`.
+  auto working = [&](int64_t p) {
+    return groups * (strips > 1 ? p : (rows * p - 1) / desc.strip + 1);
+  };
+  int64_t p = 1;
+  while (p < cap && working(p) < target) p *= 2;
+  return static_cast<int>(p);
+}
+
 int ReduceRunner::suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
                                          int64_t rows, int64_t cols, int multiprocessors) {
-  if (desc.axis != dsl::ReduceAxis::kRow || desc.order != dsl::TreeOrder::kPinned) return 1;
+  if (desc.order != dsl::TreeOrder::kPinned) return 1;
   if (rows < 1 || cols < 1 || multiprocessors < 1 || desc.strip < 1) return 1;
+  if (desc.axis == dsl::ReduceAxis::kColumn) return suggest_column_parts(desc, config, rows, cols, multiprocessors);
   const int64_t block = int64_t{config.elems_per_thread} * config.lanes * config.warps;
   if (block > desc.strip) return 1;
   const int64_t strips = dsl::strip_count(desc, cols);
@@ -136,13 +161,15 @@ absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {
 absl::Status ReduceRunner::alloc_workspace() {
   ws_.reset();
   ws2_.reset();
+  ws_floats_ = 0;
   if (blocks_per_row_ == 1) return absl::OkStatus();
-  if (rows_ * blocks_per_row_ > 0x7fffffff) {
+  if (desc_.axis == dsl::ReduceAxis::kRow && rows_ * blocks_per_row_ > 0x7fffffff) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceProblem.rows %d times ReduceConfig.blocks_per_row %d exceeds the grid limit 2^31-1.",
         rows_, blocks_per_row_));
   }
-  const size_t floats = static_cast<size_t>(rows_ * dsl::strip_count(desc_, cols_));
+  const size_t floats = static_cast<size_t>(dsl::split_workspace_floats(desc_, blocks_per_row_, rows_, cols_));
+  ws_floats_ = floats;
   for (auto* ws : {&ws_, &ws2_}) {
     if (ws == &ws2_ && desc_.op != dsl::ReduceOp::kSoftmax) break;
     absl::StatusOr<runtime::Buffer> b = device_->alloc(floats * 4);
@@ -156,8 +183,8 @@ absl::Status ReduceRunner::alloc_workspace() {
 
 absl::Status ReduceRunner::share_inputs(const ReduceRunner& other) {
   if (other.desc_.in_dtype != desc_.in_dtype || other.desc_.op != desc_.op ||
-      other.desc_.out_dtype != desc_.out_dtype) {
-    return absl::InvalidArgumentError("share_inputs needs a runner with the same op and dtypes.");
+      other.desc_.out_dtype != desc_.out_dtype || other.desc_.axis != desc_.axis) {
+    return absl::InvalidArgumentError("share_inputs needs a runner with the same op, axis and dtypes.");
   }
   rows_ = other.rows_;
   cols_ = other.cols_;
@@ -188,11 +215,14 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
     args.push_back(std::move(a));
   } else {
     const KernelArg x = KernelArg::pointer(*x_), y = KernelArg::pointer(*y_), ws = KernelArg::pointer(*ws_);
+    const KernelArg rows = KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_));
+    const bool by_row = desc_.axis == dsl::ReduceAxis::kRow;
     switch (desc_.op) {
       case dsl::ReduceOp::kSum:
       case dsl::ReduceOp::kMax:
       case dsl::ReduceOp::kMin:
-        args = {{x, ws, cols}, {ws, y, cols}};
+        if (by_row) args = {{x, ws, cols}, {ws, y, cols}};
+        else args = {{x, ws, rows, cols}, {ws, y, rows, cols}};  // split columns
         break;
       case dsl::ReduceOp::kRmsNorm:
         args = {{x, ws, cols}, {x, KernelArg::pointer(*w_), ws, y, cols, eps}};

@@ -6,8 +6,10 @@
 // the kernel's own block size, one block per reduced line (row or column) -- or,
 // with ReduceConfig.blocks_per_row = P > 1, the kernels of dsl::reduce_phases in
 // order on one stream (P blocks per row for the strip partials into a workspace of
-// rows * strip_count(cols) floats per statistic, then the in-order fold); the bits
-// are the same for every P;
+// rows * strip_count(cols) floats per statistic, then the in-order fold; for a
+// pinned column sum/max/min, P blocks per column group for the strip-part partials
+// into strip_count(rows) * P * cols floats, then the per-column fold:
+// dsl::split_workspace_floats); the bits are the same for every P;
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
 // layout, so a caller compares them with memcmp.
 //
@@ -45,12 +47,21 @@ class ReduceRunner {
   // Every kernel, in launch order.
   const std::vector<std::shared_ptr<const JitKernel>>& phases() const { return phases_; }
 
-  // The blocks_per_row this runner recommends for a problem, by one documented rule:
-  // 1 (no split) unless axis=row, order=pinned, elems_per_thread*lanes*warps <= strip,
-  // the row has at least 2 strips and rows < 4 * multiprocessors (too few blocks to
-  // keep every SM busy); then min(strips per row, ceil(4 * multiprocessors / rows), 1024).
+  // The blocks_per_row this runner recommends for a problem, by one documented rule
+  // (target T = 4 * multiprocessors blocks, so every SM has several in flight):
+  // Rows: 1 (no split) unless order=pinned, elems_per_thread*lanes*warps <= strip,
+  // the row has at least 2 strips and rows < T (too few blocks to keep every SM
+  // busy); then min(strips per row, ceil(T / rows), 1024).
+  // Columns (suggest_column_parts): 1 unless order=pinned, op sum/max/min, the
+  // G = ceil(cols / (lanes*warps)) column groups are fewer than T and rows > Rq
+  // (dsl::column_pass_rows); then the smallest power of two P whose blocks that load
+  // rows -- G*P with 2 or more strips, G*ceil(rows*P/strip) with one -- reach T,
+  // capped by dsl::max_column_parts (strip/Rq, 1024). Example, H200 (132 SMs), f32
+  // 4096 x 4096, strip 4096, warps 8, elems 8: G = 16, Rq = 8 -> P = 64.
   static int suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
                                     int64_t rows, int64_t cols, int multiprocessors);
+  static int suggest_column_parts(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
+                                  int64_t rows, int64_t cols, int multiprocessors);
   const dsl::ReduceDesc& desc() const { return desc_; }
 
   // Allocates device buffers for the problem's shape and copies its inputs.
@@ -62,10 +73,12 @@ class ReduceRunner {
   absl::StatusOr<std::vector<uint32_t>> download() const;
   // Bytes a launch reads and writes (for achieved-bandwidth numbers).
   size_t bytes_moved() const;
+  // Floats of each split workspace after upload (0 when unsplit).
+  size_t workspace_floats() const { return ws_floats_; }
 
  private:
   ReduceRunner() = default;
-  absl::Status alloc_workspace();  // split rows: ws_ (and ws2_ for softmax)
+  absl::Status alloc_workspace();  // split rows/columns: ws_ (and ws2_ for softmax)
   std::shared_ptr<runtime::Device> device_;
   dsl::ReduceDesc desc_;
   std::vector<std::shared_ptr<const JitKernel>> phases_;
@@ -74,8 +87,9 @@ class ReduceRunner {
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;
   std::shared_ptr<runtime::Buffer> y_;
-  std::shared_ptr<runtime::Buffer> ws_, ws2_;  // split rows: strip results (softmax: max, sum)
+  std::shared_ptr<runtime::Buffer> ws_, ws2_;  // split: strip (part) results (softmax: max, sum)
   size_t y_count_ = 0;
+  size_t ws_floats_ = 0;
 };
 
 }  // namespace fixbits::jit

@@ -16,6 +16,11 @@
 //                                     ws[row*n + k/S] = reduce(f32(load(...)), pinned, strip S)
 //   fold, block of row r:          acc = -0.0; for j in [0, n): acc = acc + ws[r*n + j]
 //                                  y[r] = out(acc)       // uniform: every thread, in order
+// Split columns (a pinned column sum, P parts per strip, column_split_phases below):
+//   partials, block (group g, part p): ws[(j*P + p)*cols + c] = node of strip j's tree
+//                                      over rows [j*S + p*S/P, j*S + (p+1)*S/P)
+//   fold, thread of column c:          acc = -0.0; for j in [0, n): acc = acc +
+//                                      ((ws[j*P+0] + ws[j*P+1]) + ...)   // top log2(P) levels
 #include "dsl/tile/ReduceProgram.h"
 
 #include <cmath>
@@ -171,7 +176,8 @@ absl::Status validate(const ReduceConfig& c) {
   }
   if (c.blocks_per_row < 1 || c.blocks_per_row > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ReduceConfig.blocks_per_row %d is not in [1, 1024].", c.blocks_per_row));
+        "ReduceConfig.blocks_per_row %d is not in [1, 1024] (blocks sharing a row, or a "
+        "column group of a pinned column sum/max/min).", c.blocks_per_row));
   }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -187,6 +193,19 @@ int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
 }
 
 FreeLayout free_layout(const ReduceConfig& c) { return FreeLayout{c.elems_per_thread, c.lanes, c.warps}; }
+
+// Rq = min(S, elems_per_thread, kMaxConvert / threads); with C = threads columns per
+// block every thread holds Rq elements, and the (Rq, C) tile stays within what one
+// layout conversion stages.
+int64_t column_pass_rows(const ReduceDesc& d, const ReduceConfig& cfg) {
+  constexpr int64_t kMaxConvert = 4096;  // codegen::kMaxConvertElems
+  const int64_t threads = int64_t{cfg.lanes} * cfg.warps;
+  return std::max<int64_t>(1, std::min<int64_t>({d.strip, cfg.elems_per_thread, kMaxConvert / threads}));
+}
+
+int64_t max_column_parts(const ReduceDesc& d, const ReduceConfig& c) {
+  return std::min<int64_t>(std::max<int64_t>(d.strip / column_pass_rows(d, c), 1), 1024);
+}
 
 namespace {
 
@@ -321,17 +340,15 @@ void split_elementwise(Builder& b, const SplitFrame& f, int64_t block_extent, in
   b.end_for({});
 }
 
+absl::Status check_column_split(const ReduceDesc& d, const ReduceConfig& cfg);  // below
+
 absl::Status check_split(const ReduceDesc& d, const ReduceConfig& cfg) {
-  if (d.axis != ReduceAxis::kRow) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ReduceConfig.blocks_per_row %d needs axis=row; a column reduction runs one block per "
-        "column.", cfg.blocks_per_row));
-  }
   if (d.order != TreeOrder::kPinned) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.blocks_per_row %d needs order=pinned; the free order's bits follow one "
         "block's layout and have no split form.", cfg.blocks_per_row));
   }
+  if (d.axis != ReduceAxis::kRow) return check_column_split(d, cfg);
   const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
   if (block > d.strip) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -478,17 +495,38 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
 
 // ---- Coalesced column reductions (pinned kSum/kMax/kMin) ----------------------
 
-// Rows one pass of a coalesced column reduction holds: Rq = min(S, elems_per_thread,
-// kMaxConvert / threads); with C = threads columns per block every thread holds Rq
-// elements, and the (Rq, C) tile stays within what one layout conversion stages.
-int64_t column_pass_rows(const ReduceDesc& d, const ReduceConfig& cfg) {
-  constexpr int64_t kMaxConvert = 4096;  // codegen::kMaxConvertElems
-  const int64_t threads = int64_t{cfg.lanes} * cfg.warps;
-  return std::max<int64_t>(1, std::min<int64_t>({d.strip, cfg.elems_per_thread, kMaxConvert / threads}));
-}
-
 Value combine_values(Builder& b, Combine c, Value x, Value y) {
   return c == Combine::kAdd ? b.add(x, y) : c == Combine::kMax ? b.max(x, y) : b.min(x, y);
+}
+
+// One chunk of the binary counter that merges the chunk trees of a strip (or of one
+// aligned part of it) into its balanced tree. Chunk m's tree t enters at level 0;
+// level j keeps t as a left sibling (carried[j]) at the first 0 bit of m and, while
+// the bits are 1, merges the kept left sibling with t (left (+) right). `complete`
+// (a uniform i1) is set when m's low carried.size() bits are all 1: t is then the
+// whole node over the 2^levels chunks ending at m. Example, 2 levels, chunks a b c d:
+// m=0 keeps a; m=1 gives a+b, kept at level 1; m=2 keeps c; m=3 gives (a+b)+(c+d).
+struct CounterStep {
+  Value complete;              // i1: this chunk closes the node
+  Value t;                     // (C) the merged subtree (the node when complete)
+  std::vector<Value> carried;  // (C) each: the left siblings for the next chunk
+};
+CounterStep counter_step(Builder& b, Combine c, Value t, Value m, std::vector<Value> carried,
+                         Value zero) {
+  Value active = b.compare(tile::CompareOp::kEq, zero, zero);   // true
+  Value no = b.compare(tile::CompareOp::kNe, zero, zero);       // false
+  std::vector<Value> in = carried;
+  for (size_t j = 0; j < in.size(); ++j) {
+    Value q = b.div(m, b.const_int(Elem::kI32, int64_t{1} << j));
+    Value bit = b.sub(q, b.mul(b.div(q, b.const_int(Elem::kI32, 2)), b.const_int(Elem::kI32, 2)));
+    Value one = b.compare(tile::CompareOp::kEq, bit, b.const_int(Elem::kI32, 1));
+    Value nil = b.compare(tile::CompareOp::kEq, bit, zero);
+    Value store_here = b.select(active, nil, no);    // first 0 bit: keep t as a left sibling
+    carried[j] = b.select(store_here, t, carried[j]);
+    active = b.select(active, one, no);              // a 1 bit: merge with the left sibling
+    t = b.select(active, combine_values(b, c, in[j], t), t);
+  }
+  return {active, t, std::move(carried)};
 }
 
 // Block p reduces columns [p*C, p*C + C) (C = threads; blocks past the last column
@@ -540,27 +578,187 @@ absl::StatusOr<tile::Program> coalesced_columns(const ReduceDesc& d, const Reduc
   } else {
     Value t = b.reduce(tile2, 0, c, TreeOrder::kPinned, rq);      // (C) this chunk's tree
     Value m = b.div(loop[0], b.const_int(Elem::kI32, rq));        // chunk index
-    Value active = b.compare(tile::CompareOp::kEq, zero, zero);   // true
-    Value no = b.compare(tile::CompareOp::kNe, zero, zero);       // false
-    std::vector<Value> stack(loop.begin() + 2, loop.end());
-    for (int j = 0; j < levels; ++j) {
-      Value q = b.div(m, b.const_int(Elem::kI32, int64_t{1} << j));
-      Value bit = b.sub(q, b.mul(b.div(q, b.const_int(Elem::kI32, 2)), b.const_int(Elem::kI32, 2)));
-      Value one = b.compare(tile::CompareOp::kEq, bit, b.const_int(Elem::kI32, 1));
-      Value nil = b.compare(tile::CompareOp::kEq, bit, zero);
-      Value store_here = b.select(active, nil, no);    // first 0 bit: keep t as a left sibling
-      stack[j] = b.select(store_here, t, stack[j]);
-      active = b.select(active, one, no);              // a 1 bit: merge with the left sibling
-      t = b.select(active, combine_values(b, c, loop[2 + j], t), t);
-    }
-    yields.push_back(b.select(active, combine_values(b, c, loop[1], t), loop[1]));  // strip done
-    for (Value s : stack) yields.push_back(s);
+    CounterStep k = counter_step(b, c, t, m, std::vector<Value>(loop.begin() + 2, loop.end()), zero);
+    yields.push_back(b.select(k.complete, combine_values(b, c, loop[1], k.t), loop[1]));  // strip done
+    for (Value s : k.carried) yields.push_back(s);
   }
   Value acc = b.end_for(yields)[0];
   Value oc = b.add(b.arange(cw), c0);                              // (C) columns
   Value y_ok = b.compare(tile::CompareOp::kLt, oc, cols);
   b.store(y, b.cast(oc, Elem::kI64), out == Elem::kF32 ? acc : b.cast(acc, out), y_ok);
   return b.finish();
+}
+
+// ---- Split columns (pinned kSum/kMax/kMin, blocks_per_row = P > 1) -------------
+
+int log2_of(int64_t v) {
+  int l = 0;
+  for (; v > 1; v /= 2) ++l;
+  return l;
+}
+
+absl::Status check_column_split(const ReduceDesc& d, const ReduceConfig& cfg) {
+  const int p = cfg.blocks_per_row;
+  if (d.op != ReduceOp::kSum && d.op != ReduceOp::kMax && d.op != ReduceOp::kMin) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d splits a pinned column sum, max or min; a column "
+        "rms_norm or softmax runs one block per column.", p));
+  }
+  if (!is_pow2(p)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d is not a power of two; a split column cuts every "
+        "strip into blocks_per_row aligned parts, nodes of the strip's balanced tree.", p));
+  }
+  const int64_t rq = column_pass_rows(d, cfg);
+  if (p > d.strip / rq) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d exceeds strip / rows per pass (%d / %d = %d) for a "
+        "column reduction: each block's part of a strip must hold whole passes.",
+        p, d.strip, rq, d.strip / rq));
+  }
+  return absl::OkStatus();
+}
+
+// partials: block b = group*P + part walks, for every strip j, the rows of its part
+// (S/P rows from j*S + part*S/P) in passes of Rq rows, merges the chunk trees with
+// the counter (log2(S/(P*Rq)) levels) and stores the part's tree to ws. The loop
+// index t runs over the part's rows of all strips: t = j*(S/P) + row within the part.
+//   for t in [0, span) step Rq:                       // span: S/P per non-empty part
+//     row0 = (t / (S/P))*S + part*(S/P) + t % (S/P)
+//     tree = reduce(f32(load(x, rows row0.., cols c0..)), axis 0, pinned, strip Rq)  // (C)
+//     counter_step(tree); when complete: ws[(j*P + part)*cols + c] = node
+// fold: per column c (one thread each), for u in [0, n*P) step U = min(P, 16):
+//     U parts' results (padding-only parts read as the identity), pair tree -> node
+//     counter_step over log2(P/U) levels; when complete: acc = acc (+) strip result
+//   y[c] = out(acc)
+absl::StatusOr<std::vector<tile::Program>> column_split_phases(const ReduceDesc& d,
+                                                               const ReduceConfig& cfg) {
+  const int p = cfg.blocks_per_row;
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  const Combine c = combine_of(d.op);
+  const int64_t cw = int64_t{cfg.lanes} * cfg.warps;  // C: columns per block
+  const int64_t rq = column_pass_rows(d, cfg);        // Rq: rows per pass
+  const int64_t sp = d.strip / p;                     // S/P: rows of one part of a strip
+  const int part_levels = log2_of(sp / rq);           // counter levels inside a part
+  constexpr int64_t kFoldParts = 16;                  // loads in flight per fold iteration
+  const int64_t u_parts = std::min<int64_t>(p, kFoldParts);  // U: parts one fold iteration loads
+  const int fold_levels = log2_of(p / u_parts);       // counter levels over the U-part nodes
+  std::vector<tile::Program> phases;
+  {
+    Builder b(kernel_name(d, cfg, "partials"));
+    b.set_num_warps(cfg.warps);
+    b.set_grid(absl::StrCat("col_blocks/", cw));
+    Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+    Value ws = b.param("ws", tile::Type::ptr(DType::kF32));
+    Value rows = b.param("rows", tile::Type::scalar(Elem::kI32));
+    Value cols = b.param("cols", tile::Type::scalar(Elem::kI32));
+    Value zero = b.const_int(Elem::kI32, 0);
+    Value one = b.const_int(Elem::kI32, 1);
+    Value c_w = b.const_int(Elem::kI32, cw);
+    Value pc = b.const_int(Elem::kI32, p);
+    Value pid = b.program_id(0);
+    Value group = b.div(pid, pc);
+    Value part = b.sub(pid, b.mul(group, pc));                        // in [0, P)
+    Value c0 = b.mul(group, c_w);                                     // first column
+    Value strip = b.const_int(Elem::kI32, d.strip);
+    Value sp_c = b.const_int(Elem::kI32, sp);
+    Value n = b.add(b.div(b.sub(rows, one), strip), one);             // strips
+    Value part_row = b.mul(part, sp_c);                               // part's offset in a strip
+    Value last = b.add(b.mul(b.sub(n, one), strip), part_row);        // its first row, last strip
+    Value span = b.select(b.compare(tile::CompareOp::kLt, last, rows), b.mul(n, sp_c),
+                          b.mul(b.sub(n, one), sp_c));                // padding-only part: skipped
+    Value hi = b.select(b.compare(tile::CompareOp::kLt, c0, cols), span, zero);
+    Value cols64 = b.cast(cols, Elem::kI64);
+    Value i = b.arange(rq * cw);                                      // (Rq*C) i32
+    Value r_i = b.div(i, c_w);                                        // row in the pass
+    Value c_i = b.add(b.sub(i, b.mul(r_i, c_w)), c0);                 // column
+    Value col_ok = b.compare(tile::CompareOp::kLt, c_i, cols);
+    Value oc = b.add(b.arange(cw), c0);                               // (C) columns
+    Value y_ok = b.compare(tile::CompareOp::kLt, oc, cols);
+    Value oc64 = b.cast(oc, Elem::kI64);
+    Value ident = b.const_f32(identity(c));
+    std::vector<Value> inits(part_levels, b.splat(ident, {cw}));      // carried left siblings
+    std::vector<Value> loop = b.begin_for(zero, hi, b.const_int(Elem::kI32, rq), inits);
+    Value j = b.div(loop[0], sp_c);                                   // strip
+    Value within = b.sub(loop[0], b.mul(j, sp_c));                    // row within the part
+    Value row0 = b.add(b.add(b.mul(j, strip), part_row), within);
+    Value row = b.add(r_i, row0);                                     // (Rq*C) i32
+    Value mask = b.select(col_ok, b.compare(tile::CompareOp::kLt, row, rows), col_ok);
+    Value off = b.add(b.mul(b.cast(row, Elem::kI64), cols64), b.cast(c_i, Elem::kI64));
+    Value v = load_f32(b, x, off, mask, in, identity(c));             // (Rq*C) f32
+    Value tree = b.reduce(b.reshape(v, {rq, cw}), 0, c, TreeOrder::kPinned, rq);  // (C)
+    Value slot = b.cast(b.add(b.mul(j, pc), part), Elem::kI64);       // j*P + part
+    Value ws_off = b.add(b.mul(slot, cols64), oc64);                  // (C) i64
+    if (part_levels == 0) {
+      b.store(ws, ws_off, tree, y_ok);                                // the part is one pass
+      b.end_for({});
+    } else {
+      CounterStep k = counter_step(b, c, tree, b.div(within, b.const_int(Elem::kI32, rq)),
+                                   std::vector<Value>(loop.begin() + 1, loop.end()), zero);
+      Value none = b.compare(tile::CompareOp::kNe, oc, oc);          // (C) false
+      b.store(ws, ws_off, k.t, b.select(k.complete, y_ok, none));
+      b.end_for(k.carried);
+    }
+    absl::StatusOr<tile::Program> prog = b.finish();
+    if (!prog.ok()) return prog.status();
+    phases.push_back(*std::move(prog));
+  }
+  {
+    Builder b(kernel_name(d, cfg, "fold"));
+    b.set_num_warps(cfg.warps);
+    b.set_grid(absl::StrCat("cols/", cw));
+    Value ws = b.param("ws", tile::Type::ptr(DType::kF32));
+    Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+    Value rows = b.param("rows", tile::Type::scalar(Elem::kI32));
+    Value cols = b.param("cols", tile::Type::scalar(Elem::kI32));
+    Value zero = b.const_int(Elem::kI32, 0);
+    Value one = b.const_int(Elem::kI32, 1);
+    Value pc = b.const_int(Elem::kI32, p);
+    Value c0 = b.mul(b.program_id(0), b.const_int(Elem::kI32, cw));  // first column
+    Value strip = b.const_int(Elem::kI32, d.strip);
+    Value sp_c = b.const_int(Elem::kI32, sp);
+    Value n = b.add(b.div(b.sub(rows, one), strip), one);             // strips
+    Value hi = b.select(b.compare(tile::CompareOp::kLt, c0, cols), b.mul(n, pc), zero);
+    Value cols64 = b.cast(cols, Elem::kI64);
+    Value oc = b.add(b.arange(cw), c0);                               // (C) columns
+    Value y_ok = b.compare(tile::CompareOp::kLt, oc, cols);
+    Value oc64 = b.cast(oc, Elem::kI64);
+    Value none = b.compare(tile::CompareOp::kNe, oc, oc);             // (C) false
+    Value ident = b.const_f32(identity(c));
+    std::vector<Value> inits(fold_levels + 1, b.splat(ident, {cw}));  // acc, carried
+    std::vector<Value> loop = b.begin_for(zero, hi, b.const_int(Elem::kI32, u_parts), inits);
+    Value j = b.div(loop[0], pc);                                     // strip
+    Value p0 = b.sub(loop[0], b.mul(j, pc));                          // first part of the U
+    Value first_row = b.add(b.mul(j, strip), b.mul(p0, sp_c));
+    std::vector<Value> node;                                          // U x (C)
+    for (int64_t k = 0; k < u_parts; ++k) {
+      Value start = b.add(first_row, b.const_int(Elem::kI32, k * sp));
+      Value has_rows = b.compare(tile::CompareOp::kLt, start, rows);  // else padding only
+      Value slot = b.cast(b.add(loop[0], b.const_int(Elem::kI32, k)), Elem::kI64);
+      node.push_back(b.load(ws, b.add(b.mul(slot, cols64), oc64), b.select(has_rows, y_ok, none), ident));
+    }
+    while (node.size() > 1) {                                         // pairs, counting up
+      std::vector<Value> next;
+      for (size_t k = 0; k + 1 < node.size(); k += 2) next.push_back(combine_values(b, c, node[k], node[k + 1]));
+      node = std::move(next);
+    }
+    std::vector<Value> yields;
+    if (fold_levels == 0) {
+      yields.push_back(combine_values(b, c, loop[1], node[0]));      // acc (+) strip
+    } else {
+      CounterStep k = counter_step(b, c, node[0], b.div(p0, b.const_int(Elem::kI32, u_parts)),
+                                   std::vector<Value>(loop.begin() + 2, loop.end()), zero);
+      yields.push_back(b.select(k.complete, combine_values(b, c, loop[1], k.t), loop[1]));  // strip done
+      for (Value s : k.carried) yields.push_back(s);
+    }
+    Value acc = b.end_for(yields)[0];
+    b.store(y, oc64, out == Elem::kF32 ? acc : b.cast(acc, out), y_ok);
+    absl::StatusOr<tile::Program> prog = b.finish();
+    if (!prog.ok()) return prog.status();
+    phases.push_back(*std::move(prog));
+  }
+  return phases;
 }
 
 }  // namespace
@@ -574,12 +772,20 @@ absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64
   if (absl::StartsWith(grid, "cols/") && absl::SimpleAtoi(grid.substr(5), &per) && per > 0) {
     return cols < 1 ? 0 : (cols - 1) / per + 1;
   }
-  return absl::InvalidArgumentError(absl::StrCat("Program.grid \"", grid,
-                                                 "\" is not rows, cols, row_blocks or cols/<C>."));
+  if (absl::StartsWith(grid, "col_blocks/") && absl::SimpleAtoi(grid.substr(11), &per) && per > 0) {
+    return cols < 1 ? 0 : ((cols - 1) / per + 1) * blocks_per_row;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Program.grid \"", grid, "\" is not rows, cols, row_blocks, cols/<C> or col_blocks/<C>."));
 }
 
 int64_t strip_count(const ReduceDesc& d, int64_t cols) {
   return cols < 1 ? 0 : (cols - 1) / d.strip + 1;
+}
+
+int64_t split_workspace_floats(const ReduceDesc& d, int blocks_per_row, int64_t rows, int64_t cols) {
+  if (d.axis == ReduceAxis::kRow) return rows * strip_count(d, cols);
+  return strip_count(d, rows) * blocks_per_row * cols;
 }
 
 absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, const ReduceConfig& cfg) {
@@ -593,6 +799,7 @@ absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, co
   absl::StatusOr<int64_t> q = check_all(d, cfg);
   if (!q.ok()) return q.status();
   if (absl::Status s = check_split(d, cfg); !s.ok()) return s;
+  if (d.axis == ReduceAxis::kColumn) return column_split_phases(d, cfg);
   return split_phases(d, cfg);
 }
 

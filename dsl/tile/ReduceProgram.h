@@ -39,6 +39,23 @@
 //                   eps) on row_blocks (each block folds ss, then writes its chunks)
 //   kSoftmax:       max partials (x, wsm, cols); exp partials (x, wsm, wss, cols),
 //                   folding m first; normalize (x, wsm, wss, y, cols) on row_blocks
+// Split columns (pinned kSum/kMax/kMin, axis=column, blocks_per_row = P > 1, a power
+// of two at most S/Rq): P blocks share each column group of C columns and the
+// reduction becomes two kernels. Part p of strip j is the aligned subtree over rows
+// [j*S + p*S/P, j*S + (p+1)*S/P) -- a node of the strip's balanced tree -- built by
+// the chunk/binary-counter scheme above with log2(S/(P*Rq)) levels. A "partials"
+// kernel on grid "col_blocks/C" (ceil(cols/C) * P blocks; block b: group b / P,
+// part b % P) stores each (strip j, part p) result of its C columns to
+// ws[(j*P + p)*cols + c] (coalesced; a part of the last strip that starts at or past
+// `rows` holds only padding and is neither computed nor stored). A "fold" kernel on
+// grid "cols/C" (one thread per column) combines, per strip, its P part results with
+// the top log2(P) levels of the balanced tree (pairs (0,1), (2,3), ... counting up;
+// a padding-only part reads as the identity), chains the strip results in strip
+// order into an accumulator seeded with the identity and stores y: the unsplit
+// kernel's combines on the same values, so the same bits for every P.
+//   kSum/kMax/kMin columns: partials (x, ws, rows, cols) on col_blocks/C;
+//                           fold (ws, y, rows, cols) on cols/C;
+//                           ws: strip_count(desc, rows) * P * cols floats.
 // keep_first_pass (kRmsNorm / kSoftmax rows): the pass at k = 0 is loaded before the
 // loops, reduced first (the chain's first link), and its registers feed the
 // elementwise pass for [0, Q); every loop over x then starts at k = Q.
@@ -58,7 +75,10 @@ struct ReduceConfig {
   int elems_per_thread = 4;  // elements one thread holds per pass; a power of two in [1, 64]
   int lanes = 32;            // the target's warp width: 32 (NVIDIA) or 64 (AMD wave64)
   // Blocks sharing one row, in [1, 1024]; > 1 builds the split kernels of
-  // reduce_phases (needs axis=row, order=pinned, elems_per_thread*lanes*warps <= strip).
+  // reduce_phases (needs order=pinned; axis=row: elems_per_thread*lanes*warps <= strip;
+  // axis=column, sum/max/min only: it is the blocks per column group (C columns), a
+  // power of two at most strip / column_pass_rows, each block one aligned part of
+  // every strip).
   int blocks_per_row = 1;
   // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1: load the row's first pass
   // (elements [0, Q)) once and keep it in registers for the later passes, so a row of
@@ -83,15 +103,24 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& desc, const ReduceConfig&
 
 // Blocks to launch for a reduce kernel's grid name: "rows" -> rows, "cols" -> cols,
 // "row_blocks" -> rows * blocks_per_row, "cols/<C>" -> ceil(cols / C) (the coalesced
-// column kernel: C columns per block). InvalidArgument naming the grid otherwise.
+// column kernel: C columns per block), "col_blocks/<C>" -> ceil(cols / C) *
+// blocks_per_row (split columns' partials). InvalidArgument naming the grid otherwise.
 absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64_t cols,
                                     int64_t blocks_per_row);
 
 // Strip results one row leaves in a split workspace: ceil(cols / strip), cols >= 1.
 int64_t strip_count(const ReduceDesc& d, int64_t cols);
+// Rows one pass of the coalesced column kernel holds: Rq = min(strip, elems_per_thread,
+// 4096 / (lanes*warps)), at least 1.
+int64_t column_pass_rows(const ReduceDesc& d, const ReduceConfig& c);
+// The largest blocks_per_row a pinned column sum/max/min accepts: min(strip / Rq, 1024).
+int64_t max_column_parts(const ReduceDesc& d, const ReduceConfig& c);
+// Floats of one workspace of a split reduction (blocks_per_row > 1): rows *
+// strip_count(cols) for rows, strip_count(rows) * blocks_per_row * cols for columns.
+int64_t split_workspace_floats(const ReduceDesc& d, int blocks_per_row, int64_t rows, int64_t cols);
 // Every kernel of the reduction, in launch order: {reduce(desc, config)} when
-// blocks_per_row == 1, the split phases above otherwise. Program names end in
-// _p<P>_<phase> (partials, fold, normalize, maxpart, exppart).
+// blocks_per_row == 1, the split phases above (rows or columns) otherwise. Program
+// names end in _p<P>_<phase> (partials, fold, normalize, maxpart, exppart).
 absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& desc,
                                                          const ReduceConfig& config = {});
 

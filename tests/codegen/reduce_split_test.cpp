@@ -4,7 +4,8 @@
 // exactly reference::reduce's bits for every blocks_per_row, on adversarial rows
 // (NaN, inf, -0.0, subnormals, cancellation) and odd lengths; the unsplit kernel
 // does too. Also: the knob's errors name the field, the PTX of a split row stores
-// each strip result and folds them in order, and the runner's split rule.
+// each strip result and folds them in order, and the runner's split rule. (Split
+// columns: column_split_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -179,11 +180,18 @@ TEST(ReduceSplit, KnobErrorsNameTheField) {
     auto r = dsl::reduce_phases(desc, c);
     return r.ok() ? std::string("ok") : std::string(r.status().message());
   };
-  EXPECT_EQ(msg(d, {.blocks_per_row = 0}), "ReduceConfig.blocks_per_row 0 is not in [1, 1024].");
-  EXPECT_EQ(msg(d, {.blocks_per_row = 1025}), "ReduceConfig.blocks_per_row 1025 is not in [1, 1024].");
+  EXPECT_EQ(msg(d, {.blocks_per_row = 0}),
+            "ReduceConfig.blocks_per_row 0 is not in [1, 1024] (blocks sharing a row, or a column group "
+            "of a pinned column sum/max/min).");
+  EXPECT_NE(msg(d, {.blocks_per_row = 1025}).find("ReduceConfig.blocks_per_row 1025 is not in [1, 1024]"),
+            std::string::npos);
+  // A pinned column sum splits its column groups (tests/codegen/column_split_test.cpp);
+  // a column softmax does not.
   ReduceDesc col = d;
   col.axis = dsl::ReduceAxis::kColumn;
-  EXPECT_NE(msg(col, {.blocks_per_row = 2}).find("blocks_per_row 2 needs axis=row"), std::string::npos);
+  EXPECT_EQ(msg(col, {.blocks_per_row = 2}), "ok");
+  col.op = ReduceOp::kSoftmax;
+  EXPECT_NE(msg(col, {.blocks_per_row = 2}).find("blocks_per_row 2 splits a pinned column sum"), std::string::npos);
   ReduceDesc free = d;
   free.order = TreeOrder::kFree;
   EXPECT_NE(msg(free, {.blocks_per_row = 2}).find("blocks_per_row 2 needs order=pinned"), std::string::npos);

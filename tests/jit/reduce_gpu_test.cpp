@@ -4,7 +4,9 @@
 // the free order follows its own layout-dependent reference and is shown to differ
 // from the pinned tree; a row split over several blocks (ReduceConfig.blocks_per_row,
 // strip partials then an in-order fold) gives the same bits as the reference for
-// every blocks_per_row. Without a device every test prints [SKIP] <reason>.
+// every blocks_per_row, and so does a pinned column sum/max/min split into P parts
+// per strip (partials, then the per-column fold). Without a device every test
+// prints [SKIP] <reason>.
 #include <cstring>
 #include <random>
 #include <string>
@@ -174,6 +176,41 @@ TEST_F(ReduceGpuTest, PinnedColumnReductionsBitIdenticalToReference) {
       }
     }
   }
+}
+
+// Split columns (blocks_per_row = P parts per strip of a pinned column sum/max/min):
+// every P -- 2, 16, the runner's suggestion for an H200-sized GPU and this device,
+// and the largest (strip / Rq) -- gives the reference's bits, so the unsplit kernel's,
+// for f32/f16/bf16, several strips, one row, rows and columns that are not multiples
+// of the strip, Rq or C, and adversarial values with NaN and inf.
+TEST_F(ReduceGpuTest, SplitColumnsBitIdenticalToReferenceForEveryParts) {
+  struct Shape { int64_t rows, cols; };
+  int checked = 0;
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+    for (DType in : kInTypes) {
+      ReduceDesc d{.op = op, .axis = dsl::ReduceAxis::kColumn, .in_dtype = in,
+                   .out_dtype = op == ReduceOp::kSum ? DType::kF32 : in, .strip = 1024};
+      for (Shape s : {Shape{4096, 4096}, Shape{16384, 1024}, Shape{2049, 129}, Shape{1000, 37}, Shape{1, 300}}) {
+        auto p = problem(d, s.rows, s.cols, Mix::kAdversarial, /*specials=*/s.cols % 2 == 1);
+        auto ref = reference(d, p);
+        for (ReduceConfig c : {ReduceConfig{.warps = 8, .elems_per_thread = 8},
+                               ReduceConfig{.warps = 4, .elems_per_thread = 2}}) {
+          const int most = static_cast<int>(dsl::max_column_parts(d, c));
+          const int h200 = jit::ReduceRunner::suggest_blocks_per_row(d, c, s.rows, s.cols, 132);
+          const int here = jit::ReduceRunner::suggest_blocks_per_row(d, c, s.rows, s.cols,
+                                                                     device_->info().multiprocessor_count);
+          for (int parts : {1, 2, 16, h200, here, most}) {
+            c.blocks_per_row = parts;
+            auto got = run(d, c, p);
+            ASSERT_TRUE(same_bits(got, ref)) << where(d, c, s.rows, s.cols) << " first differing column "
+                                             << first_diff(got, ref);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * 3 * 5 * 2 * 6);
 }
 
 TEST_F(ReduceGpuTest, RowResultDoesNotDependOnBatchSize) {

@@ -2,7 +2,9 @@
 // dsl::reduce_phases are launched in order, partials and normalize kernels on
 // rows * blocks_per_row blocks and the fold on one block per row, with the
 // workspace a partials kernel writes passed to the kernel that folds it; an
-// unsplit runner launches one kernel on one block per row. Argument counts and
+// unsplit runner launches one kernel on one block per row. A split pinned column sum
+// launches its partials on ceil(cols/C) * P blocks and its fold on ceil(cols/C),
+// over a workspace of strip_count(rows) * P * cols floats. Argument counts and
 // sizes are checked by Kernel::launch where the fake declares them.
 #include <gtest/gtest.h>
 
@@ -106,6 +108,73 @@ TEST(ReduceSplitRunner, RmsNormAndSoftmaxPhasesShareTheirWorkspaces) {
     EXPECT_EQ(l[1].first_words[2], l[2].first_words[2]) << "normalize folds the sum workspace";
     EXPECT_NE(l[1].first_words[1], l[1].first_words[2]) << "max and sum workspaces differ";
   }
+}
+
+// Split columns: partials on ceil(cols/C) * P blocks with (x, ws, rows, cols), then
+// the fold on ceil(cols/C) blocks with (ws, y, rows, cols); the workspace holds
+// strip_count(rows) * P * cols floats and starts as NaN (0xff bytes).
+TEST(ReduceSplitRunner, ColumnSumLaunchesPartialsThenFoldOverTheWorkspace) {
+  Rig& r = rig();
+  r.driver->launches.clear();
+  r.driver->expected_args = 4;
+  r.driver->declared_params_known = true;  // (ptr, ptr, i32, i32) for both kernels
+  r.driver->declared_params = {8, 8, 4, 4};
+  const ReduceDesc d{.op = ReduceOp::kSum, .axis = dsl::ReduceAxis::kColumn, .in_dtype = DType::kBF16,
+                     .strip = 4096};
+  auto runner = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 16},
+                                          &r.no_cache);
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  ASSERT_EQ(runner->phases().size(), 2u);
+  const int64_t rows = 2 * 4096 + 5, cols = 1000;  // 3 strips; 4 column groups of 256
+  ASSERT_TRUE(runner->upload(problem(rows, cols)).ok());
+  EXPECT_EQ(runner->workspace_floats(), 3u * 16 * 1000);
+  ASSERT_TRUE(runner->launch().ok());
+  r.driver->declared_params_known = false;
+  const auto& l = r.driver->launches;
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].kernel, "fixbits_sum_col_bf16_f32_pinned_s4096_w8_e8_p16_partials");
+  EXPECT_EQ(l[0].grid[0], 4u * 16);
+  EXPECT_EQ(l[0].block[0], 256u);
+  EXPECT_EQ(l[1].kernel, "fixbits_sum_col_bf16_f32_pinned_s4096_w8_e8_p16_fold");
+  EXPECT_EQ(l[1].grid[0], 4u);    // one thread per column
+  EXPECT_EQ(l[1].block[0], 256u);
+  EXPECT_EQ(l[0].first_words[1], l[1].first_words[0]) << "the fold reads the partials' workspace";
+  EXPECT_NE(l[1].first_words[1], l[1].first_words[0]) << "y is not the workspace";
+  for (const auto& x : l) {
+    EXPECT_EQ(x.first_words[2] & 0xffffffffu, static_cast<uint64_t>(rows)) << "rows";
+    EXPECT_EQ(x.first_words[3] & 0xffffffffu, static_cast<uint64_t>(cols)) << "cols";
+  }
+  // The workspace is allocated whole (its last float is addressable) and starts as NaN.
+  const auto* ws = reinterpret_cast<const uint32_t*>(l[0].first_words[1]);
+  EXPECT_EQ(ws[0], 0xffffffffu);
+  EXPECT_EQ(ws[runner->workspace_floats() - 1], 0xffffffffu);
+
+  // Unsplit: one kernel on cols/C, no workspace.
+  r.driver->launches.clear();
+  auto one = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8}, &r.no_cache);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(one->upload(problem(rows, cols)).ok());
+  EXPECT_EQ(one->workspace_floats(), 0u);
+  ASSERT_TRUE(one->launch().ok());
+  ASSERT_EQ(r.driver->launches.size(), 1u);
+  EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_sum_col_bf16_f32_pinned_s4096_w8_e8");
+  EXPECT_EQ(r.driver->launches[0].grid[0], 4u);
+
+  // Knobs a column split rejects, by name.
+  for (int bad_p : {3, 1024}) {  // not a power of two; above strip / Rq = 512
+    auto bad = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = bad_p},
+                                         &r.no_cache);
+    ASSERT_FALSE(bad.ok()) << bad_p;
+    EXPECT_NE(std::string(bad.status().message()).find("ReduceConfig.blocks_per_row"), std::string::npos)
+        << bad.status();
+  }
+  ReduceDesc softmax = d;
+  softmax.op = ReduceOp::kSoftmax;
+  softmax.out_dtype = DType::kBF16;
+  auto bad = jit::ReduceRunner::create(r.device, softmax, {.blocks_per_row = 2}, &r.no_cache);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("ReduceConfig.blocks_per_row 2 splits a pinned column"),
+            std::string::npos);
 }
 
 TEST(ReduceSplitRunner, UnsplitRunnerLaunchesOneKernelPerRowAndBadKnobsFail) {
