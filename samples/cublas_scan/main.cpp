@@ -350,6 +350,15 @@ int main(int argc, char** argv) {
         info.cc_major >= 9 ? dsl::Instruction::kWgmma : dsl::Instruction::kMmaSync;
     const profile::ProbeFn probe = [&](const runtime::GemmShape& s,
                                        const profile::CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+      // Each probe is named on stderr before it runs, and the table is saved (at most
+      // every 30 s) between probes, not only between classes: a run killed by a time
+      // limit inside one long probe (device run 12 lost 490 s that way) keeps what the
+      // probes before it found and says which probe it was in.
+      if (progress.elapsed() - last_save > 30) save();
+      std::fprintf(stderr, "\nprobe %s at %lldx%lldx%lld (%.1f s)\n",
+                   profile::to_string(key).c_str(), static_cast<long long>(s.m),
+                   static_cast<long long>(s.n), static_cast<long long>(s.k), progress.elapsed());
+      std::fflush(stderr);
       absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
           profile::CublasBlackBox::create(*lt, s);
       if (!box.ok()) return box.status();
