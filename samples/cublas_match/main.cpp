@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "samples/common/FlagArg.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasProfile.h"
 #include "profile/MatchDraws.h"
@@ -55,17 +56,11 @@ struct Args {
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const std::string& flag) -> std::optional<std::string> {
-      if (arg.rfind(flag, 0) == 0) return arg.substr(flag.size());
-      return std::nullopt;
-    };
-    auto int_flag = [&](const std::string& flag, int64_t lo, int64_t* out) -> absl::Status {
-      if (!absl::SimpleAtoi(*value(flag), out) || *out < lo) {
-        return absl::InvalidArgumentError(flag.substr(0, flag.size() - 1) +
-                                          " takes an integer >= " + std::to_string(lo) + ".");
-      }
-      return absl::OkStatus();
+    const samples::FlagArg flag_arg(argv[i]);
+    const std::string& arg = flag_arg.text();
+    auto value = [&](const std::string& flag) { return flag_arg.value(flag); };
+    auto int_flag = [&](const std::string& flag, int64_t lo, int64_t* out) {
+      return flag_arg.int_value(flag, lo, out);
     };
     absl::Status st;
     if (auto v = value("--table=")) {

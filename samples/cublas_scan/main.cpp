@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "samples/common/FlagArg.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasBlackBox.h"
@@ -87,18 +88,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) words.emplace_back(argv[i]);
   a.command = absl::StrJoin(words, " ");
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const std::string& flag) -> std::optional<std::string> {
-      if (arg.rfind(flag, 0) == 0) return arg.substr(flag.size());
-      return std::nullopt;
-    };
-    auto int_flag = [&](const std::string& flag, int64_t lo, int64_t* out) -> absl::Status {
-      const std::optional<std::string> v = value(flag);
-      if (!absl::SimpleAtoi(*v, out) || *out < lo) {
-        return absl::InvalidArgumentError(flag.substr(0, flag.size() - 1) +
-                                          " takes an integer >= " + std::to_string(lo) + ".");
-      }
-      return absl::OkStatus();
+    const samples::FlagArg flag_arg(argv[i]);
+    const std::string& arg = flag_arg.text();
+    auto value = [&](const std::string& flag) { return flag_arg.value(flag); };
+    auto int_flag = [&](const std::string& flag, int64_t lo, int64_t* out) {
+      return flag_arg.int_value(flag, lo, out);
     };
     absl::Status st;
     int64_t x = 0;
