@@ -563,8 +563,13 @@ class ClassProber {
         const bool in_range =
             want_small ? (k >= options_.small_probe_k && k < options_.min_probe_k)
                        : k >= options_.min_probe_k;
+        // A point whose full shape is over max_probe_mnk runs every experiment of the
+        // probe on that many multiply-adds (device run 13: 75 s at 257 x 16257 x 4096);
+        // it is taken only when the class has no other point.
+        const bool small_enough = pt.m * pt.n * k <= options_.max_probe_mnk;
         // Larger rank wins, compared in order.
         const std::vector<int64_t> rank = {
+            small_enough ? 1 : 0,
             in_range ? 1 : 0,
             fine_diff,
             cls.cls.values.split && new_ratio ? 1 : 0,

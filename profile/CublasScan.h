@@ -163,6 +163,9 @@ struct ProbeOptions {
   // > 0: after a class's probes at K >= min_probe_k, its next probe prefers a K in
   // [small_probe_k, min_probe_k) (the class's short-K shapes), if it has one.
   int64_t small_probe_k = 0;
+  // Points whose M*N*K exceeds this are probed only when a class has no other point
+  // (each probe experiment runs the full shape).
+  int64_t max_probe_mnk = int64_t{1} << 31;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made

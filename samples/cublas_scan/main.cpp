@@ -25,7 +25,7 @@
 //          [--per-octave=N] [--refine=P]
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
-//          [--revalidate=N] [--small-probe-k=K]
+//          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -40,6 +40,8 @@
 //   splits the class or leaves it without a descriptor). 0 (default): off.
 //   --small-probe-k: after a class's probes at K >= --min-probe-k, prefer its next
 //   probe at a K in [small, --min-probe-k), where short-K kernel paths show. 0: off.
+//   --max-probe-mnk: points whose M*N*K exceeds W (default 2^31) are probed only when a
+//   class has no other (each probe experiment runs the full shape).
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -136,6 +138,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (value("--revalidate=")) {
       st = int_flag("--revalidate=", 0, &x);
       a.probe.revalidate = static_cast<int>(x);
+    } else if (value("--max-probe-mnk=")) {
+      st = int_flag("--max-probe-mnk=", 1, &a.probe.max_probe_mnk);
     } else if (value("--small-probe-k=")) {
       st = int_flag("--small-probe-k=", 0, &a.probe.small_probe_k);
     } else if (auto v = value("--probe-budget-s=")) {

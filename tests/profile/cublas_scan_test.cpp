@@ -332,6 +332,39 @@ TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
   }
 }
 
+// A point over max_probe_mnk loses to any other point of the class, whatever its K.
+TEST(CublasScan, HugeProbeShapesAreTakenLast) {
+  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = 24};
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
+  std::vector<int64_t> ks;
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+    ks.push_back(s.m * s.n * s.k);
+    return dsl::GemmDesc{};
+  };
+  // Every point of the small grid has M = N = 1 (the smallest M*N per K), so M*N*K = K.
+  // With the cap at 600: K = 512 first (in range), then K = 64 (under the cap, though
+  // below min_probe_k), and only then a point over the cap (2048 or 4096).
+  ASSERT_TRUE(probe_classes(t, st, probe,
+                            ProbeOptions{.max_probe_k = 4096, .class_probes = 3,
+                                         .max_probe_mnk = 600}).ok());
+  ASSERT_EQ(ks.size(), 3u);
+  EXPECT_EQ(ks[0], 512);
+  EXPECT_EQ(ks[1], 64);
+  EXPECT_GT(ks[2], 600);
+  // Without the cap the chooser stays in range: 512, 2048, 4096 in some order.
+  ks.clear();
+  CublasTable t2{.arch = "sm_90"};
+  ScanState st2;
+  ASSERT_TRUE(scan_heuristic(t2, st2, GemmShape{}, small_grid(), one).ok());
+  ASSERT_TRUE(probe_classes(t2, st2, probe, ProbeOptions{.max_probe_k = 4096, .class_probes = 3}).ok());
+  ASSERT_EQ(ks.size(), 3u);
+  for (int64_t k : ks) EXPECT_GE(k, 512);
+}
+
 TEST(CublasScan, RevalidationOptionsAreChecked) {
   CublasTable t{.arch = "sm_90"};
   ScanState st;
