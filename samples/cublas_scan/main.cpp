@@ -25,7 +25,7 @@
 //          [--per-octave=N] [--refine=P]
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
-//          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W]
+//          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -42,6 +42,8 @@
 //   probe at a K in [small, --min-probe-k), where short-K kernel paths show. 0: off.
 //   --max-probe-mnk: points whose M*N*K exceeds W (default 2^31) are probed only when a
 //   class has no other (each probe experiment runs the full shape).
+//   --probe-timeout-s: one probe's black box stops answering after T seconds (default
+//   60; 0: no limit); the point is then dropped as an instrument failure.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -63,6 +65,7 @@
 #include "profile/CublasBlackBox.h"
 #include "profile/CublasProfile.h"
 #include "profile/CublasScan.h"
+#include "profile/ProbeDeadline.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Runtime.h"
 
@@ -73,6 +76,7 @@ namespace {
 struct Args {
   std::string out;  // required: the scan's product is this file
   std::string append;  // a table of earlier families to extend
+  double probe_timeout_s = 60;  // per probe: its black box stops answering after this
   std::string resume;  // a table to probe on, without a heuristic pass
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
   int per_octave = 2;
@@ -138,6 +142,10 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (value("--revalidate=")) {
       st = int_flag("--revalidate=", 0, &x);
       a.probe.revalidate = static_cast<int>(x);
+    } else if (auto v = value("--probe-timeout-s=")) {
+      if (!absl::SimpleAtod(*v, &a.probe_timeout_s) || a.probe_timeout_s < 0) {
+        return absl::InvalidArgumentError("--probe-timeout-s takes a number of seconds >= 0.");
+      }
     } else if (value("--max-probe-mnk=")) {
       st = int_flag("--max-probe-mnk=", 1, &a.probe.max_probe_mnk);
     } else if (value("--small-probe-k=")) {
@@ -360,7 +368,8 @@ int main(int argc, char** argv) {
       absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
           profile::CublasBlackBox::create(*lt, s);
       if (!box.ok()) return box.status();
-      return profile::probe_key((*box)->as_black_box(), s, key, instr);
+      return profile::probe_key(
+          profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr);
     };
     const double t0 = progress.elapsed();
     absl::StatusOr<profile::ProbeStats> stats =

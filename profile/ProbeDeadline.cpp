@@ -1,0 +1,31 @@
+// ProbeDeadline: see ProbeDeadline.h. The start time is taken when the wrapper is made.
+#include "profile/ProbeDeadline.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+
+namespace fixbits::profile {
+
+dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
+                                       std::function<double()> now) {
+  if (limit_s <= 0) return box;
+  if (!now) {
+    now = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  const double start = now();
+  return [box = std::move(box), limit_s, now = std::move(now), start](
+             const dsl::reference::GemmProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    if (now() - start > limit_s) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "the probe passed its time limit of %.0f s (--probe-timeout-s)", limit_s));
+    }
+    return box(p);
+  };
+}
+
+}  // namespace fixbits::profile
