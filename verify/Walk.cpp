@@ -25,6 +25,29 @@
 
 namespace fixbits::verify {
 
+namespace {
+
+// Whether `ok` holds for every node reachable from p through kids (each visited once);
+// false past 4096 nodes, so a huge predicate counts as not fixed rather than costing
+// a walk of the graph. `ok` sees each node once, in no particular order.
+template <typename Ok>
+bool every_reachable(const Graph& g, NodeId p, Ok ok) {
+  std::vector<NodeId> stack{p};
+  absl::flat_hash_set<NodeId> seen;
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > 4096) return false;
+    const Node& n = g.at(id);
+    if (!ok(n)) return false;
+    for (NodeId k : n.kids) stack.push_back(k);
+  }
+  return true;
+}
+
+}  // namespace
+
 NodeId Walker::get(const std::string& reg) {
   auto it = regs_.find(reg);
   if (it != regs_.end()) return cond_keys_.empty() ? it->second : peel(it->second);
@@ -71,14 +94,7 @@ void Walker::set(const std::string& reg, NodeId v) {
 // own condition implies the guard's (every literal present) takes the new side, one that
 // contains a literal's negation the old side, exactly.
 bool Walker::thread_fixed(NodeId p) const {
-  std::vector<NodeId> stack{p};
-  absl::flat_hash_set<NodeId> seen;
-  while (!stack.empty()) {
-    const NodeId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (seen.size() > 4096) return false;
-    const Node& n = g_.at(id);
+  return every_reachable(g_, p, [](const Node& n) {
     if (n.data || n.has_hole || n.mentions_hole) return false;
     switch (n.kind) {
       case Kind::kConst: break;
@@ -98,9 +114,8 @@ bool Walker::thread_fixed(NodeId p) const {
         break;
       default: return false;
     }
-    for (NodeId k : n.kids) stack.push_back(k);
-  }
-  return true;
+    return true;
+  });
 }
 
 Walker::Cond Walker::thread_part(const Cond& c) {
@@ -166,14 +181,7 @@ NodeId Walker::assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& fact
 
 // A predicate of parameters and literals only: one value for the whole launch.
 bool Walker::launch_uniform(NodeId p) const {
-  std::vector<NodeId> stack{p};
-  absl::flat_hash_set<NodeId> seen;
-  while (!stack.empty()) {
-    const NodeId id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (seen.size() > 4096) return false;
-    const Node& n = g_.at(id);
+  return every_reachable(g_, p, [](const Node& n) {
     if (n.data || n.has_hole || n.mentions_hole || n.dep != 0) return false;
     if (n.kind == Kind::kInt) {
       for (const auto& [sym, c] : n.aff.terms) {
@@ -192,9 +200,8 @@ bool Walker::launch_uniform(NodeId p) const {
     } else if (n.kind != Kind::kConst) {
       return false;
     }
-    for (NodeId k : n.kids) stack.push_back(k);
-  }
-  return true;
+    return true;
+  });
 }
 
 // Whether `f` is a fold (or a chain of folds, each seeding the next) started from `seed`.
