@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasProfile.h"
@@ -75,15 +76,9 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       st = int_flag("--per-octave=", 1, &x);
       a.per_octave = static_cast<int>(x);
     } else if (auto v = value("--dtypes=")) {
-      a.dtypes.clear();
-      for (absl::string_view d : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        absl::StatusOr<DType> t = parse_dtype(std::string(d));
-        if (!t.ok() || !profile::usual_shape({1, 1, 1}, *t).ok()) {
-          return absl::InvalidArgumentError("--dtypes takes f16, bf16 and f8e4m3; '" +
-                                            std::string(d) + "' is none of them.");
-        }
-        a.dtypes.push_back(*t);
-      }
+      absl::StatusOr<std::vector<DType>> dtypes = samples::parse_dtypes_flag(*v);
+      if (!dtypes.ok()) return dtypes.status();
+      a.dtypes = *std::move(dtypes);
     } else {
       return absl::InvalidArgumentError("Unknown argument '" + arg +
                                         "'; see the usage at the top of main.cpp.");

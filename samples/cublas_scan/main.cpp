@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -109,16 +110,9 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (auto v = value("--resume=")) {
       a.resume = *v;
     } else if (auto v = value("--dtypes=")) {
-      a.dtypes.clear();
-      for (absl::string_view d : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        absl::StatusOr<DType> t = parse_dtype(std::string(d));
-        if (!t.ok() || profile::usual_shape({1, 1, 1}, *t).status().code() !=
-                           absl::StatusCode::kOk) {
-          return absl::InvalidArgumentError("--dtypes takes f16, bf16 and f8e4m3; '" +
-                                            std::string(d) + "' is none of them.");
-        }
-        a.dtypes.push_back(*t);
-      }
+      absl::StatusOr<std::vector<DType>> dtypes = samples::parse_dtypes_flag(*v);
+      if (!dtypes.ok()) return dtypes.status();
+      a.dtypes = *std::move(dtypes);
     } else if (value("--refine=")) {
       st = int_flag("--refine=", 0, &x);
       a.refine = static_cast<int>(x);
