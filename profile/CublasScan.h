@@ -182,10 +182,14 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
 // One variant's probe at shape `s` through `box` (the full-shape black box): the family
 // the key suggests first (split_k when key.split, else plain), then the other of the
 // two, then gemv; the first family that yields a descriptor wins. The error of the
-// last family tried names all three attempts.
+// last family tried names all three attempts. The families share one instrument
+// (dsl/probe/Experiments.h): a placement runs once, and with `limits` beyond 1 x 1 one
+// black-box call answers up to limits.rows x limits.cols placements (the caller keeps
+// them within the shape: rows <= s.m, cols <= s.n, so a batch is one cuBLAS launch).
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
-                                        dsl::Instruction matrix_instruction);
+                                        dsl::Instruction matrix_instruction,
+                                        dsl::probe::BatchLimits limits = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe); `split` says whether level 0 is a split that follows the split count.

@@ -6,7 +6,9 @@
 // accumulator), kR elsewhere (the pair cancels inside its own instruction).
 #include "dsl/probe/Experiments.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_format.h"
 
@@ -97,19 +99,130 @@ absl::StatusOr<std::vector<uint32_t>> Instrument::call(const reference::GemmProb
 }
 
 absl::StatusOr<Outcome> Instrument::run(const Placement& p, const std::string& what) {
-  absl::StatusOr<std::vector<uint32_t>> out = call(make_problem(p, a_, b_), what);
+  absl::StatusOr<std::vector<Outcome>> out = run_all({p}, [&](size_t) { return what; });
   if (!out.ok()) return out.status();
-  return classify(out_, v_.r, (*out)[0]);
+  return (*out)[0];
+}
+
+absl::Status Instrument::run_batch(const std::vector<Placement>& ps, const std::vector<size_t>& idx,
+                                   bool swapped, const std::function<std::string(size_t)>& what,
+                                   std::vector<Outcome>* out) {
+  const int64_t k = ps[idx[0]].k;
+  // Each placement's own vector (a) and its shared one (b), deduplicated in order.
+  std::vector<std::vector<uint32_t>> own, shared;
+  std::vector<size_t> shared_of;
+  std::map<std::vector<uint32_t>, size_t> shared_index;
+  for (size_t i : idx) {
+    reference::GemmProblem one = make_problem(ps[i], a_, b_);
+    own.push_back(std::move(one.a));
+    auto [it, added] = shared_index.emplace(std::move(one.b), shared.size());
+    if (added) shared.push_back(it->first);
+    shared_of.push_back(it->second);
+  }
+  reference::GemmProblem prob;
+  prob.k = k;
+  // Normal: rows = own vectors (A), columns = shared vectors (B). Swapped: columns =
+  // own vectors placed in B, rows = shared vectors placed in A (a and b share a dtype).
+  const std::vector<std::vector<uint32_t>>& rows = swapped ? shared : own;
+  const std::vector<std::vector<uint32_t>>& cols = swapped ? own : shared;
+  prob.m = static_cast<int64_t>(rows.size());
+  prob.n = static_cast<int64_t>(cols.size());
+  prob.a.reserve(static_cast<size_t>(prob.m * k));
+  for (const std::vector<uint32_t>& r : rows) prob.a.insert(prob.a.end(), r.begin(), r.end());
+  prob.b.assign(static_cast<size_t>(k * prob.n), 0);
+  for (int64_t j = 0; j < prob.n; ++j) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      prob.b[static_cast<size_t>(kk * prob.n + j)] = cols[static_cast<size_t>(j)][static_cast<size_t>(kk)];
+    }
+  }
+  const std::string name =
+      idx.size() == 1 ? what(idx[0])
+                      : absl::StrFormat("%s (batched with %d others)", what(idx[0]), idx.size() - 1);
+  absl::StatusOr<std::vector<uint32_t>> bits = call(prob, name);
+  if (!bits.ok()) return bits.status();
+  runs_ += static_cast<int64_t>(idx.size());
+  for (size_t t = 0; t < idx.size(); ++t) {
+    const int64_t r = swapped ? static_cast<int64_t>(shared_of[t]) : static_cast<int64_t>(t);
+    const int64_t c = swapped ? static_cast<int64_t>(t) : static_cast<int64_t>(shared_of[t]);
+    (*out)[idx[t]] = classify(out_, v_.r, (*bits)[static_cast<size_t>(r * prob.n + c)]);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
+    const std::vector<Placement>& ps, const std::function<std::string(size_t)>& what) {
+  std::vector<Outcome> out(ps.size(), Outcome::kZero);
+  if (ps.empty()) return out;
+  const int64_t k = ps[0].k;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (ps[i].k != k) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Instrument::run_all was given placements of K = %d and %d (experiment %s); one "
+          "call runs one K.", k, ps[i].k, what(i)));
+    }
+  }
+  if (limits_.rows < 1 || limits_.cols < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "BatchLimits is %d x %d; both must be >= 1.", limits_.rows, limits_.cols));
+  }
+  if (memo_k_ != k) {
+    memo_.clear();
+    memo_k_ = k;
+  }
+  // Placements not memoized, one per distinct mark set; repeats wait for their first.
+  std::vector<size_t> todo;
+  std::vector<std::pair<size_t, size_t>> repeats;  // (placement, its first)
+  std::map<Marks, size_t> first;
+  std::vector<Marks> keys(ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    keys[i] = ps[i].marks;
+    std::sort(keys[i].begin(), keys[i].end());
+    if (auto it = memo_.find(keys[i]); it != memo_.end()) {
+      out[i] = it->second;
+    } else if (auto [f, added] = first.emplace(keys[i], i); !added) {
+      repeats.emplace_back(i, f->second);
+    } else {
+      todo.push_back(i);
+    }
+  }
+  const bool swapped = limits_.swap && a_ == b_ && limits_.cols > limits_.rows;
+  const int64_t own_cap = swapped ? limits_.cols : limits_.rows;
+  const int64_t shared_cap = swapped ? limits_.rows : limits_.cols;
+  // Greedy: fill a call while it has an own slot and (for a new shared vector) a
+  // shared slot. The shared vector is b, which differs only where r sits.
+  std::vector<size_t> batch;
+  std::map<std::vector<uint32_t>, int> shared_in_batch;
+  auto flush = [&]() -> absl::Status {
+    if (batch.empty()) return absl::OkStatus();
+    absl::Status st = run_batch(ps, batch, swapped, what, &out);
+    batch.clear();
+    shared_in_batch.clear();
+    return st;
+  };
+  for (size_t i : todo) {
+    std::vector<uint32_t> b = make_problem(ps[i], a_, b_).b;
+    const bool new_shared = shared_in_batch.find(b) == shared_in_batch.end();
+    if (static_cast<int64_t>(batch.size()) >= own_cap ||
+        (new_shared && static_cast<int64_t>(shared_in_batch.size()) >= shared_cap)) {
+      if (absl::Status st = flush(); !st.ok()) return st;
+    }
+    batch.push_back(i);
+    shared_in_batch.emplace(std::move(b), 0);
+  }
+  if (absl::Status st = flush(); !st.ok()) return st;
+  for (size_t i : todo) memo_.emplace(keys[i], out[i]);
+  for (auto [i, f] : repeats) out[i] = out[f];
+  return out;
 }
 
 absl::StatusOr<std::vector<Outcome>> Instrument::pair_walk(int64_t k) {
   std::vector<Outcome> walk(static_cast<size_t>(k > 0 ? k : 0), Outcome::kR);
-  for (int64_t m = 1; m + 1 < k; ++m) {
-    Placement p{k, {{0, 'r'}, {m, '+'}, {m + 1, '-'}}};
-    absl::StatusOr<Outcome> o = run(p, absl::StrFormat("pair walk m=%d", m));
-    if (!o.ok()) return o.status();
-    walk[m] = *o;
-  }
+  std::vector<Placement> ps;
+  for (int64_t m = 1; m + 1 < k; ++m) ps.push_back(Placement{k, {{0, 'r'}, {m, '+'}, {m + 1, '-'}}});
+  absl::StatusOr<std::vector<Outcome>> o =
+      run_all(ps, [](size_t i) { return absl::StrFormat("pair walk m=%d", i + 1); });
+  if (!o.ok()) return o.status();
+  for (size_t i = 0; i < o->size(); ++i) walk[i + 1] = (*o)[i];
   return walk;
 }
 

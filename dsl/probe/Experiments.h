@@ -17,12 +17,24 @@
 //     2^-16 and under the fp8 instruction's 13-bit alignment quantum 2^-5).
 //   * classify() reads an output as kZero (±0), kR (exactly r in out_dtype) or
 //     kOther. out_dtype must be f32, f16 or bf16 (fp8 outputs cannot hold r).
-//   * Every experiment is one black-box call; a black-box error or an output of the
-//     wrong size comes back as a Status naming the experiment.
+//   * Batching (BatchLimits): placements run together share one black-box call of a
+//     rows x cols problem. Each placement gets a row of its own (A row = its a vector)
+//     and reads D[row][col], where col is the column holding its b vector (placements
+//     with equal b vectors share a column). With `swap` and equal a/b dtypes, when
+//     cols > rows the roles turn: each placement gets a column (B column = its a
+//     vector) and rows hold the distinct b vectors; the products a[k]*b[k] are the
+//     same exact values either way. Assumed, as for the random draws: an output
+//     element's bits do not depend on where in D it sits or on the other rows and
+//     columns. Limits of 1 x 1 (the default) give one call per placement, as before.
+//   * A placement already run (same marks) is answered from the instrument's memo,
+//     not run again: the walks of several families of one probe share it.
+//   * A black-box error or an output of the wrong size comes back as a Status naming
+//     the experiment.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,17 +70,31 @@ struct Placement {
 // The 1 x 1 x K problem of a placement (a: 1 x K, b: K x 1, both row-major).
 reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
 
+// The largest problem one batched black-box call may have (both >= 1).
+struct BatchLimits {
+  int64_t rows = 1, cols = 1;
+  bool swap = true;  // let a placement take a column when columns are the wider side
+};
+
 class Instrument {
  public:
-  Instrument(GemmBlackBox box, DType a, DType b, DType out)
-      : box_(std::move(box)), a_(a), b_(b), out_(out), v_(probe_values(a, b)) {}
+  Instrument(GemmBlackBox box, DType a, DType b, DType out, BatchLimits limits = {})
+      : box_(std::move(box)), a_(a), b_(b), out_(out), v_(probe_values(a, b)),
+        limits_(limits) {}
 
   const ProbeValues& values() const { return v_; }
+  DType a_dtype() const { return a_; }
+  DType b_dtype() const { return b_; }
   DType out_dtype() const { return out_; }
-  int64_t calls() const { return calls_; }
+  int64_t calls() const { return calls_; }      // black-box calls so far
+  int64_t placements() const { return runs_; }  // placements answered by the box
 
   // Runs one placement; `what` names the experiment in errors.
   absl::StatusOr<Outcome> run(const Placement& p, const std::string& what);
+  // Runs placements (all of one K) in as few calls as the limits allow; the
+  // outcomes in order. `what(i)` names placement i in errors.
+  absl::StatusOr<std::vector<Outcome>> run_all(const std::vector<Placement>& ps,
+                                               const std::function<std::string(size_t)>& what);
   // Raw call (random draws): the black box's bits for `problem`.
   absl::StatusOr<std::vector<uint32_t>> call(const reference::GemmProblem& problem,
                                              const std::string& what);
@@ -78,10 +104,19 @@ class Instrument {
   absl::StatusOr<std::vector<Outcome>> pair_walk(int64_t k);
 
  private:
+  using Marks = std::vector<std::pair<int64_t, char>>;
+  // One call for placements `idx` of `ps` (none memoized, all fitting the limits).
+  absl::Status run_batch(const std::vector<Placement>& ps, const std::vector<size_t>& idx,
+                         bool swapped, const std::function<std::string(size_t)>& what,
+                         std::vector<Outcome>* out);
+
   GemmBlackBox box_;
   DType a_, b_, out_;
   ProbeValues v_;
-  int64_t calls_ = 0;
+  BatchLimits limits_;
+  int64_t calls_ = 0, runs_ = 0;
+  int64_t memo_k_ = -1;                 // the K the memo holds placements of
+  std::map<Marks, Outcome> memo_;       // sorted marks -> outcome
 };
 
 }  // namespace fixbits::dsl::probe

@@ -198,12 +198,12 @@ class Judge {
     // instruction drops r whenever it holds an L (so the pair walk sees nothing
     // after r's own instruction there).
     trailing_.assign(static_cast<size_t>(o_.k), Outcome::kR);
-    for (int64_t m = 0; m + 2 < o_.k; ++m) {
-      absl::StatusOr<Outcome> out =
-          inst_.run(trailing_step(m), absl::StrFormat("trailing walk m=%d", m));
-      if (!out.ok()) return out.status();
-      trailing_[m] = *out;
-    }
+    std::vector<Placement> ps;
+    for (int64_t m = 0; m + 2 < o_.k; ++m) ps.push_back(trailing_step(m));
+    absl::StatusOr<std::vector<Outcome>> out =
+        inst_.run_all(ps, [](size_t m) { return absl::StrFormat("trailing walk m=%d", m); });
+    if (!out.ok()) return out.status();
+    std::copy(out->begin(), out->end(), trailing_.begin());
     return absl::OkStatus();
   }
 
@@ -294,12 +294,13 @@ class Judge {
       if (start == q) return &walk;
     }
     std::vector<Outcome> walk(static_cast<size_t>(o_.k), Outcome::kR);
-    for (int64_t m = q + 1; m + 1 < o_.k; ++m) {
-      absl::StatusOr<Outcome> out =
-          inst_.run(walk_step(q, m), absl::StrFormat("pair walk from r at %d, m=%d", q, m));
-      if (!out.ok()) return out.status();
-      walk[m] = *out;
-    }
+    std::vector<Placement> ps;
+    for (int64_t m = q + 1; m + 1 < o_.k; ++m) ps.push_back(walk_step(q, m));
+    absl::StatusOr<std::vector<Outcome>> out = inst_.run_all(ps, [q](size_t i) {
+      return absl::StrFormat("pair walk from r at %d, m=%d", q, q + 1 + static_cast<int64_t>(i));
+    });
+    if (!out.ok()) return out.status();
+    std::copy(out->begin(), out->end(), walk.begin() + (q + 1));
     tails_.emplace_back(q, std::move(walk));
     return &tails_.back().second;
   }
@@ -316,13 +317,18 @@ class Judge {
       if (pin == p) return &walk;
     }
     std::vector<Outcome> walk(static_cast<size_t>(o_.k), Outcome::kZero);
+    std::vector<Placement> ps;
+    std::vector<int64_t> at;
     for (int64_t m = 1; m < o_.k; ++m) {
       if (m == p) continue;
-      absl::StatusOr<Outcome> out =
-          inst_.run(r_step(p, m), absl::StrFormat("r walk with -L at %d, r at %d", p, m));
-      if (!out.ok()) return out.status();
-      walk[m] = *out;
+      ps.push_back(r_step(p, m));
+      at.push_back(m);
     }
+    absl::StatusOr<std::vector<Outcome>> out = inst_.run_all(ps, [p, &at](size_t i) {
+      return absl::StrFormat("r walk with -L at %d, r at %d", p, at[i]);
+    });
+    if (!out.ok()) return out.status();
+    for (size_t i = 0; i < at.size(); ++i) walk[static_cast<size_t>(at[i])] = (*out)[i];
     r_walks_.emplace_back(p, std::move(walk));
     return &r_walks_.back().second;
   }
@@ -575,13 +581,24 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
   // before[i][j]: offset seen[i] is folded in an earlier round than seen[j].
   const size_t n = seen.size();
   std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
+  std::vector<Placement> ps;
+  std::vector<std::pair<int, int>> de;
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = i + 1; j < n; ++j) {
       const int d = seen[i], e = seen[j];
-      Placement p{k, {{first_index[0], '+'}, {first_index[d], '-'}, {first_index[e], 'r'}}};
-      absl::StatusOr<Outcome> o =
-          inst.run(p, absl::StrFormat("lane fold d=%d e=%d of %d lanes", d, e, lanes));
-      if (!o.ok()) return o.status();
+      ps.push_back(Placement{k, {{first_index[0], '+'}, {first_index[d], '-'}, {first_index[e], 'r'}}});
+      de.emplace_back(d, e);
+    }
+  }
+  absl::StatusOr<std::vector<Outcome>> outs = inst.run_all(ps, [&](size_t t) {
+    return absl::StrFormat("lane fold d=%d e=%d of %d lanes", de[t].first, de[t].second, lanes);
+  });
+  if (!outs.ok()) return outs.status();
+  size_t t = 0;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j, ++t) {
+      const int d = seen[i], e = seen[j];
+      const Outcome* o = &(*outs)[t];
       if (*o == Outcome::kOther) {
         return absl::FailedPreconditionError(absl::StrFormat(
             "lane fold experiment d=%d e=%d of %d lanes returned neither 0 nor r", d, e,
@@ -613,9 +630,21 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
 }
 
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts) {
-  if (absl::Status s = check_options(opts); !s.ok()) return s;
   if (!box) return absl::InvalidArgumentError("recover_gemm_desc was given an empty black box.");
   Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
+  return recover_gemm_desc(inst, opts);
+}
+
+absl::StatusOr<GemmDesc> recover_gemm_desc(Instrument& inst, const ProbeOptions& opts) {
+  if (absl::Status s = check_options(opts); !s.ok()) return s;
+  if (inst.a_dtype() != opts.a_dtype || inst.b_dtype() != opts.b_dtype ||
+      inst.out_dtype() != opts.out_dtype) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "recover_gemm_desc was given an instrument of %s x %s -> %s but ProbeOptions of "
+        "%s x %s -> %s (a_dtype, b_dtype, out_dtype must agree).",
+        dtype_name(inst.a_dtype()), dtype_name(inst.b_dtype()), dtype_name(inst.out_dtype()),
+        dtype_name(opts.a_dtype), dtype_name(opts.b_dtype), dtype_name(opts.out_dtype)));
+  }
   absl::StatusOr<std::vector<Outcome>> walk = inst.pair_walk(opts.k);
   if (!walk.ok()) return walk.status();
   Judge judge(opts, inst, *walk);

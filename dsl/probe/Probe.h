@@ -30,7 +30,8 @@
 // Search space: split spans >= 2 seen at this K (a span >= K is reported as K), up
 //   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts; the
 //   epilogue fields at their defaults (the probe asks for the bare product).
-// Cost: about K black-box calls per walk (a few walks), each 1 x 1 x K.
+// Cost: about K placements per walk (a few walks), each 1 x 1 x K; one black-box
+//   call each, or one call per batch of an Instrument with BatchLimits.
 // Example:
 //   probe::ProbeOptions o{.a_dtype = DType::kF16, .b_dtype = DType::kF16,
 //                         .out_dtype = DType::kF16, .family = GemmFamily::kSplitK, .k = 576};
@@ -86,5 +87,10 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
                                                    const std::vector<int64_t>& first_index);
 
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts);
+// The same search on a caller's instrument: its black box, its batch limits (one
+// call answers many placements) and its memo (placements already run are not run
+// again, so the searches of several families at one K share their walks). Its
+// dtypes must equal opts' (InvalidArgument naming them otherwise).
+absl::StatusOr<GemmDesc> recover_gemm_desc(Instrument& inst, const ProbeOptions& opts);
 
 }  // namespace fixbits::dsl::probe

@@ -26,6 +26,7 @@
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
+//          [--probe-batch=B]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -44,6 +45,9 @@
 //   class has no other (each probe experiment runs the full shape).
 //   --probe-timeout-s: one probe's black box stops answering after T seconds (default
 //   60; 0: no limit); the point is then dropped as an instrument failure.
+//   --probe-batch: one cuBLAS launch answers up to B x B of a probe's placements, inside
+//   the shape (rows <= M, columns <= N; dsl/probe/Experiments.h, batching). Default
+//   128; 1 runs one launch per placement.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -78,6 +82,7 @@ struct Args {
   std::string out;  // required: the scan's product is this file
   std::string append;  // a table of earlier families to extend
   double probe_timeout_s = 60;  // per probe: its black box stops answering after this
+  int64_t probe_batch = 128;    // placements per launch, per side
   std::string resume;  // a table to probe on, without a heuristic pass
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
   int per_octave = 2;
@@ -140,6 +145,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       if (!absl::SimpleAtod(*v, &a.probe_timeout_s) || a.probe_timeout_s < 0) {
         return absl::InvalidArgumentError("--probe-timeout-s takes a number of seconds >= 0.");
       }
+    } else if (value("--probe-batch=")) {
+      st = int_flag("--probe-batch=", 1, &a.probe_batch);
     } else if (value("--max-probe-mnk=")) {
       st = int_flag("--max-probe-mnk=", 1, &a.probe.max_probe_mnk);
     } else if (value("--small-probe-k=")) {
@@ -362,8 +369,13 @@ int main(int argc, char** argv) {
       absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
           profile::CublasBlackBox::create(*lt, s);
       if (!box.ok()) return box.status();
+      // Up to 128 x 128 placements per launch, inside the shape (CublasBlackBox: one
+      // launch when the problem fits the shape).
+      const dsl::probe::BatchLimits limits{.rows = std::min<int64_t>(s.m, args->probe_batch),
+                                           .cols = std::min<int64_t>(s.n, args->probe_batch)};
       return profile::probe_key(
-          profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr);
+          profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr,
+          limits);
     };
     const double t0 = progress.elapsed();
     absl::StatusOr<profile::ProbeStats> stats =

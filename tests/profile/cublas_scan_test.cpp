@@ -307,6 +307,19 @@ TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
     // Without revalidation nothing is probed again.
     ASSERT_TRUE(probe_classes(t, st, reference_probe(truth, &probes), ProbeOptions{.max_probe_k = 4096}).ok());
     EXPECT_EQ(probes, 2);
+    // A revalidation the budget cuts short keeps the descriptor it had.
+    {
+      CublasTable cut = t;
+      absl::StatusOr<ProbeStats> spent = probe_classes(
+          cut, st, reference_probe(truth, &probes),
+          ProbeOptions{.max_probe_k = 4096, .budget_s = -1, .revalidate = 3, .small_probe_k = 16});
+      ASSERT_TRUE(spent.ok()) << spent.status();
+      EXPECT_EQ(probes, 2);
+      ASSERT_TRUE(cut.classes[0].desc.has_value()) << cut.classes[0].note;
+      EXPECT_EQ(*cut.classes[0].desc, *t.classes[0].desc);
+      EXPECT_EQ(cut.classes[0].probes, t.classes[0].probes);
+      EXPECT_TRUE(has(cut.classes[0].note, "revalidation not finished")) << cut.classes[0].note;
+    }
 
     absl::StatusOr<ProbeStats> again = probe_classes(
         t, st, reference_probe(truth, &probes),
@@ -382,12 +395,17 @@ TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), fake_heuristic).ok());
-  const ProbeFn fails = [](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  int fail_calls = 0;
+  const ProbeFn fails = [&](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+    ++fail_calls;
     return absl::NotFoundError("no candidate survived");
   };
   absl::StatusOr<ProbeStats> stats = probe_classes(t, st, fails, ProbeOptions{.max_probe_k = 600});
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->failed, 2);
+  // A point no descriptor reproduces ends its class: one probe, not class_probes.
+  EXPECT_EQ(fail_calls, 1);
+  EXPECT_EQ(stats->probes, 1);
   for (const TableClass& c : t.classes) {
     EXPECT_FALSE(c.desc.has_value());
     if (c.cls.values.split) {

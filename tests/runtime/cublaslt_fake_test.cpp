@@ -15,6 +15,7 @@
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
 #include "profile/CublasBlackBox.h"
+#include "profile/CublasScan.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Driver.h"
 
@@ -224,6 +225,32 @@ TEST_F(CublasLtFakeTest, ProbeThroughTheBlackBoxRecoversTheFakesChain) {
     // Bad problems name the field.
     p.bias = {0};
     EXPECT_NE((*box)->run(p).status().message().find("bias"), std::string::npos);
+  }
+}
+
+
+// probe_key with batch limits inside the shape: the same descriptor as one launch per
+// placement, in a fraction of the launches (each batch is one full-shape launch).
+TEST_F(CublasLtFakeTest, BatchedProbeKeyRecoversTheSameDescriptorInFewerLaunches) {
+  for (bool b_row : {true, false}) {
+    const GemmShape s{.m = 6, .n = 40, .k = 150, .b_row_major = b_row};
+    int64_t launches[2] = {0, 0};
+    dsl::GemmDesc got[2];
+    for (int batched = 0; batched < 2; ++batched) {
+      absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
+          profile::CublasBlackBox::create(lt_, s);
+      ASSERT_TRUE(box.ok()) << box.status();
+      const dsl::probe::BatchLimits lim =
+          batched ? dsl::probe::BatchLimits{.rows = s.m, .cols = s.n} : dsl::probe::BatchLimits{};
+      absl::StatusOr<dsl::GemmDesc> d = profile::probe_key((*box)->as_black_box(), s,
+                                                           profile::CublasKey{},
+                                                           dsl::Instruction::kMmaSync, lim);
+      ASSERT_TRUE(d.ok()) << d.status();
+      got[batched] = *d;
+      launches[batched] = (*box)->launches();
+    }
+    EXPECT_EQ(got[1], got[0]) << to_string(s);
+    EXPECT_LT(launches[1] * 5, launches[0]) << launches[1] << " vs " << launches[0];
   }
 }
 

@@ -1,0 +1,145 @@
+// Tests of the instrument's batching and memo (dsl/probe/Experiments.h): a batched
+// instrument answers every placement exactly as one call per placement does, never
+// hands the black box a problem larger than its limits, runs a placement once, and
+// recover_gemm_desc on it recovers the same descriptor with far fewer calls. The
+// black box is the CPU reference of a fixed descriptor, which computes every output
+// element from its own row and column (the property batching relies on).
+#include <string>
+
+#include "dsl/probe/Probe.h"
+#include "dsl/reference/Reference.h"
+#include "gtest/gtest.h"
+
+namespace fixbits::dsl::probe {
+namespace {
+
+// The reference of `d`; records the largest problem and counts calls.
+struct CountingBox {
+  GemmDesc d;
+  int64_t max_m = 0, max_n = 0, calls = 0;
+  GemmBlackBox box() {
+    return [this](const reference::GemmProblem& p) {
+      ++calls;
+      max_m = std::max(max_m, p.m);
+      max_n = std::max(max_n, p.n);
+      return reference::gemm(d, p);
+    };
+  }
+};
+
+GemmDesc split_desc() {
+  GemmDesc d;  // f16 wgmma-like ik 16, fast accumulation
+  d.family = GemmFamily::kSplitK;
+  d.k_cuts = {{96, Fold::kChain}};
+  return d;
+}
+
+std::vector<Placement> mixed_placements(int64_t k) {
+  std::vector<Placement> ps;
+  for (int64_t m = 1; m + 1 < k; ++m) ps.push_back({k, {{0, 'r'}, {m, '+'}, {m + 1, '-'}}});
+  for (int64_t m = 1; m < k; m += 3) ps.push_back({k, {{0, '+'}, {17, '-'}, {m, 'r'}}});
+  for (int64_t m = 0; m + 2 < k; m += 5) ps.push_back({k, {{m, '+'}, {m + 1, '-'}, {m + 2, 'r'}}});
+  return ps;
+}
+
+// Every placement's outcome from a batched instrument equals its outcome alone, for
+// row-wide, column-wide (swapped) and square limits; the problems stay inside them.
+TEST(BatchTest, BatchedOutcomesEqualOneCallEach) {
+  const int64_t k = 200;
+  const std::vector<Placement> ps = mixed_placements(k);
+  auto name = [](size_t i) { return std::to_string(i); };
+  CountingBox single{split_desc()};
+  Instrument one(single.box(), DType::kF16, DType::kF16, DType::kF16);
+  absl::StatusOr<std::vector<Outcome>> want = one.run_all(ps, name);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(single.calls, static_cast<int64_t>(ps.size()));
+  EXPECT_EQ(single.max_m, 1);
+  EXPECT_EQ(single.max_n, 1);
+  int zeros = 0;
+  for (Outcome o : *want) zeros += o == Outcome::kZero;
+  EXPECT_GT(zeros, 0) << "the walk must show the split, or the comparison proves nothing";
+  for (BatchLimits lim : {BatchLimits{16, 1}, BatchLimits{1, 16}, BatchLimits{8, 8},
+                          BatchLimits{3, 40}, BatchLimits{40, 3, false}}) {
+    CountingBox batched{split_desc()};
+    Instrument inst(batched.box(), DType::kF16, DType::kF16, DType::kF16, lim);
+    absl::StatusOr<std::vector<Outcome>> got = inst.run_all(ps, name);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *want) << "limits " << lim.rows << " x " << lim.cols;
+    EXPECT_LE(batched.max_m, lim.rows);
+    EXPECT_LE(batched.max_n, lim.cols);
+    EXPECT_LT(batched.calls, single.calls / 2) << "limits " << lim.rows << " x " << lim.cols;
+    EXPECT_EQ(inst.placements(), static_cast<int64_t>(ps.size()));
+  }
+}
+
+// A placement already run is answered from the memo; a repeat inside one list runs once.
+TEST(BatchTest, MemoRunsAPlacementOnce) {
+  const int64_t k = 64;
+  CountingBox c{split_desc()};
+  Instrument inst(c.box(), DType::kF16, DType::kF16, DType::kF16);
+  std::vector<Placement> ps = {{k, {{0, 'r'}, {5, '+'}, {6, '-'}}},
+                               {k, {{6, '-'}, {0, 'r'}, {5, '+'}}},  // same marks, reordered
+                               {k, {{0, 'r'}, {7, '+'}, {8, '-'}}}};
+  auto name = [](size_t i) { return std::to_string(i); };
+  absl::StatusOr<std::vector<Outcome>> a = inst.run_all(ps, name);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(c.calls, 2);
+  EXPECT_EQ((*a)[0], (*a)[1]);
+  absl::StatusOr<std::vector<Outcome>> b = inst.run_all(ps, name);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(c.calls, 2);
+  EXPECT_EQ(*a, *b);
+  // Another K is another memo.
+  absl::StatusOr<Outcome> other = inst.run({k + 1, {{0, 'r'}, {5, '+'}, {6, '-'}}}, "k+1");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(c.calls, 3);
+  // Mixed K in one list is refused, naming the experiment.
+  absl::StatusOr<std::vector<Outcome>> mixed =
+      inst.run_all({{k, {{0, 'r'}}}, {k + 2, {{0, 'r'}}}}, name);
+  EXPECT_EQ(mixed.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// recover_gemm_desc on a batched instrument gives the unbatched result with far
+// fewer black-box calls, for a split-K, a plain and a GEMV descriptor.
+TEST(BatchTest, RecoverWithBatchesGivesTheSameDescriptor) {
+  GemmDesc plain;
+  plain.k_loop_step = {32, ShortTurn::kFirst};
+  GemmDesc gemv;
+  gemv.family = GemmFamily::kGemv;
+  gemv.instruction = Instruction::kScalarFma;
+  gemv.instruction_k = 1;
+  gemv.k_loop_step = {0, ShortTurn::kLast};
+  gemv.lanes = 8;
+  gemv.lane_tile = 2;
+  gemv.lane_layout = LaneLayout::kStrided;
+  gemv.lane_fold = {4, 1, 2};
+  for (const GemmDesc& d : {split_desc(), plain, gemv}) {
+    ASSERT_TRUE(validate(d).ok()) << validate(d);
+    ProbeOptions o;
+    o.family = d.family;
+    o.k = 230;
+    CountingBox single{d}, batched{d};
+    absl::StatusOr<GemmDesc> want = recover_gemm_desc(single.box(), o);
+    ASSERT_TRUE(want.ok()) << want.status();
+    Instrument inst(batched.box(), o.a_dtype, o.b_dtype, o.out_dtype, {32, 32});
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(inst, o);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *want);
+    EXPECT_LT(batched.calls * 8, single.calls) << d;
+  }
+}
+
+TEST(BatchTest, InstrumentDtypesMustMatchTheOptions) {
+  CountingBox c{split_desc()};
+  Instrument inst(c.box(), DType::kBF16, DType::kBF16, DType::kF16);
+  ProbeOptions o;
+  o.k = 64;
+  absl::Status s = recover_gemm_desc(inst, o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("a_dtype, b_dtype, out_dtype"), std::string::npos) << s;
+  Instrument bad(c.box(), DType::kF16, DType::kF16, DType::kF16, {0, 4});
+  EXPECT_EQ(bad.run({64, {{0, 'r'}}}, "x").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fixbits::dsl::probe
