@@ -82,4 +82,13 @@ absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, Mnk shape, DType dtype) {
   return cublas(arch, *s);
 }
 
+absl::StatusOr<dsl::GemmDesc> cublas_answer(Arch arch, const runtime::GemmShape& shape,
+                                            runtime::CublasLt& lt) {
+  absl::StatusOr<const CublasTable*> t = cublas_table(arch);
+  if (!t.ok()) return t.status();
+  absl::StatusOr<runtime::MatmulReport> heur = lt.heuristic(shape);
+  if (!heur.ok()) return heur.status();
+  return lookup_answer(**t, shape, answer_of(heur->algo));
+}
+
 }  // namespace fixbits::profile

@@ -45,4 +45,12 @@ absl::StatusOr<const CublasTable*> cublas_table(Arch arch);
 absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, const runtime::GemmShape& shape);
 absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, Mnk shape, DType dtype);
 
+// The same from the answer cuBLASLt's heuristic gives `shape` at run time, asked
+// through `lt` (runtime/CublasLt.h, loaded with dlopen): the embedded table's class of
+// that answer (lookup_answer), so the map's resolution between its grid lines is not
+// in the way. For applications that have cuBLASLt at hand; the heuristic's refusal and
+// a table without that answer's class are returned as errors.
+absl::StatusOr<dsl::GemmDesc> cublas_answer(Arch arch, const runtime::GemmShape& shape,
+                                            runtime::CublasLt& lt);
+
 }  // namespace fixbits::profile

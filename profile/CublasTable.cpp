@@ -556,4 +556,36 @@ absl::StatusOr<dsl::GemmDesc> lookup(const CublasTable& t, const runtime::GemmSh
   return desc_for(t.classes[t.variants[run->variant].cls], s, run->splitk);
 }
 
+absl::StatusOr<int> class_of_answer(const CublasTable& t, const runtime::GemmShape& s,
+                                    const CublasKey& key) {
+  const std::string family = family_of(s);
+  if (int v = find_variant(t, family, key); v >= 0) return t.variants[v].cls;
+  int found = -1;
+  for (size_t c = 0; c < t.classes.size(); ++c) {
+    const TableClass& tc = t.classes[c];
+    if (tc.family != family || !contains(tc.cls, key)) continue;
+    if (found >= 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cuBLASLt's answer {%s} for %s is no variant of the table and fits two of its "
+          "classes ({%s} and {%s}); it was never scanned, so which one it runs is not known.",
+          to_string(key), runtime::to_string(s), to_string(t.classes[found].cls),
+          to_string(tc.cls)));
+    }
+    found = static_cast<int>(c);
+  }
+  if (found < 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "cuBLASLt's answer {%s} for %s is no variant and in no class of the table's family %s.",
+        to_string(key), runtime::to_string(s), family));
+  }
+  return found;
+}
+
+absl::StatusOr<dsl::GemmDesc> lookup_answer(const CublasTable& t, const runtime::GemmShape& s,
+                                            const CublasAnswer& answer) {
+  absl::StatusOr<int> c = class_of_answer(t, s, answer.key);
+  if (!c.ok()) return c.status();
+  return desc_for(t.classes[*c], s, answer.splitk);
+}
+
 }  // namespace fixbits::profile

@@ -133,6 +133,16 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
                                        uint32_t splitk);
 // lookup_run then desc_for.
 absl::StatusOr<dsl::GemmDesc> lookup(const CublasTable& t, const runtime::GemmShape& s);
+// The class that runs cuBLASLt's answer `key` for s: its variant's class when the table
+// holds the variant, else the one class of s's family that contains the key
+// (CublasClass.h); NotFound when none does, FailedPrecondition when two do.
+absl::StatusOr<int> class_of_answer(const CublasTable& t, const runtime::GemmShape& s,
+                                    const CublasKey& key);
+// Semantics 3 for an answer cuBLASLt gave at run time instead of the map's (steps 1-2):
+// the class of answer.key carried to (s.k, answer.splitk). It needs no map cell, so it
+// also serves shapes between the scanned grid lines exactly (profile::cublas_answer).
+absl::StatusOr<dsl::GemmDesc> lookup_answer(const CublasTable& t, const runtime::GemmShape& s,
+                                            const CublasAnswer& answer);
 // The index of (family, key) in t.variants, or -1.
 int find_variant(const CublasTable& t, std::string_view family, const CublasKey& key);
 // Scanned shapes of a class: the sum over its variants.

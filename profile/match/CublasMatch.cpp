@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -102,6 +103,54 @@ absl::StatusOr<jit::GemmRunner*> CublasMatcher::compiled_runner(const dsl::GemmD
   return raw;
 }
 
+absl::StatusOr<std::string> CublasMatcher::first_difference(const dsl::GemmDesc& desc,
+                                                             const runtime::GemmShape& s,
+                                                             const dsl::reference::GemmProblem& p,
+                                                             const std::vector<uint8_t>& theirs,
+                                                             std::string* path) {
+  std::string first_diff;
+  absl::StatusOr<jit::GemmRunner*> runner = runner_for(desc);
+  if (runner.ok()) {
+    *path = "kernel";
+    if (absl::Status st = (*runner)->upload(p); !st.ok()) return st;
+    if (absl::Status st = (*runner)->launch(); !st.ok()) return st;
+    absl::StatusOr<std::vector<uint32_t>> ours = (*runner)->download();
+    if (!ours.ok()) return ours.status();
+    for (size_t i = 0; i < ours->size() && first_diff.empty(); ++i) {
+      const uint32_t t = unpack(theirs, i, s.out_dtype);
+      if ((*ours)[i] != t) {
+        first_diff = absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, fixbits 0x%x", i / s.n, i % s.n, t,
+                                     (*ours)[i]);
+      }
+    }
+    return first_diff;
+  }
+  *path = "reference";
+  const std::vector<int64_t> rows = spread(s.m, options_.ref_rows);
+  const std::vector<int64_t> cols = spread(s.n, options_.ref_cols);
+  dsl::reference::GemmProblem q;
+  q.m = static_cast<int64_t>(rows.size());
+  q.n = static_cast<int64_t>(cols.size());
+  q.k = s.k;
+  for (int64_t i : rows)
+    for (int64_t kk = 0; kk < s.k; ++kk) q.a.push_back(p.a[s.a_row_major ? i * s.k + kk : kk * s.m + i]);
+  for (int64_t kk = 0; kk < s.k; ++kk)
+    for (int64_t j : cols) q.b.push_back(p.b[s.b_row_major ? kk * s.n + j : j * s.k + kk]);
+  absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(desc, q);
+  if (!want.ok()) return want.status();
+  for (size_t ri = 0; ri < rows.size() && first_diff.empty(); ++ri) {
+    for (size_t ci = 0; ci < cols.size() && first_diff.empty(); ++ci) {
+      const uint32_t t = unpack(theirs, rows[ri] * s.n + cols[ci], s.out_dtype);
+      const uint32_t r = (*want)[ri * cols.size() + ci];
+      if (t != r) {
+        first_diff =
+            absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, reference 0x%x", rows[ri], cols[ci], t, r);
+      }
+    }
+  }
+  return first_diff;
+}
+
 absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, uint64_t seed) {
   MatchResult res;
   res.family = family_of(s);
@@ -111,19 +160,24 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
                : absl::StatusOr<dsl::GemmDesc>(run.status());
   absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
   if (!heur.ok()) {
-    res.verdict = Verdict::kRefused;
+    res.verdict = res.answer_verdict = Verdict::kRefused;
     res.detail = std::string(heur.status().message());
     return res;
   }
   const CublasAnswer truth = answer_of(heur->algo);
   res.map_hit = run.ok() && table_->variants[run->variant].key == truth.key &&
                 run->splitk == truth.splitk;
+  absl::StatusOr<dsl::GemmDesc> answer_desc = lookup_answer(*table_, s, truth);
   if (!desc.ok()) {
     res.verdict = Verdict::kNoDesc;
     res.detail = std::string(desc.status().message());
-    return res;
   }
-  res.family += std::string(" ") + dsl::family_name(desc->family);
+  if (!answer_desc.ok()) {
+    res.answer_verdict = Verdict::kNoDesc;
+    res.answer_detail = std::string(answer_desc.status().message());
+  }
+  if (!desc.ok() && !answer_desc.ok()) return res;
+  res.family += std::string(" ") + dsl::family_name((desc.ok() ? *desc : *answer_desc).family);
 
   std::mt19937_64 rng(seed);
   dsl::reference::GemmProblem p;
@@ -137,62 +191,52 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
   absl::StatusOr<std::vector<uint8_t>> theirs = run_cublas(*lt_, s, p.a, p.b);
   if (!theirs.ok()) return theirs.status();
 
-  std::string first_diff;
-  absl::StatusOr<jit::GemmRunner*> runner = runner_for(*desc);
-  if (runner.ok()) {
-    res.path = "kernel";
-    if (absl::Status st = (*runner)->upload(p); !st.ok()) return st;
-    if (absl::Status st = (*runner)->launch(); !st.ok()) return st;
-    absl::StatusOr<std::vector<uint32_t>> ours = (*runner)->download();
-    if (!ours.ok()) return ours.status();
-    for (size_t i = 0; i < ours->size() && first_diff.empty(); ++i) {
-      const uint32_t t = unpack(*theirs, i, s.out_dtype);
-      if ((*ours)[i] != t) {
-        first_diff = absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, fixbits 0x%x", i / s.n, i % s.n, t,
-                                     (*ours)[i]);
-      }
+  // The tail check, run once when some descriptor differs: a single product 1 * 1 at
+  // k = K-1 in row 0 / column 0 must come back as 1.
+  std::optional<bool> summed;
+  auto tail_summed = [&]() -> absl::StatusOr<bool> {
+    if (summed) return *summed;
+    std::vector<uint32_t> a(p.a.size(), to_bits(s.a_dtype, 0.0f)),
+        b(p.b.size(), to_bits(s.b_dtype, 0.0f));
+    a[s.a_row_major ? s.k - 1 : (s.k - 1) * s.m] = to_bits(s.a_dtype, 1.0f);
+    b[s.b_row_major ? (s.k - 1) * s.n : s.k - 1] = to_bits(s.b_dtype, 1.0f);
+    absl::StatusOr<std::vector<uint8_t>> tail = run_cublas(*lt_, s, a, b);
+    if (!tail.ok()) return tail.status();
+    summed = unpack(*tail, 0, s.out_dtype) == to_bits(s.out_dtype, 1.0f);
+    return *summed;
+  };
+  // One descriptor's verdict and detail against cuBLAS's bytes.
+  auto judge = [&](const dsl::GemmDesc& d, Verdict* verdict, std::string* detail,
+                   std::string* path) -> absl::Status {
+    absl::StatusOr<std::string> diff = first_difference(d, s, p, *theirs, path);
+    if (!diff.ok()) return diff.status();
+    if (diff->empty()) {
+      *verdict = Verdict::kIdentical;
+      return absl::OkStatus();
     }
-  } else {
-    res.path = "reference";
-    const std::vector<int64_t> rows = spread(s.m, options_.ref_rows);
-    const std::vector<int64_t> cols = spread(s.n, options_.ref_cols);
-    dsl::reference::GemmProblem q;
-    q.m = static_cast<int64_t>(rows.size());
-    q.n = static_cast<int64_t>(cols.size());
-    q.k = s.k;
-    for (int64_t i : rows)
-      for (int64_t kk = 0; kk < s.k; ++kk)
-        q.a.push_back(p.a[s.a_row_major ? i * s.k + kk : kk * s.m + i]);
-    for (int64_t kk = 0; kk < s.k; ++kk)
-      for (int64_t j : cols) q.b.push_back(p.b[s.b_row_major ? kk * s.n + j : j * s.k + kk]);
-    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(*desc, q);
-    if (!want.ok()) return want.status();
-    for (size_t ri = 0; ri < rows.size() && first_diff.empty(); ++ri) {
-      for (size_t ci = 0; ci < cols.size() && first_diff.empty(); ++ci) {
-        const uint32_t t = unpack(*theirs, rows[ri] * s.n + cols[ci], s.out_dtype);
-        const uint32_t r = (*want)[ri * cols.size() + ci];
-        if (t != r) {
-          first_diff = absl::StrFormat("D[%d][%d]: cuBLAS 0x%x, reference 0x%x", rows[ri],
-                                       cols[ci], t, r);
-        }
+    *detail = *diff + " (" + dsl::to_string(d) + ")";
+    absl::StatusOr<bool> full = tail_summed();
+    if (!full.ok()) return full.status();
+    *verdict = *full ? Verdict::kDiffer : Verdict::kTailDropped;
+    if (!*full) *detail += "; cuBLAS drops the product at k = K-1";
+    return absl::OkStatus();
+  };
+  if (desc.ok()) {
+    if (absl::Status st = judge(*desc, &res.verdict, &res.detail, &res.path); !st.ok()) return st;
+  }
+  if (answer_desc.ok()) {
+    if (desc.ok() && *answer_desc == *desc) {
+      res.answer_verdict = res.verdict;
+      res.answer_detail = res.detail;
+    } else {
+      std::string path;
+      if (absl::Status st = judge(*answer_desc, &res.answer_verdict, &res.answer_detail, &path);
+          !st.ok()) {
+        return st;
       }
+      if (res.path.empty()) res.path = path;
     }
   }
-  if (first_diff.empty()) {
-    res.verdict = Verdict::kIdentical;
-    return res;
-  }
-  res.detail = first_diff + " (" + dsl::to_string(*desc) + ")";
-  // The tail check: a single product 1 * 1 at k = K-1 in row 0 / column 0.
-  std::vector<uint32_t> a(p.a.size(), to_bits(s.a_dtype, 0.0f)),
-      b(p.b.size(), to_bits(s.b_dtype, 0.0f));
-  a[s.a_row_major ? s.k - 1 : (s.k - 1) * s.m] = to_bits(s.a_dtype, 1.0f);
-  b[s.b_row_major ? (s.k - 1) * s.n : s.k - 1] = to_bits(s.b_dtype, 1.0f);
-  absl::StatusOr<std::vector<uint8_t>> tail = run_cublas(*lt_, s, a, b);
-  if (!tail.ok()) return tail.status();
-  const bool summed = unpack(*tail, 0, s.out_dtype) == to_bits(s.out_dtype, 1.0f);
-  res.verdict = summed ? Verdict::kDiffer : Verdict::kTailDropped;
-  if (!summed) res.detail += "; cuBLAS drops the product at k = K-1";
   return res;
 }
 

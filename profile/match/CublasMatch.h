@@ -20,6 +20,10 @@
 //     a[0][K-1] = b[K-1][0] = 1, cuBLAS must return 1 at D[0][0]; when it does not, the
 //     library dropped the tail of the sum (reference §7.2's cuBLAS defect) and the
 //     verdict is kTailDropped instead of kDiffer.
+//   * The answer lookup: the descriptor of cuBLASLt's own answer for the shape
+//     (lookup_answer, no map) is judged the same way into answer_verdict; when it
+//     equals the map's descriptor the verdict is copied, not run again. So the two
+//     verdicts show what the descriptors give with the map and without its misses.
 //   * A shape cuBLASLt's heuristic refuses is kRefused (nothing to match).
 //   * Device or library failures are returned as errors naming the shape.
 #pragma once
@@ -28,9 +32,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "dsl/GemmDesc.h"
+#include "dsl/reference/Reference.h"
 #include "jit/GemmRunner.h"
 #include "profile/CublasTable.h"
 #include "runtime/CublasLt.h"
@@ -53,6 +59,9 @@ struct MatchResult {
   std::string path;    // "kernel", "reference" or "" (no descriptor)
   bool map_hit = false;  // the map's variant and split count are cuBLASLt's own
   std::string detail;    // first differing element, or why there is no descriptor
+  // The same for the descriptor of cuBLASLt's own answer (lookup_answer).
+  Verdict answer_verdict = Verdict::kNoDesc;
+  std::string answer_detail;
 };
 
 class CublasMatcher {
@@ -67,6 +76,13 @@ class CublasMatcher {
  private:
   absl::StatusOr<jit::GemmRunner*> runner_for(const dsl::GemmDesc& desc);
   absl::StatusOr<jit::GemmRunner*> compiled_runner(const dsl::GemmDesc& kernel);
+  // "" when desc's output equals `theirs` (cuBLAS's bytes of p), else the first
+  // differing element; *path says which path compared ("kernel" or "reference").
+  absl::StatusOr<std::string> first_difference(const dsl::GemmDesc& desc,
+                                               const runtime::GemmShape& s,
+                                               const dsl::reference::GemmProblem& p,
+                                               const std::vector<uint8_t>& theirs,
+                                               std::string* path);
 
   std::shared_ptr<runtime::Device> device_;
   std::shared_ptr<runtime::CublasLt> lt_;

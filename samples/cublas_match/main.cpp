@@ -4,7 +4,10 @@
 // the outputs are compared byte for byte (profile/match/CublasMatch.h). It prints the
 // bit-match rate per (dtype family, descriptor family), how often the table's map gave
 // the variant and split count cuBLASLt really used, and the first mismatches with their
-// descriptors.
+// descriptors. Each shape is judged twice when the two differ: with the descriptor
+// the table's map gives (profile::cublas) and with the one of cuBLASLt's own answer for
+// the shape (profile::cublas_answer, the columns after '|'), so a map miss and a wrong
+// class descriptor are told apart.
 // Shapes where cuBLAS drops the tail of the sum (its own defect) are counted apart.
 // Without a GPU or cuBLASLt, or while the embedded table holds no scan (and no --table
 // is given), it says why and exits 0; exit 1 when a compared shape
@@ -107,6 +110,9 @@ struct Tally {
   // Differing shapes whose map entry was cuBLASLt's own variant: a wrong descriptor (or
   // class), not a map that is too coarse between its grid lines.
   int64_t differ_at_hit = 0;
+  // The descriptor of cuBLASLt's own answer (lookup_answer): what the table's classes
+  // give with no map in the way.
+  int64_t ans_identical = 0, ans_differ = 0, ans_no_desc = 0;
 };
 
 }  // namespace
@@ -202,12 +208,19 @@ int main(int argc, char** argv) {
         tl->differ_at_hit += r->verdict == profile::Verdict::kDiffer && r->map_hit;
         tl->kernel += r->path == "kernel";
         tl->reference += r->path == "reference";
+        tl->ans_identical += r->answer_verdict == profile::Verdict::kIdentical;
+        tl->ans_differ += r->answer_verdict == profile::Verdict::kDiffer;
+        tl->ans_no_desc += r->answer_verdict == profile::Verdict::kNoDesc;
       }
       if (r->verdict != profile::Verdict::kIdentical && shown < args->show) {
         ++shown;
         std::printf("%s %s (map %s): %s\n", runtime::to_string(s).c_str(),
                     profile::verdict_name(r->verdict), r->map_hit ? "hit" : "miss",
                     r->detail.c_str());
+        if (r->answer_verdict != r->verdict) {
+          std::printf("    with cuBLASLt's own answer: %s: %s\n",
+                      profile::verdict_name(r->answer_verdict), r->answer_detail.c_str());
+        }
       }
       if ((i + 1) % 200 == 0 || i + 1 == count) {
         std::fprintf(stderr, "\r[match %s] %lld/%lld shapes, %d kernels compiled, %.1f s   ",
@@ -219,18 +232,29 @@ int main(int argc, char** argv) {
   }
   auto print = [](const std::string& name, const Tally& t) {
     const int64_t compared = t.identical + t.differ;
-    std::printf("%-28s %7lld %9lld %9lld %7lld %10lld %6lld %8lld %8lld %8.2f%% %7lld %7lld\n",
+    const int64_t ans_compared = t.ans_identical + t.ans_differ;
+    std::printf("%-28s %7lld %9lld %9lld %7lld %10lld %6lld %8lld %8lld %8.2f%% %7lld %7lld "
+                "| %8lld %7lld %7lld %8.2f%%\n",
                 name.c_str(), static_cast<long long>(t.shapes), static_cast<long long>(compared),
                 static_cast<long long>(t.identical), static_cast<long long>(t.differ),
                 static_cast<long long>(t.differ_at_hit), static_cast<long long>(t.tail_dropped), static_cast<long long>(t.no_desc),
                 static_cast<long long>(t.refused),
                 compared ? 100.0 * static_cast<double>(t.identical) / static_cast<double>(compared)
                          : 0.0,
-                static_cast<long long>(t.map_hits), static_cast<long long>(t.kernel));
+                static_cast<long long>(t.map_hits), static_cast<long long>(t.kernel),
+                static_cast<long long>(ans_compared), static_cast<long long>(t.ans_differ),
+                static_cast<long long>(t.ans_no_desc),
+                ans_compared ? 100.0 * static_cast<double>(t.ans_identical) /
+                                   static_cast<double>(ans_compared)
+                             : 0.0);
   };
-  std::printf("\n%-28s %7s %9s %9s %7s %10s %6s %8s %8s %9s %7s %7s\n", "family", "shapes",
-              "compared", "identical", "differ", "differ@hit", "tail", "no_desc", "refused", "match", "map_hit",
-              "kernel");
+  // Left of '|': the table's map picks the class (what profile::cublas does). Right:
+  // cuBLASLt's own answer picks it (profile::cublas_answer): compared, differ, no_desc,
+  // match.
+  std::printf("\n%-28s %7s %9s %9s %7s %10s %6s %8s %8s %9s %7s %7s | %8s %7s %7s %9s\n",
+              "family", "shapes", "compared", "identical", "differ", "differ@hit", "tail",
+              "no_desc", "refused", "match", "map_hit", "kernel", "ans_cmp", "ans_dif",
+              "ans_nod", "ans_match");
   int64_t differ = 0;
   for (const auto& [name, t] : tallies) print(name, t);
   std::printf("\n");

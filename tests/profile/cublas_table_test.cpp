@@ -352,6 +352,51 @@ TEST(CublasTable, LookupErrorsNameTheField) {
   EXPECT_TRUE(has(s, "refused") && has(s, "no algorithm")) << s;
 }
 
+// cuBLASLt's own answer instead of the map: its variant's class, or the one class
+// that contains an answer the scan never saw, carried to the answer's split count.
+TEST(CublasTable, LookupAnswerTakesTheAnswersClassWithoutTheMap) {
+  CublasTable t = small_table();
+  const GemmShape off_grid{.m = 9, .n = 40, .k = 500};  // the map says variant 0 (plain)
+  absl::StatusOr<dsl::GemmDesc> d =
+      lookup_answer(t, off_grid, CublasAnswer{t.variants[2].key, 3});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, split_f16(192));  // ceil(500/3) = 167 -> 192
+  EXPECT_EQ(*lookup(t, off_grid), plain_f16());
+  // A tile the scan never saw: class 0 holds every id 66 plain tile.
+  d = lookup_answer(t, off_grid, CublasAnswer{CublasKey{.id = 66, .tile = 77}, 1});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, plain_f16());
+  EXPECT_EQ(*class_of_answer(t, off_grid, CublasKey{.id = 66, .tile = 77}), 0);
+  // Beyond the scanned grid too (the answer needs no cell).
+  d = lookup_answer(t, GemmShape{.m = 100000, .n = 3, .k = 100000},
+                    CublasAnswer{t.variants[2].key, 4});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, split_f16(25024));  // ceil(100000/4) = 25000 -> 25024
+  // An answer in no class, a class without a descriptor, a wrong split count.
+  absl::Status s = lookup_answer(t, off_grid, CublasAnswer{CublasKey{.id = 99}, 1}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(has(s, "id=99") && has(s, "f16:f16:nn")) << s;
+  s = lookup_answer(t, off_grid, CublasAnswer{CublasKey{.id = 13}, 1}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(s, "not probed")) << s;
+  s = lookup_answer(t, off_grid, CublasAnswer{t.variants[2].key, 1}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  // Another family's answer.
+  GemmShape bf = off_grid;
+  bf.a_dtype = bf.b_dtype = bf.out_dtype = DType::kBF16;
+  EXPECT_EQ(lookup_answer(t, bf, CublasAnswer{t.variants[0].key, 1}).status().code(),
+            absl::StatusCode::kNotFound);
+  // Two classes that both contain an unseen answer: which one runs it is not known.
+  TableClass part = t.classes[0];
+  part.cls = class_of(CublasKey{.id = 66, .tile = 5}, t.classes[0].cls.mask | field_bit(KeyField::kTile));
+  t.classes.push_back(part);
+  s = lookup_answer(t, off_grid, CublasAnswer{CublasKey{.id = 66, .tile = 5}, 1}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(s, "two of its classes")) << s;
+  // A scanned variant still goes to its own class.
+  EXPECT_EQ(*class_of_answer(t, off_grid, t.variants[1].key), 0);
+}
+
 TEST(CublasTable, InnerFixedLevelsAreClampedToTheSplit) {
   TableClass c{.family = "f16:f16:nn", .cls = class_of(CublasKey{.split = true}),
                .probes = {{.variant = 0, .k = 600, .splitk = 3}},
