@@ -13,6 +13,11 @@
 //
 // Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
 //                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv]
+//                             [--walks]
+//   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
+//   and trailing walk (+L/-L at m, m+1, r at m+2) as one character per m (r: r
+//   survived, 0: lost, x: neither), 64 per line: the raw evidence for a kernel no
+//   descriptor reproduces.
 //   S = MxNxK[:in[:out]][:tn]  e.g. 1x4096x4096, 8192x8192x8192:bf16,
 //       128x4096x4096:f8e4m3:f16 (fp8 always runs TN: B column-major).
 //   Defaults: the shapes of shared/device/README.md, and K in {576, 4096, 16384,
@@ -32,6 +37,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -55,6 +61,7 @@ struct Args {
   double budget_s = 120;
   int draws = 3;
   std::string family = "auto";
+  bool walks = false;
 };
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
@@ -131,6 +138,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       if (!absl::SimpleAtoi(std::string(*v), &a.draws) || a.draws < 0) {
         return absl::InvalidArgumentError("--draws takes a count >= 0.");
       }
+    } else if (arg == "--walks") {
+      a.walks = true;
     } else if (auto v = value("--family=")) {
       a.family = std::string(*v);
       if (a.family != "auto" && !dsl::parse_family(a.family).ok()) {
@@ -340,6 +349,31 @@ int main(int argc, char** argv) {
     if (s.k < 2) {
       std::printf("  probe: skipped, the probe needs K >= 2\n");
       continue;
+    }
+    if (args->walks) {
+      const dsl::probe::BatchLimits lim{.rows = std::min<int64_t>(s.m, 128),
+                                        .cols = std::min<int64_t>(s.n, 128)};
+      dsl::probe::Instrument inst((*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype, lim);
+      std::vector<dsl::probe::Placement> pair, trailing;
+      for (int64_t m = 1; m + 1 < s.k; ++m) pair.push_back({s.k, {{0, 'r'}, {m, '+'}, {m + 1, '-'}}});
+      for (int64_t m = 0; m + 2 < s.k; ++m)
+        trailing.push_back({s.k, {{m, '+'}, {m + 1, '-'}, {m + 2, 'r'}}});
+      for (const auto& [name, ps, first] :
+           {std::tuple{"pair walk, m from 1", &pair, 1}, std::tuple{"trailing walk, m from 0", &trailing, 0}}) {
+        absl::StatusOr<std::vector<dsl::probe::Outcome>> w =
+            inst.run_all(*ps, [](size_t i) { return std::to_string(i); });
+        if (!w.ok()) {
+          std::printf("  %s: error: %s\n", name, msg(w.status()).c_str());
+          continue;
+        }
+        std::printf("  %s:", name);
+        for (size_t i = 0; i < w->size(); ++i) {
+          if (i % 64 == 0) std::printf("\n    %5zu ", i + static_cast<size_t>(first));
+          const dsl::probe::Outcome o = (*w)[i];
+          std::printf("%c", o == dsl::probe::Outcome::kR ? 'r' : o == dsl::probe::Outcome::kZero ? '0' : 'x');
+        }
+        std::printf("\n");
+      }
     }
     // The family: --family, else what the profile names, else the split count; the
     // other of plain/split_k is tried when the first finds no descriptor.
