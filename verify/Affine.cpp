@@ -4,12 +4,20 @@
 //   and(32*ctaid + 2*tid.x.b1 + tid.x.b0, 1)   = tid.x.b0                          (select)
 //   or(24*tid.x.b5 + tid.x.b2, 8)             = 16*tid.x.b5 + tid.x.b2 + 8        ((a & ~8) + 8)
 //   mul(param8, 16*ctaid.y + tid.x.b2 + 8)    = 16*ctaid.y*(param8) + tid.x.b2*param8 + 8*param8
+// Terms are interned symbols in text order (Affine.h); the merges below keep that order,
+// so text() is the text the std::map form had and every hash built from it is unchanged.
 #include "verify/Affine.h"
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <memory>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "verify/Hash.h"
 
 namespace fixbits::verify {
 namespace {
@@ -37,8 +45,8 @@ struct Split {
 Split split(const Affine& a) {
   Split s;
   // A 0/1 symbol times c > 0 is 0 or c: it can set exactly the bits of c.
-  auto is_bit_term = [](const std::string& sym, int64_t c) { return is_bit_symbol(sym) && c > 0; };
-  for (const auto& [sym, c] : a.terms) {
+  auto is_bit_term = [](const SymbolName* sym, int64_t c) { return sym->is_bit && c > 0; };
+  for (const auto& [sym, c] : a.terms.raw()) {
     if (!is_bit_term(sym, c)) {
       s.r_tz = std::min(s.r_tz, tz64(c));
       if (c < 0) s.r_nonneg = false;
@@ -47,7 +55,7 @@ Split split(const Affine& a) {
   if (a.c0 < 0) s.bits_ok = false;
   uint64_t low = s.r_tz >= 64 ? ~uint64_t{0} : ((uint64_t{1} << s.r_tz) - 1);
   s.bit_mask = static_cast<uint64_t>(a.c0 < 0 ? 0 : a.c0) & low;  // c0's high part joins R
-  for (const auto& [sym, c] : a.terms) {
+  for (const auto& [sym, c] : a.terms.raw()) {
     if (!is_bit_term(sym, c)) continue;
     uint64_t m = static_cast<uint64_t>(c);
     if (s.bit_mask & m) s.bits_ok = false;
@@ -60,20 +68,172 @@ Split split(const Affine& a) {
 
 }  // namespace
 
-Affine Affine::symbol(const std::string& s, int64_t coef) {
+namespace {
+
+// The process-wide symbol table: a name maps to one SymbolName for the process's life, so
+// a term's pointer never dangles. Entries are boxed (stable addresses) and never removed.
+struct SymbolTable {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string_view, std::unique_ptr<SymbolName>> names ABSL_GUARDED_BY(mu);
+};
+
+SymbolTable& symbol_table() {
+  static SymbolTable* table = new SymbolTable;  // never destroyed: terms may outlive main()
+  return *table;
+}
+
+// The table lookup itself, under its lock.
+const SymbolName* intern_symbol_locked(std::string_view name) {
+  SymbolTable& t = symbol_table();
+  absl::MutexLock lock(&t.mu);
+  auto it = t.names.find(name);
+  if (it != t.names.end()) return it->second.get();
+  auto box = std::make_unique<SymbolName>();
+  box->text = std::string(name);
+  box->is_bit = is_bit_symbol(box->text);
+  const SymbolName* p = box.get();
+  t.names.emplace(std::string_view(box->text), std::move(box));
+  return p;
+}
+
+bool starts_with_any(const std::string& s, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes) {
+    if (s.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+// out = a + k * b over sorted terms: a's terms first where equal symbols meet, a zero sum
+// dropped, as the std::map form's add did (a's own terms are kept as they are).
+Terms::Storage merge(const Terms::Storage& a, const Terms::Storage& b, int64_t k) {
+  Terms::Storage out;
+  out.reserve(a.size() + b.size());
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const int cmp = i == a.size()   ? 1
+                    : j == b.size() ? -1
+                                    : compare_symbols(a[i].sym, b[j].sym);
+    if (cmp < 0) {
+      out.push_back(a[i++]);
+    } else if (cmp > 0) {
+      const int64_t v = wrap_mul(b[j].coef, k);
+      if (v != 0) out.push_back({b[j].sym, v});
+      ++j;
+    } else if (k != 1 && wrap_mul(b[j].coef, k) == 0) {
+      out.push_back(a[i++]);  // sub = add(a, scale(b, -1)): scale dropped b's zero term
+      ++j;
+    } else {
+      const int64_t v = wrap_add(a[i].coef, wrap_mul(b[j].coef, k));
+      if (v != 0) out.push_back({a[i].sym, v});
+      ++i;
+      ++j;
+    }
+  }
+  return out;
+}
+
+// The decimal text absl::StrAppend writes for v.
+std::string_view decimal(int64_t v, char (&buf)[24]) {
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+// hash_text of the text() of a form whose terms are those of `terms` that `keep` accepts,
+// with constant c0: the same bytes text() appends, streamed.
+template <typename Keep>
+uint64_t form_text_hash(const Terms::Storage& terms, int64_t c0, Keep keep) {
+  TextHasher h;
+  bool any = false;
+  char buf[24];
+  for (const Terms::Term& t : terms) {
+    if (!keep(t)) continue;
+    if (any) h.add(" + ");
+    any = true;
+    if (t.coef != 1) {
+      h.add(decimal(t.coef, buf));
+      h.add("*");
+    }
+    h.add(t.sym->text);
+  }
+  if (c0 != 0 || !any) {
+    if (any) h.add(" + ");
+    h.add(decimal(c0, buf));
+  }
+  return h.value();
+}
+
+}  // namespace
+
+const SymbolName* intern_symbol(std::string_view name) {
+  // A per-thread view of the table (its entries are never removed, so the pointers stay
+  // valid): most lookups take no lock.
+  thread_local absl::flat_hash_map<std::string_view, const SymbolName*> seen;
+  if (auto hit = seen.find(name); hit != seen.end()) return hit->second;
+  const SymbolName* p = intern_symbol_locked(name);
+  seen.emplace(std::string_view(p->text), p);
+  return p;
+}
+
+
+namespace {
+
+// First term whose symbol text is not below `name`.
+Terms::Storage::const_iterator lower(const Terms::Storage& v, std::string_view name) {
+  return std::lower_bound(v.begin(), v.end(), name,
+                          [](const Terms::Term& t, std::string_view n) { return std::string_view(t.sym->text) < n; });
+}
+
+}  // namespace
+
+Terms::const_iterator Terms::find(std::string_view name) const {
+  auto it = lower(v_, name);
+  if (it != v_.end() && it->sym->text == name) return const_iterator(it);
+  return end();
+}
+
+size_t Terms::erase(std::string_view name) {
+  auto it = lower(v_, name);
+  if (it == v_.end() || it->sym->text != name) return 0;
+  v_.erase(it);
+  return 1;
+}
+
+int64_t& Terms::operator[](std::string_view name) {
+  auto it = lower(v_, name);
+  const size_t at = static_cast<size_t>(it - v_.begin());
+  if (it != v_.end() && it->sym->text == name) return v_[at].coef;
+  v_.insert(v_.begin() + static_cast<std::ptrdiff_t>(at), Term{intern_symbol(name), 0});
+  return v_[at].coef;
+}
+
+bool Terms::operator==(const Terms& o) const {
+  if (v_.size() != o.v_.size()) return false;
+  for (size_t i = 0; i < v_.size(); ++i) {
+    if (v_[i].coef != o.v_[i].coef || compare_symbols(v_[i].sym, o.v_[i].sym) != 0) return false;
+  }
+  return true;
+}
+
+Affine Affine::symbol(std::string_view s, int64_t coef) {
   Affine a;
-  if (coef != 0) a.terms[s] = coef;
+  if (coef != 0) a.terms.raw().push_back({intern_symbol(s), coef});
+  return a;
+}
+
+Affine Affine::symbol(const SymbolName* s, int64_t coef) {
+  Affine a;
+  if (coef != 0) a.terms.raw().push_back({s, coef});
   return a;
 }
 
 std::string Affine::text() const {
   std::string out;
-  for (const auto& [s, c] : terms) {
+  for (const auto& [s, c] : terms.raw()) {
     if (!out.empty()) out += " + ";
     if (c == 1) {
-      absl::StrAppend(&out, s);
+      absl::StrAppend(&out, s->text);
     } else {
-      absl::StrAppend(&out, c, "*", s);
+      absl::StrAppend(&out, c, "*", s->text);
     }
   }
   if (c0 != 0 || out.empty()) {
@@ -83,27 +243,54 @@ std::string Affine::text() const {
   return out;
 }
 
+uint64_t Affine::text_hash() const {
+  return form_text_hash(terms.raw(), c0, [](const Terms::Term&) { return true; });
+}
+
 Affine Affine::keep_prefix(std::initializer_list<const char*> prefixes) const {
   Affine out;
-  for (const auto& [s, c] : terms) {
-    for (const char* p : prefixes) {
-      if (s.rfind(p, 0) == 0) {
-        out.terms[s] = c;
-        break;
-      }
-    }
+  for (const Terms::Term& t : terms.raw()) {
+    if (starts_with_any(t.sym->text, prefixes)) out.terms.raw().push_back(t);
   }
   return out;
 }
 
-Affine add(const Affine& a, const Affine& b) {
-  Affine out = a;
-  out.c0 = wrap_add(out.c0, b.c0);
-  for (const auto& [s, c] : b.terms) {
-    int64_t& t = out.terms[s];
-    t = wrap_add(t, c);
-    if (t == 0) out.terms.erase(s);
+uint64_t Affine::kept_text_hash(std::initializer_list<const char*> prefixes, int64_t c) const {
+  return form_text_hash(terms.raw(), c,
+                        [&](const Terms::Term& t) { return starts_with_any(t.sym->text, prefixes); });
+}
+
+void add_term(Affine& a, const SymbolName* s, int64_t c) {
+  if (c == 0) return;  // add(a, symbol(s, 0)): symbol() of a zero coefficient is empty
+  Terms::Storage& v = a.terms.raw();
+  auto it = std::lower_bound(v.begin(), v.end(), s,
+                             [](const Terms::Term& t, const SymbolName* x) { return compare_symbols(t.sym, x) < 0; });
+  if (it != v.end() && it->sym == s) {
+    it->coef = wrap_add(it->coef, c);
+    if (it->coef == 0) v.erase(it);
+  } else if (it != v.end() && compare_symbols(it->sym, s) == 0) {
+    it->coef = wrap_add(it->coef, c);
+    if (it->coef == 0) v.erase(it);
+  } else {
+    v.insert(it, Terms::Term{s, c});
   }
+}
+
+void add_to(Affine& a, const Affine& b) {
+  a.c0 = wrap_add(a.c0, b.c0);
+  const Terms::Storage& bt = b.terms.raw();
+  if (bt.empty()) return;
+  if (bt.size() <= 2) {
+    for (const Terms::Term& t : bt) add_term(a, t.sym, t.coef);
+    return;
+  }
+  a.terms.raw() = merge(a.terms.raw(), bt, 1);
+}
+
+Affine add(const Affine& a, const Affine& b) {
+  Affine out;
+  out.c0 = wrap_add(a.c0, b.c0);
+  out.terms.raw() = merge(a.terms.raw(), b.terms.raw(), 1);
   return out;
 }
 
@@ -111,14 +298,20 @@ Affine scale(const Affine& a, int64_t k) {
   Affine out;
   if (k == 0) return out;
   out.c0 = wrap_mul(a.c0, k);
-  for (const auto& [s, c] : a.terms) {
-    const int64_t v = wrap_mul(c, k);
-    if (v != 0) out.terms[s] = v;
+  for (const Terms::Term& t : a.terms.raw()) {
+    const int64_t v = wrap_mul(t.coef, k);
+    if (v != 0) out.terms.raw().push_back({t.sym, v});
   }
   return out;
 }
 
-Affine sub(const Affine& a, const Affine& b) { return add(a, scale(b, -1)); }
+Affine sub(const Affine& a, const Affine& b) {
+  // a + scale(b, -1): scale drops b's terms that wrap to 0, so merge's drop of them agrees.
+  Affine out;
+  out.c0 = wrap_add(a.c0, wrap_mul(b.c0, -1));
+  out.terms.raw() = merge(a.terms.raw(), b.terms.raw(), -1);
+  return out;
+}
 
 namespace {
 
@@ -174,13 +367,14 @@ std::optional<Affine> param_times_coordinates(const Affine& u, const Affine& v) 
     if (!coordinate_factor(s) && !is_param(s)) return std::nullopt;
   }
   Affine out = scale(v, u.c0);  // u0 * v
-  for (const auto& [p, cp] : u.terms) {
-    out = add(out, Affine::symbol(p, wrap_mul(cp, v.c0)));
+  for (const auto& [psym, cp] : u.terms.raw()) {
+    const std::string& p = psym->text;
+    add_term(out, psym, wrap_mul(cp, v.c0));
     for (const auto& [s, cs] : v.terms) {
       const std::string name = s.rfind("ctaid.", 0) == 0 ? absl::StrCat(s, "*(", p, ")")
                                : is_param(s)              ? absl::StrCat(std::min(s, p), "*", std::max(s, p))
                                                           : absl::StrCat(s, "*", p);
-      out = add(out, Affine::symbol(name, wrap_mul(cp, cs)));
+      add_term(out, intern_symbol(name), wrap_mul(cp, cs));
     }
   }
   return out;
@@ -216,7 +410,7 @@ std::optional<Affine> shr(const Affine& a, int k) {
   if (all && a.c0 >= 0) {
     Affine out;
     out.c0 = a.c0 >> k;
-    for (const auto& [s, c] : a.terms) out.terms[s] = c / (int64_t{1} << k);
+    for (const auto& [s, c] : a.terms.raw()) out.terms.raw().push_back({s, c / (int64_t{1} << k)});
     return out;
   }
   // Renumbering rule: bit terms below R, R a multiple of 2^k.
@@ -224,12 +418,12 @@ std::optional<Affine> shr(const Affine& a, int k) {
   if (!sp.bits_ok || sp.r_tz < k || !sp.r_nonneg) return std::nullopt;
   Affine out;
   out.c0 = a.c0 >> k;
-  for (const auto& [s, c] : a.terms) {
-    if (is_bit_symbol(s) && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz))) {
+  for (const auto& [s, c] : a.terms.raw()) {
+    if (s->is_bit && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz))) {
       // The bit terms set disjoint bits, so the shift moves each term's own bits.
-      if ((c >> k) != 0) out.terms[s] = c >> k;
+      if ((c >> k) != 0) out.terms.raw().push_back({s, c >> k});
     } else {
-      out.terms[s] = c / (int64_t{1} << k);
+      out.terms.raw().push_back({s, c / (int64_t{1} << k)});
     }
   }
   return out;
@@ -254,13 +448,15 @@ std::optional<Affine> and_mask(const Affine& a, uint64_t mask, int width) {
   }
   Affine out;
   out.c0 = static_cast<int64_t>(static_cast<uint64_t>(a.c0) & mask);
-  for (const auto& [s, c] : a.terms) {
-    bool bit = is_bit_symbol(s) && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz));
+  for (const auto& [s, c] : a.terms.raw()) {
+    bool bit = s->is_bit && c > 0 && (sp.r_tz == 64 || static_cast<uint64_t>(c) < (uint64_t{1} << sp.r_tz));
     if (bit) {
       // Disjoint bit terms: the mask keeps each term's own selected bits.
-      if (static_cast<uint64_t>(c) & mask) out.terms[s] = static_cast<int64_t>(static_cast<uint64_t>(c) & mask);
+      if (static_cast<uint64_t>(c) & mask) {
+        out.terms.raw().push_back({s, static_cast<int64_t>(static_cast<uint64_t>(c) & mask)});
+      }
     } else if (keep_r) {
-      out.terms[s] = c;
+      out.terms.raw().push_back({s, c});
     }
   }
   return out;
@@ -290,7 +486,7 @@ std::optional<Affine> or_const(const Affine& a, int64_t c) {
 
 Affine bits_of(const std::string& name, int bits) {
   Affine a;
-  for (int i = 0; i < bits && i < 62; ++i) a.terms[absl::StrCat(name, ".b", i)] = int64_t{1} << i;
+  for (int i = 0; i < bits && i < 62; ++i) add_term(a, intern_symbol(absl::StrCat(name, ".b", i)), int64_t{1} << i);
   return a;
 }
 

@@ -217,6 +217,28 @@ bool is_combine(const std::string& op) {
   return commutative(op) && !starts_with(op, "mul.") && !starts_with(op, "v_mul_f");
 }
 
+namespace {
+
+// What a rebuilt node starts from: n with new kids, every fact finish() derives cleared
+// (hole flags, balance summary); kind, op, imm, commuting, the form, data, dep (set by the
+// makers of exchanges, relocations and folds) and line are n's. A field-wise copy: the
+// summary is not copied only to be thrown away.
+Node rebuilt_from(const Node& n, std::vector<NodeId> kids) {
+  Node c;
+  c.kind = n.kind;
+  c.op = n.op;
+  c.imm = n.imm;
+  c.kids = std::move(kids);
+  c.commuting = n.commuting;
+  c.aff = n.aff;
+  c.data = n.data;
+  c.dep = n.dep;
+  c.line = n.line;
+  return c;
+}
+
+}  // namespace
+
 NodeId Graph::finish(Node n) {
   // Facts from children.
   for (NodeId k : n.kids) {
@@ -243,11 +265,10 @@ NodeId Graph::finish(Node n) {
   h = mix(h, static_cast<uint64_t>(n.imm));
   uint64_t bl = h, cb = h;
   if (n.kind == Kind::kInt) {
-    h = mix(h, hash_text(n.aff.text()));
-    bl = mix(bl, hash_text(n.aff.keep_prefix({"param", "shared", "~"}).text()));
-    Affine c = n.aff.keep_prefix({"param", "shared", "~", "global", "sym:", "kernarg"});
-    c.c0 = n.aff.c0;
-    cb = mix(cb, hash_text(c.text()));
+    // hash_text of text(), of keep_prefix(...).text() and of the kept form with c0, streamed.
+    h = mix(h, n.aff.text_hash());
+    bl = mix(bl, n.aff.kept_text_hash({"param", "shared", "~"}, 0));
+    cb = mix(cb, n.aff.kept_text_hash({"param", "shared", "~", "global", "sym:", "kernarg"}, n.aff.c0));
   }
   {
     // Each flavour hashes commuting children in its own sorted order.
@@ -520,20 +541,20 @@ std::optional<NodeId> Graph::substitute_holes(NodeId id, const std::map<std::str
       memo[x] = x;
       return x;
     }
-    Node n = at(x);
-    n.kids = std::move(kids);
+    Node n = rebuilt_from(at(x), std::move(kids));
     if (n.kind == Kind::kInt) {
       Affine a = Affine::constant(n.aff.c0);
-      for (const auto& [sym, c] : n.aff.terms) {
-        auto it = to.find(sym);
-        a = add(a, it != to.end() ? scale(it->second, c) : Affine::symbol(sym, c));
+      for (const Terms::Term& t : n.aff.terms.raw()) {
+        auto it = to.find(t.sym->text);
+        if (it != to.end()) {
+          add_to(a, scale(it->second, t.coef));
+        } else {
+          add_term(a, t.sym, t.coef);
+        }
       }
-      n.aff = a;
+      n.aff = std::move(a);
     }
     const bool fold = n.kind == Kind::kFold;
-    n.has_hole = false;
-    n.mentions_hole = false;
-    n.bal = Balance();
     NodeId y = finish(std::move(n));
     if (fold) {  // a fold closes its own holes (see fold())
       Node& f = nodes_[static_cast<size_t>(y)];
@@ -586,12 +607,8 @@ std::optional<NodeId> Graph::rewrite_load_addresses(
         changed = changed || kids.back() != k;
       }
       if (changed && !over) {
-        Node n = at(x);  // copy: nodes_ may have grown
-        n.kids = kids;
+        Node n = rebuilt_from(at(x), std::move(kids));
         const bool fold = n.kind == Kind::kFold;
-        n.has_hole = false;
-        n.mentions_hole = false;
-        n.bal = Balance();
         y = finish(std::move(n));
         if (fold) {
           Node& fn = nodes_[static_cast<size_t>(y)];
@@ -608,13 +625,11 @@ std::optional<NodeId> Graph::rewrite_load_addresses(
 }
 
 NodeId Graph::with_kid(NodeId x, NodeId old_kid, NodeId new_kid) {
-  Node n = at(x);
-  for (NodeId& k : n.kids) {
+  std::vector<NodeId> kids = at(x).kids;
+  for (NodeId& k : kids) {
     if (k == old_kid) k = new_kid;
   }
-  n.has_hole = false;
-  n.mentions_hole = false;
-  n.bal = Balance();
+  Node n = rebuilt_from(at(x), std::move(kids));
   if (n.kind == Kind::kArith && n.commuting > 0) {
     // arith() sorts commuting kids; keep the same canonical order.
     return arith(n.op, n.kids, n.line);

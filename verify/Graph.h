@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,6 +96,27 @@ struct Node {
   int line = 0;               // source line that made it, for explanations
 };
 
+// The graph's nodes in fixed chunks: appending never moves a node (a reference from at()
+// stays valid while the graph lives) and never reallocates one large array, whose repeated
+// growth and release cost more page faults than the walk itself (docs/verify.md,
+// "Interned symbols, flat terms, chunked nodes").
+class NodeArena {
+ public:
+  static constexpr size_t kChunk = 128;
+  const Node& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  Node& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  size_t size() const { return size_; }
+  void push_back(Node&& n) {
+    if (size_ % kChunk == 0) chunks_.push_back(std::make_unique<Node[]>(kChunk));
+    chunks_.back()[size_ % kChunk] = std::move(n);
+    ++size_;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Node[]>> chunks_;
+  size_t size_ = 0;
+};
+
 class Graph {
  public:
   NodeId constant(const std::string& text);
@@ -161,7 +183,7 @@ class Graph {
 
  private:
   NodeId finish(Node n);
-  std::vector<Node> nodes_;
+  NodeArena nodes_;
   size_t elementwise_budget_ = kMaxElementwiseTotal;  // left for the elementwise rule
   bool lanes_are_tid_x_ = false;
 };

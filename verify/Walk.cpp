@@ -737,9 +737,9 @@ std::optional<NodeId> unrolled_chain(Graph& g, NodeId body, const std::string& s
         break;
       }
       Affine d = Affine::constant(it->second.c0 / m);
-      for (const auto& [sym, c] : it->second.terms) {
+      for (const auto& [sym, c] : it->second.terms.raw()) {
         if (c % m != 0) ok = false;
-        d = add(d, Affine::symbol(sym, c / m));
+        add_term(d, sym, c / m);
       }
       step[h] = d;
     }
@@ -900,16 +900,16 @@ Affine times_iteration(const Affine& d, int depth) {
   const std::string n = absl::StrCat("~n", depth);
   Affine out;
   if (d.c0 != 0) out = Affine::symbol(n, d.c0);
-  for (const auto& [sym, c] : d.terms) out = add(out, Affine::symbol(absl::StrCat(n, "*", sym), c));
+  for (const auto& [sym, c] : d.terms) add_term(out, intern_symbol(absl::StrCat(n, "*", sym)), c);
   return out;
 }
 
 std::optional<Affine> divide(const Affine& a, int64_t m) {
   if (m == 0 || a.c0 % m != 0) return std::nullopt;
   Affine out = Affine::constant(a.c0 / m);
-  for (const auto& [sym, c] : a.terms) {
+  for (const auto& [sym, c] : a.terms.raw()) {
     if (c % m != 0) return std::nullopt;
-    out = add(out, Affine::symbol(sym, c / m));
+    add_term(out, sym, c / m);
   }
   return out;
 }

@@ -1,7 +1,19 @@
-// affine_test.cpp — the exact shift/mask/or rules of §6.1, and that inexact cases refuse.
+// affine_test.cpp — the exact shift/mask/or rules of §6.1, and that inexact cases refuse;
+// the interned flat-term form gives the text (and so the hashes) the std::map form gave.
 #include "verify/Affine.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "verify/Hash.h"
 
 namespace fixbits::verify {
 namespace {
@@ -148,6 +160,150 @@ TEST(Affine, KeepPrefixBlanksCoordinates) {
   a = add(a, scale(tid(3), 4));
   a.c0 = 12;
   EXPECT_EQ(a.keep_prefix({"param"}).text(), "param0");
+}
+
+
+// The std::map<std::string, int64_t> form Affine had before its terms were interned (the
+// model the flat form must agree with, text for text): add, sub = add(a, scale(b, -1)),
+// scale, and the text with terms in string order.
+struct MapForm {
+  int64_t c0 = 0;
+  std::map<std::string, int64_t> terms;
+};
+
+MapForm model_add(const MapForm& a, const MapForm& b) {
+  MapForm out = a;
+  out.c0 = wrap_add(out.c0, b.c0);
+  for (const auto& [s, c] : b.terms) {
+    int64_t& t = out.terms[s];
+    t = wrap_add(t, c);
+    if (t == 0) out.terms.erase(s);
+  }
+  return out;
+}
+
+MapForm model_scale(const MapForm& a, int64_t k) {
+  MapForm out;
+  if (k == 0) return out;
+  out.c0 = wrap_mul(a.c0, k);
+  for (const auto& [s, c] : a.terms) {
+    if (wrap_mul(c, k) != 0) out.terms[s] = wrap_mul(c, k);
+  }
+  return out;
+}
+
+std::string model_text(const MapForm& a) {
+  std::string out;
+  for (const auto& [s, c] : a.terms) {
+    if (!out.empty()) out += " + ";
+    if (c == 1) {
+      absl::StrAppend(&out, s);
+    } else {
+      absl::StrAppend(&out, c, "*", s);
+    }
+  }
+  if (a.c0 != 0 || out.empty()) {
+    if (!out.empty()) out += " + ";
+    absl::StrAppend(&out, a.c0);
+  }
+  return out;
+}
+
+// Symbols whose string order differs from any numbering (b10 < b2, "param" < "param.u",
+// '*' and '(' below letters, a hole's '~' above them) and coefficients at the int64 edges.
+const std::vector<std::string> kNames = {"tid.x.b0", "tid.x.b1", "tid.x.b10", "tid.x.b2", "param1", "param10",
+                                         "param.u1f", "ctaid.x", "ctaid.x*(param2)", "tid.x.b2*param8",
+                                         "~h1.0", "~h1.self", "~n1*param9", "shared0", "global", "a"};
+const std::vector<int64_t> kCoefs = {1, -1, 2, 3, -4, 1 << 20, std::numeric_limits<int64_t>::min(),
+                                     std::numeric_limits<int64_t>::max(), -std::numeric_limits<int64_t>::max()};
+
+TEST(Affine, FlatTermsAgreeWithTheMapFormTextForText) {
+  std::mt19937_64 rng(6);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto draw = [&](Affine* a, MapForm* m) {
+    *a = Affine::constant(0);
+    *m = MapForm();
+    const int64_t c0 = pick(3) == 0 ? 0 : kCoefs[pick(kCoefs.size())];
+    a->c0 = m->c0 = c0;
+    const size_t n = pick(9);  // past the inline capacity too
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& s = kNames[pick(kNames.size())];
+      const int64_t c = kCoefs[pick(kCoefs.size())];
+      *a = add(*a, Affine::symbol(s, c));
+      *m = model_add(*m, MapForm{0, {{s, c}}});
+    }
+  };
+  for (int round = 0; round < 4000; ++round) {
+    Affine a, b;
+    MapForm ma, mb;
+    draw(&a, &ma);
+    draw(&b, &mb);
+    ASSERT_EQ(a.text(), model_text(ma));
+    const int64_t k = kCoefs[pick(kCoefs.size())];
+    EXPECT_EQ(add(a, b).text(), model_text(model_add(ma, mb)));
+    EXPECT_EQ(sub(a, b).text(), model_text(model_add(ma, model_scale(mb, -1))));
+    EXPECT_EQ(scale(a, k).text(), model_text(model_scale(ma, k)));
+    Affine in_place = a;
+    add_to(in_place, b);
+    EXPECT_EQ(in_place, add(a, b));
+    EXPECT_EQ(in_place.text(), model_text(model_add(ma, mb)));
+    // The streamed hashes are hash_text of the texts they stand for.
+    EXPECT_EQ(a.text_hash(), hash_text(a.text()));
+    EXPECT_EQ(a.kept_text_hash({"param", "shared", "~"}, 0), hash_text(a.keep_prefix({"param", "shared", "~"}).text()));
+    Affine kept = a.keep_prefix({"param", "~", "global"});
+    kept.c0 = a.c0;
+    EXPECT_EQ(a.kept_text_hash({"param", "~", "global"}, a.c0), hash_text(kept.text()));
+    // Equal forms compare equal however they were built; different ones do not.
+    EXPECT_EQ(add(a, b), add(b, a));
+    EXPECT_EQ(add(a, b) == a, model_text(model_add(ma, mb)) == model_text(ma));
+    if (round == 0) continue;
+    // Lookups by name, erase and insert through operator[] keep the text order.
+    const std::string& s = kNames[pick(kNames.size())];
+    EXPECT_EQ(a.terms.contains(s), ma.terms.contains(s));
+    if (auto it = a.terms.find(s); it != a.terms.end()) {
+      EXPECT_EQ(it->second, ma.terms.at(s));
+    }
+    a.terms.erase(s);
+    ma.terms.erase(s);
+    EXPECT_EQ(a.text(), model_text(ma));
+    a.terms[s] = 7;
+    ma.terms[s] = 7;
+    EXPECT_EQ(a.text(), model_text(ma));
+  }
+}
+
+TEST(Affine, TermsIterateInStringOrder) {
+  Affine a = bits_of("tid.x", 12);
+  a = add(a, Affine::symbol("~h1.0"));
+  a = add(a, Affine::symbol("ctaid.x*(param2)", 3));
+  EXPECT_EQ(a.text(),
+            "3*ctaid.x*(param2) + tid.x.b0 + 2*tid.x.b1 + 1024*tid.x.b10 + 2048*tid.x.b11 + 4*tid.x.b2 + "
+            "8*tid.x.b3 + 16*tid.x.b4 + 32*tid.x.b5 + 64*tid.x.b6 + 128*tid.x.b7 + 256*tid.x.b8 + "
+            "512*tid.x.b9 + ~h1.0");
+  std::vector<std::string> names;
+  for (const auto& [s, c] : a.terms) names.push_back(s);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(names.size(), 14u);
+}
+
+TEST(Affine, InterningIsOneEntryPerNameAcrossThreads) {
+  // Threads intern the same names concurrently (the table is shared, behind its lock; each
+  // thread's cache is its own): every thread gets the one entry per name.
+  const std::vector<std::string> names = {"param.u77", "tid.y.b3", "~h9.self", "shared.sel(shared0,shared1,3)"};
+  std::vector<std::vector<const SymbolName*>> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 200; ++r) {
+        for (const std::string& n : names) got[t].push_back(intern_symbol(absl::StrCat(n, r % 50)));
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (size_t t = 1; t < got.size(); ++t) EXPECT_EQ(got[t], got[0]);
+  EXPECT_EQ(intern_symbol("tid.y.b30")->text, "tid.y.b30");
+  EXPECT_TRUE(intern_symbol("tid.y.b30")->is_bit);
+  EXPECT_FALSE(intern_symbol("tid.x.b2*param8")->is_bit);
 }
 
 }  // namespace
