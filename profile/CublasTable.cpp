@@ -213,6 +213,7 @@ std::string to_string(const SpanRule& r) {
     case SpanRule::Kind::kFixed: return "fixed";
     case SpanRule::Kind::kWhole: return "whole";
     case SpanRule::Kind::kSplit: return absl::StrFormat("split/%d", r.granule);
+    case SpanRule::Kind::kParts: return absl::StrFormat("parts/%d", r.granule);
   }
   return "?";
 }
@@ -221,10 +222,19 @@ absl::StatusOr<SpanRule> parse_span_rule(std::string_view text) {
   if (text == "fixed") return SpanRule{};
   if (text == "whole") return SpanRule{.kind = SpanRule::Kind::kWhole};
   SpanRule r{.kind = SpanRule::Kind::kSplit};
+  if (text.substr(0, 6) == "parts/") {
+    r.kind = SpanRule::Kind::kParts;
+    if (!absl::SimpleAtoi(av(text.substr(6)), &r.granule) || r.granule < 2) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "The span rule \"%s\" is not parts/<c> with c >= 2.", text));
+    }
+    return r;
+  }
   if (text.substr(0, 6) != "split/" || !absl::SimpleAtoi(av(text.substr(6)), &r.granule) ||
       r.granule < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "The span rule \"%s\" is not fixed, whole or split/<G> with G >= 1.", text));
+        "The span rule \"%s\" is not fixed, whole, split/<G> with G >= 1 or parts/<c> with "
+        "c >= 2.", text));
   }
   return r;
 }
@@ -237,6 +247,8 @@ int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k, int64_
       return std::max<int64_t>(
           1, std::min(k, ceil_div(ceil_div(k, std::max<int64_t>(splitk, 1)), r.granule) *
                              r.granule));
+    case SpanRule::Kind::kParts:
+      return std::max<int64_t>(1, ceil_div(k, std::max<int64_t>(r.granule, 1)));
   }
   return fixed_span;
 }

@@ -16,7 +16,10 @@
 //      (s.k, P) level by level by its span rules:
 //        fixed      the span does not depend on K;
 //        whole      the span is K (one part);
-//        split/<G>  span = min(K, round_up(ceil(K / P), G)), P the run's split count.
+//        split/<G>  span = min(K, round_up(ceil(K / P), G)), P the run's split count;
+//        parts/<c>  span = ceil(K / c): the level cuts K into c parts whatever K is
+//                   (an intra-kernel split; the H200's spans 65, 65, 5 at K = 257,
+//                   259, 17 are parts/4).
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
 // cross reference (class and variant indices, each variant inside its class, split
 // counts > 1 exactly for split variants, grid and run order, split rules only on level
@@ -57,12 +60,12 @@ namespace fixbits::profile {
 inline constexpr int kTableVersion = 2;
 
 struct SpanRule {
-  enum class Kind : uint8_t { kFixed, kWhole, kSplit };
+  enum class Kind : uint8_t { kFixed, kWhole, kSplit, kParts };
   Kind kind = Kind::kFixed;
-  int64_t granule = 1;  // kSplit: G
+  int64_t granule = 1;  // kSplit: G; kParts: the part count c
   bool operator==(const SpanRule&) const = default;
 };
-std::string to_string(const SpanRule& r);  // "fixed", "whole", "split/64"
+std::string to_string(const SpanRule& r);  // "fixed", "whole", "split/64", "parts/4"
 absl::StatusOr<SpanRule> parse_span_rule(std::string_view text);
 // The span rule `r` gives a level at depth K with split count `splitk`; `fixed_span`
 // is the recovered span.

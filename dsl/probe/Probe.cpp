@@ -629,6 +629,19 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
   return fold;
 }
 
+absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth,
+                                const ProbeOptions& opts, std::string* why) {
+  if (absl::Status s = check_options(opts); !s.ok()) return s;
+  GemmBlackBox box = [&truth](const reference::GemmProblem& p) { return reference::gemm(truth, p); };
+  Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
+  absl::StatusOr<std::vector<Outcome>> walk = inst.pair_walk(opts.k);
+  if (!walk.ok()) return walk.status();
+  Judge judge(opts, inst, *walk);
+  if (absl::Status s = judge.init(); !s.ok()) return s;
+  judge.set_spans({candidate.k_cuts, truth.k_cuts});
+  return judge.accepts(candidate, why);
+}
+
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts) {
   if (!box) return absl::InvalidArgumentError("recover_gemm_desc was given an empty black box.");
   Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);

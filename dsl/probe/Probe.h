@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -92,5 +93,14 @@ absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeO
 // again, so the searches of several families at one K share their walks). Its
 // dtypes must equal opts' (InvalidArgument naming them otherwise).
 absl::StatusOr<GemmDesc> recover_gemm_desc(Instrument& inst, const ProbeOptions& opts);
+
+// Whether `candidate` passes every experiment recover_gemm_desc would run at opts.k
+// against a black box that computes `truth` (its CPU reference): the random draws, the
+// pair and trailing walks, the tail walks and r walks at both descriptors' spans. So
+// two descriptors the probe recovered at different K can be told apart from two that
+// differ only in a field one K cannot see (a K-loop step whose short turn is empty at
+// that K recovers as the canonical step 0). opts' dtypes and family are truth's.
+absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth,
+                                const ProbeOptions& opts, std::string* why);
 
 }  // namespace fixbits::dsl::probe

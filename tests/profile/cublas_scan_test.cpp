@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 
+#include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
 #include "profile/CublasScan.h"
@@ -389,6 +390,75 @@ TEST(CublasScan, RevalidationOptionsAreChecked) {
   EXPECT_TRUE(!r.ok() && has(r.status(), "ProbeOptions.small_probe_k")) << r.status();
   r = probe_classes(t, st, probe, ProbeOptions{.small_probe_k = 2});
   EXPECT_TRUE(!r.ok() && has(r.status(), "ProbeOptions.small_probe_k")) << r.status();
+}
+
+// A K-loop step one probe cannot see: at K = 480 = 10 x 48 the step-48 loop has no short
+// turn and recovers as the canonical step 0; at K = 1000 the short turn of 40 shows it.
+// The class keeps the descriptor that explains both (the H200's id 23 classes split so).
+TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
+  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = 23};
+  };
+  dsl::GemmDesc step48;  // mma_sync ik 16, fast accumulation
+  step48.k_loop_step = {48, dsl::ShortTurn::kFirst};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 480, 1000}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(
+      t, st, reference_probe([&](const GemmShape&, int64_t) { return step48; }, &probes),
+      ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(probes, 2);
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(*c.desc, step48);
+  ASSERT_EQ(c.probes.size(), 2u);
+  EXPECT_EQ(c.probes[0].k, 1000);  // the probe that saw the step is the class's base
+  // The step-0 descriptor does not explain K = 1000: the same pair the other way round
+  // is a real disagreement.
+  dsl::probe::ProbeOptions o;
+  o.k = 1000;
+  std::string why;
+  absl::StatusOr<bool> r = dsl::probe::reproduces(dsl::GemmDesc{}, step48, o, &why);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(*r);
+  o.k = 480;
+  r = dsl::probe::reproduces(dsl::GemmDesc{}, step48, o, &why);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(*r) << why;
+  // A lookup at a K with a short turn gives step 48.
+  absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = 700});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->k_loop_step.step, 48);
+}
+
+// An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
+// probes at different K see different spans.
+TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
+  dsl::GemmDesc d;
+  d.family = dsl::GemmFamily::kChainedChunks;
+  auto at = [&](int64_t span) {
+    dsl::GemmDesc x = d;
+    x.k_cuts = {{span, dsl::Fold::kChain}};
+    return x;
+  };
+  absl::StatusOr<std::vector<SpanRule>> r =
+      fit_span_rules(false, {257, 259, 17}, {1, 1, 1}, {at(65), at(65), at(5)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(to_string((*r)[0]), "parts/4");
+  EXPECT_EQ(apply_span_rule((*r)[0], 65, 25, 1), 7);
+  // Probes that all saw one span keep the fixed rule.
+  r = fit_span_rules(false, {257, 259}, {1, 1}, {at(65), at(65)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(to_string((*r)[0]), "fixed");
+  // Text round trip and errors.
+  EXPECT_EQ(*parse_span_rule("parts/4"), (SpanRule{.kind = SpanRule::Kind::kParts, .granule = 4}));
+  EXPECT_FALSE(parse_span_rule("parts/1").ok());
+  EXPECT_FALSE(parse_span_rule("parts/x").ok());
 }
 
 TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
