@@ -430,39 +430,75 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 
 // Whether `d` (all but its spans) explains the probe at K = k that recovered `there`:
 // equal up to spans, or, with there's spans, passing every experiment a probe at k runs
-// against a box computing `there` (dsl::probe::reproduces). A field one K cannot see
-// (the K-loop step when the span is a multiple of it: no short turn) recovers at its
-// canonical value there and is explained by the probe that saw it (device run 2 of
-// 2026-12-03: 29 of 31 "disagreeing" classes differed only so).
-bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k) {
+// against a box computing `there` (dsl::probe::ProbeReplay, built once per point and
+// kept in *replay). A field one K cannot see (the K-loop step when the span is a
+// multiple of it: no short turn) recovers at its canonical value there and is explained
+// by the probe that saw it (device run 2 of 2026-12-03: 29 of 31 "disagreeing" classes
+// differed only so).
+bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k,
+              std::unique_ptr<dsl::probe::ProbeReplay>* replay) {
   if (d.k_cuts.size() != there.k_cuts.size()) return false;
   dsl::GemmDesc alt = d;
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) alt.k_cuts[i].span = there.k_cuts[i].span;
   if (alt == there) return true;
-  dsl::probe::ProbeOptions o;
-  o.a_dtype = there.a_dtype;
-  o.b_dtype = there.b_dtype;
-  o.out_dtype = there.out_dtype;
-  o.family = there.family;
-  o.matrix_instruction = there.instruction == dsl::Instruction::kWgmma ? dsl::Instruction::kWgmma
-                                                                       : dsl::Instruction::kMmaSync;
-  o.k = k;
+  if (*replay == nullptr) {
+    dsl::probe::ProbeOptions o;
+    o.a_dtype = there.a_dtype;
+    o.b_dtype = there.b_dtype;
+    o.out_dtype = there.out_dtype;
+    o.family = there.family;
+    o.matrix_instruction = there.instruction == dsl::Instruction::kWgmma
+                               ? dsl::Instruction::kWgmma
+                               : dsl::Instruction::kMmaSync;
+    o.k = k;
+    absl::StatusOr<std::unique_ptr<dsl::probe::ProbeReplay>> r =
+        dsl::probe::ProbeReplay::create(there, o);
+    if (!r.ok()) return false;
+    *replay = *std::move(r);
+  }
   std::string why;
-  absl::StatusOr<bool> ok = dsl::probe::reproduces(alt, there, o, &why);
+  absl::StatusOr<bool> ok = (*replay)->accepts(alt, &why);
   return ok.ok() && *ok;
 }
 
-// The first of results[0..j] with a descriptor that explains every other one with a
-// descriptor; nullopt when none does.
-std::optional<size_t> base_of(const std::vector<ProbeResult>& results, size_t j) {
+// The class's descriptor over results[0..j]: the first probe's descriptor that explains
+// every other one, else the first probe's descriptor with another K-loop step (a
+// multiple of instruction_k up to 16 of them, short turn first or last) that explains
+// every probe: a step S > instruction_k with the short turn first looks like step
+// instruction_k / first at K = 257 (257 mod S = 1) and like instruction_k / last at
+// K = 17 (a single short turn), so two probes can each return a canonical step and
+// only S explains both (the H200's id 24 tile 11 classes). nullopt when none does.
+struct Base {
+  size_t point = 0;   // the probe the descriptor is attached to (its spans)
+  dsl::GemmDesc desc;
+};
+std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
+  std::vector<std::unique_ptr<dsl::probe::ProbeReplay>> replays(j + 1);
+  auto explains_point = [&](const dsl::GemmDesc& d, size_t i) {
+    return explains(d, *results[i].desc, results[i].at.k, &replays[i]);
+  };
+  auto explains_all = [&](const dsl::GemmDesc& d, size_t b) {
+    for (size_t i = 0; i <= j; ++i) {
+      if (i == b || !results[i].desc.ok()) continue;
+      if (!explains_point(d, i)) return false;
+    }
+    return true;
+  };
+  for (size_t b = 0; b <= j; ++b) {
+    if (results[b].desc.ok() && explains_all(*results[b].desc, b)) return Base{b, *results[b].desc};
+  }
   for (size_t b = 0; b <= j; ++b) {
     if (!results[b].desc.ok()) continue;
-    bool all = true;
-    for (size_t i = 0; i <= j && all; ++i) {
-      if (i == b || !results[i].desc.ok()) continue;
-      all = explains(*results[b].desc, *results[i].desc, results[i].at.k);
+    const dsl::GemmDesc& d = *results[b].desc;
+    if (d.instruction_k <= 1) continue;
+    for (int64_t m = 1; m <= 16; ++m) {
+      for (dsl::ShortTurn turn : {dsl::ShortTurn::kFirst, dsl::ShortTurn::kLast}) {
+        dsl::GemmDesc cand = d;
+        cand.k_loop_step = {m == 1 ? 0 : m * d.instruction_k, turn};
+        if (cand == d || !dsl::validate(cand).ok()) continue;
+        if (explains_point(cand, b) && explains_all(cand, b)) return Base{b, cand};
+      }
     }
-    if (all) return b;
   }
   return std::nullopt;
 }
@@ -478,7 +514,7 @@ std::optional<std::string> disagreement(const std::vector<ProbeResult>& results,
                            bad.desc.status().message());
   }
   if (!r.desc.ok()) return std::nullopt;  // both failed: they agree there is none
-  const std::optional<size_t> base = base_of(results, j);
+  const std::optional<Base> base = base_of(results, j);
   if (!base) {
     return absl::StrFormat("%s gives %s but %s gives %s", where(first.at),
                            dsl::to_string(*first.desc), where(r.at), dsl::to_string(*r.desc));
@@ -486,7 +522,7 @@ std::optional<std::string> disagreement(const std::vector<ProbeResult>& results,
   std::vector<int64_t> ks;
   std::vector<uint32_t> ps;
   std::vector<dsl::GemmDesc> descs;
-  for (size_t i : order_from(*base, j)) {
+  for (size_t i : order_from(base->point, j)) {
     if (!results[i].desc.ok()) continue;
     ks.push_back(results[i].at.k);
     ps.push_back(results[i].at.splitk);
@@ -497,6 +533,13 @@ std::optional<std::string> disagreement(const std::vector<ProbeResult>& results,
     return absl::StrFormat("with %s: %s", where(r.at), rules.status().message());
   }
   return std::nullopt;
+}
+
+// The note finish() writes for a class whose probe found no descriptor: "probe of
+// variant <v> at <shape> failed: <the probe's NotFound message>".
+bool concluded_note(const std::string& note) {
+  const size_t at = note.find("probe of variant ");
+  return at != std::string::npos && note.find(" failed: ", at) != std::string::npos;
 }
 
 class ClassProber {
@@ -512,6 +555,13 @@ class ClassProber {
       TableClass& cls = table_.classes[c];
       if (!seen(ci)) continue;
       if (!cls.desc) {
+        // A probe of an earlier run (a resumed table) found no descriptor for this class:
+        // probing it again costs the same probes for the same answer (device run 3 of
+        // 2026-12-03 spent 25 of its 105 s re-proving 15 such classes).
+        if (!options_.retry_failed && concluded_note(cls.note)) {
+          ++stats_.concluded;
+          continue;
+        }
         work_.push_back(ci);
         continue;
       }
@@ -751,8 +801,8 @@ class ClassProber {
     std::vector<dsl::GemmDesc> descs;
     // The class's descriptor is the probe that explains all the others (checked by
     // disagreement() as each probe came); its point is listed first.
-    const size_t base = base_of(done, done.size() - 1).value_or(0);
-    for (size_t i : order_from(base, done.size() - 1)) {
+    const std::optional<Base> base = base_of(done, done.size() - 1);
+    for (size_t i : order_from(base ? base->point : 0, done.size() - 1)) {
       const ProbeResult& r = done[i];
       ks.push_back(r.at.k);
       ps.push_back(r.at.splitk);
@@ -762,7 +812,7 @@ class ClassProber {
     absl::StatusOr<std::vector<SpanRule>> rules =
         fit_span_rules(cls.cls.values.split, ks, ps, descs);
     if (!rules.ok()) return fail(c, std::string(rules.status().message()));  // checked before
-    cls.desc = descs[0];
+    cls.desc = base ? base->desc : descs[0];
     cls.rules = *rules;
     std::set<int> variants;
     int total = 0;

@@ -166,6 +166,11 @@ struct ProbeOptions {
   // Points whose M*N*K exceeds this are probed only when a class has no other point
   // (each probe experiment runs the full shape).
   int64_t max_probe_mnk = int64_t{1} << 31;
+  // false: a class without a descriptor whose note records a probe that no descriptor
+  // reproduced ("probe of variant <v> at <shape> failed: ...", written by an earlier
+  // run of a resumed table) is concluded and not probed again; true: it is probed like
+  // any other.
+  bool retry_failed = false;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made
@@ -174,6 +179,7 @@ struct ProbeStats {
   int64_t failed = 0;     // classes left without one (each with a note)
   int64_t instrument_errors = 0;  // probes whose black box failed (not NotFound)
   int64_t revalidated = 0;        // classes with a descriptor probed again (revalidate)
+  int64_t concluded = 0;          // classes skipped: an earlier probe found no descriptor
 };
 absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
                                          const ProbeFn& probe, const ProbeOptions& options,

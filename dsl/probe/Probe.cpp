@@ -629,17 +629,42 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
   return fold;
 }
 
+struct ProbeReplay::State {
+  GemmDesc truth;
+  ProbeOptions opts;
+  std::unique_ptr<Instrument> inst;
+  std::unique_ptr<Judge> judge;
+};
+
+ProbeReplay::ProbeReplay(std::unique_ptr<State> s) : s_(std::move(s)) {}
+ProbeReplay::~ProbeReplay() = default;
+
+absl::StatusOr<std::unique_ptr<ProbeReplay>> ProbeReplay::create(const GemmDesc& truth,
+                                                                 const ProbeOptions& opts) {
+  if (absl::Status s = check_options(opts); !s.ok()) return s;
+  auto st = std::make_unique<State>();
+  st->truth = truth;
+  st->opts = opts;
+  const GemmDesc* t = &st->truth;  // stable: State is heap-held
+  GemmBlackBox box = [t](const reference::GemmProblem& p) { return reference::gemm(*t, p); };
+  st->inst = std::make_unique<Instrument>(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
+  absl::StatusOr<std::vector<Outcome>> walk = st->inst->pair_walk(opts.k);
+  if (!walk.ok()) return walk.status();
+  st->judge = std::make_unique<Judge>(st->opts, *st->inst, *walk);
+  if (absl::Status s = st->judge->init(); !s.ok()) return s;
+  return std::unique_ptr<ProbeReplay>(new ProbeReplay(std::move(st)));
+}
+
+absl::StatusOr<bool> ProbeReplay::accepts(const GemmDesc& candidate, std::string* why) {
+  s_->judge->set_spans({candidate.k_cuts, s_->truth.k_cuts});
+  return s_->judge->accepts(candidate, why);
+}
+
 absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth,
                                 const ProbeOptions& opts, std::string* why) {
-  if (absl::Status s = check_options(opts); !s.ok()) return s;
-  GemmBlackBox box = [&truth](const reference::GemmProblem& p) { return reference::gemm(truth, p); };
-  Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
-  absl::StatusOr<std::vector<Outcome>> walk = inst.pair_walk(opts.k);
-  if (!walk.ok()) return walk.status();
-  Judge judge(opts, inst, *walk);
-  if (absl::Status s = judge.init(); !s.ok()) return s;
-  judge.set_spans({candidate.k_cuts, truth.k_cuts});
-  return judge.accepts(candidate, why);
+  absl::StatusOr<std::unique_ptr<ProbeReplay>> r = ProbeReplay::create(truth, opts);
+  if (!r.ok()) return r.status();
+  return (*r)->accepts(candidate, why);
 }
 
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts) {

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,5 +103,23 @@ absl::StatusOr<GemmDesc> recover_gemm_desc(Instrument& inst, const ProbeOptions&
 // that K recovers as the canonical step 0). opts' dtypes and family are truth's.
 absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth,
                                 const ProbeOptions& opts, std::string* why);
+
+// The same for many candidates against one truth: the truth's walks are run once (the
+// cost, about K^2 reference steps) and kept; each candidate adds the walks of its own
+// spans. A candidate is judged on every experiment run so far for any candidate, so
+// the answer never accepts what reproduces() would reject.
+class ProbeReplay {
+ public:
+  static absl::StatusOr<std::unique_ptr<ProbeReplay>> create(const GemmDesc& truth,
+                                                             const ProbeOptions& opts);
+  ~ProbeReplay();
+  absl::StatusOr<bool> accepts(const GemmDesc& candidate, std::string* why);
+
+  struct State;
+
+ private:
+  explicit ProbeReplay(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
 
 }  // namespace fixbits::dsl::probe

@@ -26,7 +26,7 @@
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
-//          [--probe-batch=B]
+//          [--probe-batch=B] [--retry-failed]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -45,6 +45,8 @@
 //   class has no other (each probe experiment runs the full shape).
 //   --probe-timeout-s: one probe's black box stops answering after T seconds (default
 //   60; 0: no limit); the point is then dropped as an instrument failure.
+//   --retry-failed: probe again the classes of a resumed table whose earlier probe found
+//   no descriptor (by default they are concluded and skipped).
 //   --probe-batch: one cuBLAS launch answers up to B x B of a probe's placements, inside
 //   the shape (rows <= M, columns <= N; dsl/probe/Experiments.h, batching). Default
 //   128; 1 runs one launch per placement.
@@ -145,6 +147,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       if (!absl::SimpleAtod(*v, &a.probe_timeout_s) || a.probe_timeout_s < 0) {
         return absl::InvalidArgumentError("--probe-timeout-s takes a number of seconds >= 0.");
       }
+    } else if (arg == "--retry-failed") {
+      a.probe.retry_failed = true;
     } else if (value("--probe-batch=")) {
       st = int_flag("--probe-batch=", 1, &a.probe_batch);
     } else if (value("--max-probe-mnk=")) {
@@ -386,12 +390,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("probe: %lld probes (%lld failed in the instrument), %lld class splits, %lld "
-                "classes validated, %lld without a descriptor, %lld revalidated, %.1f s\n",
+                "classes validated, %lld without a descriptor, %lld revalidated, %lld concluded "
+                "earlier (no descriptor; --retry-failed), %.1f s\n",
                 static_cast<long long>(stats->probes),
                 static_cast<long long>(stats->instrument_errors),
                 static_cast<long long>(stats->splits), static_cast<long long>(stats->validated),
                 static_cast<long long>(stats->failed), static_cast<long long>(stats->revalidated),
-                progress.elapsed() - t0);
+                static_cast<long long>(stats->concluded), progress.elapsed() - t0);
   }
   int with_desc = 0;
   for (size_t i = 0; i < table.classes.size(); ++i) {

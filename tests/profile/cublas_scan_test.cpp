@@ -435,6 +435,44 @@ TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
   EXPECT_EQ(d->k_loop_step.step, 48);
 }
 
+// A step neither probe returned: step 32 with the short turn first recovers as 16/first
+// at K = 257 (257 mod 32 = 1, as mod 16) and as 16/last at K = 25 (one short turn of
+// 25 = 16 + 9); neither canonical descriptor explains the other point, step 32/first
+// explains both, and it gives the right bits at a K where the three differ (57).
+TEST(CublasScan, AStepNeitherProbeReturnedIsFoundWhenItExplainsBoth) {
+  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = 24};
+  };
+  dsl::GemmDesc step32;
+  step32.k_loop_step = {32, dsl::ShortTurn::kFirst};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 257}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(
+      t, st, reference_probe([&](const GemmShape&, int64_t) { return step32; }, &probes),
+      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(probes, 2);
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(c.desc->k_loop_step, step32.k_loop_step);
+  absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = 57});
+  ASSERT_TRUE(d.ok()) << d.status();
+  dsl::probe::ProbeOptions o;
+  o.k = 57;
+  std::string why;
+  absl::StatusOr<bool> same = dsl::probe::reproduces(*d, step32, o, &why);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(*same) << why;
+  dsl::GemmDesc first16;
+  first16.k_loop_step = {0, dsl::ShortTurn::kFirst};
+  same = dsl::probe::reproduces(first16, step32, o, &why);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(*same) << "K = 57 must tell step 32 from step 16, or the test proves nothing";
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
@@ -476,6 +514,15 @@ TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
   // A point no descriptor reproduces ends its class: one probe, not class_probes.
   EXPECT_EQ(fail_calls, 1);
   EXPECT_EQ(stats->probes, 1);
+  // Probing the table again (as --resume does) skips the concluded class, unless asked.
+  stats = probe_classes(t, st, fails, ProbeOptions{.max_probe_k = 600});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(fail_calls, 1);
+  EXPECT_EQ(stats->concluded, 1);
+  stats = probe_classes(t, st, fails, ProbeOptions{.max_probe_k = 600, .retry_failed = true});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(fail_calls, 2);
+  EXPECT_EQ(stats->concluded, 0);
   for (const TableClass& c : t.classes) {
     EXPECT_FALSE(c.desc.has_value());
     if (c.cls.values.split) {
