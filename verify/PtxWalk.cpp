@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -508,6 +509,20 @@ class PtxWalker : public Walker {
       for (size_t i = 0; i < ds.size(); ++i) set(ds[i], g_.opaque(absl::StrCat("unpack#", i), {s}, line_));
       return;
     }
+    if (base == "prmt" && parts_.size() == 2 && parts_[1] == "b32" && ins.operands.size() == 4) {
+      // prmt.b32 d, a, 0, 0x777k (k < 4): byte k of a, zero-extended (bytes 1-3 take byte
+      // 7, the high byte of the zero operand; PTX ISA "prmt", default mode). Of a 32-bit
+      // load at x that is the byte load at x + k, as the unpack rule names it (an LLVM
+      // vector arm that loads 16 bytes as v4.b32 and picks them apart).
+      const Node& b = g_.at(val(ins.operands[2]));
+      const Node& c = g_.at(val(ins.operands[3]));
+      if (b.kind == Kind::kInt && b.aff.is_const() && b.aff.c0 == 0 && c.kind == Kind::kInt && c.aff.is_const() &&
+          c.aff.c0 >= 0x7770 && c.aff.c0 <= 0x7773) {
+        if (auto parts = split_load(val(ins.operands[1]), 4)) {
+          return set(ins.operands[0], (*parts)[static_cast<size_t>(c.aff.c0 - 0x7770)]);
+        }
+      }
+    }
     if (base == "cvt") {
       std::vector<std::string> types;
       for (const auto& p : parts_) {
@@ -521,6 +536,13 @@ class PtxWalker : public Walker {
       bool any_float = false;
       for (auto& t : types) any_float = any_float || is_float_type(t);
       if (!any_float && g_.at(s).kind == Kind::kInt) return set(ins.operands[0], s);
+      if (!any_float && g_.at(s).kind == Kind::kLoad && types.size() == 2 && type_bits(types[0]) >= 8 &&
+          type_bits(types[1]) >= 8 && (types[0][0] != 's' || type_bits(types[0]) > 8) &&
+          (absl::EndsWith(g_.at(s).op, ".b8") || absl::EndsWith(g_.at(s).op, ".u8"))) {
+        // An integer conversion of a zero-extended byte (a `.b8`/`.u8` load) to a type that
+        // holds 0..255 keeps its value: the byte itself.
+        return set(ins.operands[0], s);
+      }
       return set(ins.operands[0], g_.arith(op, {s}, line_));
     }
     if (base == "shfl" && ins.operands.size() >= 3) {

@@ -11,10 +11,13 @@
 //   setp.lt.u32 %p2, %tid.x, %r9; @%p2 bra $L; add.rn.f32 %r4, %r2, %r3; $L: st [..], %r4
 // gives %r4 = guard(setp.lt.uint(tid, param2), what %r4 held, add(..)): a thread below n
 // skips the add (thread conditions, below; parameters count as fixed for the launch).
+// Inside a loop, `setp.lt.s32 %p, %col, %n` on the induction is a guard key for the
+// iteration (hole literals), and `%p ? ld [x + 4*col] : -0.0` a bounded load (padding).
 #include "verify/Walk.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -93,42 +96,106 @@ void Walker::set(const std::string& reg, NodeId v) {
 // closes. A write under a non-empty condition is guard(cond, new, old); a read whose
 // own condition implies the guard's (every literal present) takes the new side, one that
 // contains a literal's negation the old side, exactly.
+
+// A node a thread-fixed (holes = false) or iteration-fixed (holes = true: plain loop
+// holes "~h..." allowed too) predicate may read: no data; integers over coordinates,
+// parameters and their products (launch-uniform values), never a shared base or a data
+// symbol; constants; %warpid and %lanemask*.
+namespace {
+bool one_value_node(const Node& n, bool holes) {
+  if (n.data) return false;
+  switch (n.kind) {
+    case Kind::kConst: return true;
+    case Kind::kInt:
+      for (const auto& [sym, c] : n.aff.terms) {
+        if (holes && sym.rfind("~h", 0) == 0 && sym.find('*') == std::string::npos) continue;
+        const bool fixed = sym.rfind("tid.", 0) == 0 || sym.rfind("ctaid.", 0) == 0 ||
+                           sym.rfind("laneid", 0) == 0 || sym.rfind("nctaid.", 0) == 0 ||
+                           sym.rfind("ntid.", 0) == 0 || sym.rfind("cluster", 0) == 0 ||
+                           sym.rfind("param", 0) == 0;
+        if (!fixed || sym.find('~') != std::string::npos || sym.find("shared") != std::string::npos) return false;
+      }
+      return true;
+    case Kind::kOpaque:
+      return !n.kids.empty() || n.op == "%warpid" || n.op.rfind("%lanemask", 0) == 0;
+    default: return false;
+  }
+}
+}  // namespace
+
 bool Walker::thread_fixed(NodeId p) const {
   return every_reachable(g_, p, [](const Node& n) {
-    if (n.data || n.has_hole || n.mentions_hole) return false;
-    switch (n.kind) {
-      case Kind::kConst: break;
-      case Kind::kInt:
-        for (const auto& [sym, c] : n.aff.terms) {
-          // Coordinates, parameters and their products (launch-uniform values): one value
-          // per thread for the launch. Not a loop hole, a shared base or a data symbol.
-          const bool fixed = sym.rfind("tid.", 0) == 0 || sym.rfind("ctaid.", 0) == 0 ||
-                             sym.rfind("laneid", 0) == 0 || sym.rfind("nctaid.", 0) == 0 ||
-                             sym.rfind("ntid.", 0) == 0 || sym.rfind("cluster", 0) == 0 ||
-                             sym.rfind("param", 0) == 0;
-          if (!fixed || sym.find('~') != std::string::npos || sym.find("shared") != std::string::npos) return false;
-        }
-        break;
-      case Kind::kOpaque:
-        if (n.kids.empty() && n.op != "%warpid" && n.op.rfind("%lanemask", 0) != 0) return false;
-        break;
-      default: return false;
-    }
-    return true;
+    return !n.has_hole && !n.mentions_hole && one_value_node(n, /*holes=*/false);
   });
+}
+
+// Hole literals. A predicate that reads a loop hole and otherwise only what a thread-fixed
+// one may read (the strip loop's `col + k < n`, LLVM's versioning of a loop body on its
+// induction) has one value per thread for one iteration: the holes stand for the
+// iteration's entry values and every value in the body is a function of them. Inside the
+// loop it is a guard key like a thread-fixed literal, so the body's writes under it are
+// guard(C, new, old) and the fold is over that guarded body; a branch that leaves the loop
+// (its exit test, a break) or goes back to a header adds nothing (how many iterations run
+// is not read: Known gaps, trip counts), and when the loop closes its literals leave every
+// pending condition (drop_hole_literals).
+bool Walker::iteration_fixed(NodeId p) const {
+  if (!g_.at(p).mentions_hole) return false;
+  return every_reachable(g_, p, [](const Node& n) { return one_value_node(n, /*holes=*/true); });
+}
+
+int Walker::literal_kind(uint64_t h, NodeId id) {
+  auto it = thread_lit_.find(h);
+  if (it == thread_lit_.end()) it = thread_lit_.emplace(h, thread_fixed(id) ? 1 : iteration_fixed(id) ? 2 : 0).first;
+  return it->second;
 }
 
 Walker::Cond Walker::thread_part(const Cond& c) {
   Cond out;
   for (const auto& [h, id] : c) {
-    auto it = thread_lit_.find(h);
-    if (it == thread_lit_.end()) it = thread_lit_.emplace(h, thread_fixed(id)).first;
-    if (!it->second) continue;
+    if (literal_kind(h, id) == 0) continue;
     bool base = false;  // a literal of an enclosing conditional loop's header (run_loop_under)
     for (const CondLoop& cl : cond_loops_) base = base || cl.base.contains(h);
     if (!base) out[h] = id;
   }
   return out;
+}
+
+Walker::Cond Walker::launch_part(const Cond& c) {
+  Cond out = thread_part(c);
+  for (auto it = out.begin(); it != out.end();) {
+    it = literal_kind(it->first, it->second) == 2 ? out.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+void Walker::drop_hole_literals(int depth) {
+  auto stale = [&](NodeId id) {
+    if (!g_.at(id).mentions_hole) return false;
+    std::vector<NodeId> stack{id};
+    absl::flat_hash_set<NodeId> seen;
+    while (!stack.empty()) {
+      const NodeId x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second || !g_.at(x).mentions_hole) continue;
+      if (seen.size() > 4096) return false;  // unsure: keep (a stale key only splits)
+      const Node& n = g_.at(x);
+      if (n.kind == Kind::kInt) {
+        for (const auto& [sym, c] : n.aff.terms) {
+          if (sym.rfind("~h", 0) == 0 && std::strtol(sym.c_str() + 2, nullptr, 10) >= depth) return true;
+        }
+      }
+      for (NodeId k : n.kids) stack.push_back(k);
+    }
+    return false;
+  };
+  auto clean = [&](Cond& c) {
+    for (auto it = c.begin(); it != c.end();) it = stale(it->second) ? c.erase(it) : std::next(it);
+  };
+  clean(block_cond_);
+  clean(cond_);
+  for (auto& [label, conds] : incoming_) {
+    for (Cond& c : conds) clean(c);
+  }
 }
 
 // The literals a predicate states where it holds (positive) or fails: conjuncts of and,
@@ -159,6 +226,24 @@ int Walker::decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) 
       const Affine d = sub(g_.at(fn.kids[0]).aff, g_.at(qn.kids[0]).aff);
       if (d.is_const() && d.c0 >= 0) return 1;
     }
+    if (pos && fn.kind == Kind::kOpaque && fn.op == qn.op && qn.op == "setp.lt.sint" && fn.kids.size() == 2 &&
+        qn.kids.size() == 2 && g_.at(fn.kids[1]).hash == g_.at(qn.kids[1]).hash &&
+        g_.at(qn.kids[0]).kind == Kind::kInt) {
+      // max(b_1, ..., b_k) < n (signed max, signed test: LLVM's versioning of a padded
+      // strip tests the largest index) states every b_i < n, so a < n when some b_i - a
+      // is a constant >= 0.
+      std::vector<NodeId> todo{fn.kids[0]};
+      for (size_t seen = 0; !todo.empty() && seen < 256; ++seen) {
+        const Node& b = g_.at(todo.back());
+        todo.pop_back();
+        if (b.kind == Kind::kOpaque && (b.op == "max.s32" || b.op == "max.s64") && b.kids.size() == 2) {
+          todo.insert(todo.end(), b.kids.begin(), b.kids.end());
+        } else if (b.kind == Kind::kInt && fn.kids[0] != qn.kids[0]) {
+          const Affine d = sub(b.aff, g_.at(qn.kids[0]).aff);
+          if (d.is_const() && d.c0 >= 0) return 1;
+        }
+      }
+    }
   }
   return 0;
 }
@@ -167,6 +252,11 @@ int Walker::decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) 
 NodeId Walker::assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts, int depth) {
   if (facts.empty() || depth > 32) return v;
   const Node n = g_.at(v);
+  if (auto b = bounded_.find(n.hash); b != bounded_.end()) {
+    const Bounded bl = b->second;  // a copy: decide() does not grow the map, but be safe
+    const int d = decide(bl.pred, facts);
+    return d > 0 ? bl.load : d < 0 && bl.pad >= 0 ? bl.pad : v;
+  }
   if (n.kind != Kind::kGuard || n.kids.size() != 3) return v;
   std::vector<std::pair<NodeId, bool>> lits;
   facts_of(n.kids[0], true, &lits, 0);
@@ -177,6 +267,51 @@ NodeId Walker::assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& fact
     return assume(n.kids[2], facts, depth + 1);
   }
   return v;
+}
+
+// Whether x and y are one value where every zero form in `eqs` is zero: equal trees whose
+// integers (load addresses included) differ by an integer multiple of one such form (LLVM
+// versions a loop body on `row_{j+1} == row_j + 1`, so its vector loads read the scalar
+// arm's addresses there). Exact; false past the budget.
+bool Walker::same_under(NodeId x, NodeId y, const std::vector<Affine>& eqs, int depth, size_t* budget) const {
+  const Node &a = g_.at(x), &b = g_.at(y);
+  if (a.hash == b.hash) return true;
+  if (eqs.empty() || depth > 32 || *budget == 0) return false;
+  --*budget;
+  if (a.kind != b.kind || a.op != b.op || a.imm != b.imm || a.kids.size() != b.kids.size()) return false;
+  if (a.kind == Kind::kInt) {
+    const Affine diff = sub(a.aff, b.aff);
+    for (const Affine& d : eqs) {
+      if (d.terms.empty()) continue;
+      const auto& [sym, c] = *d.terms.begin();
+      auto it = diff.terms.find(sym);
+      const int64_t dc = it == diff.terms.end() ? 0 : it->second;
+      if (c == 0 || dc % c != 0) continue;
+      if (sub(diff, scale(d, dc / c)) == Affine()) return true;
+    }
+    return false;
+  }
+  // Only ops whose value in this thread is a function of this thread's inputs: the facts
+  // hold for this thread, not for the lanes an exchange, an MMA or a vote reads.
+  if (a.kids.empty() || (a.kind != Kind::kArith && a.kind != Kind::kLoad && a.kind != Kind::kGuard &&
+                         a.kind != Kind::kOpaque)) {
+    return false;
+  }
+  if (a.kind == Kind::kOpaque) {
+    for (const char* lanes : {"shfl", "vote", "match", "redux", "activemask", "ldmatrix", "mma", "wgmma", "bar", "atom",
+                              "red", "elect", "%"}) {
+      if (a.op.rfind(lanes, 0) == 0) return false;
+    }
+  }
+  auto pairwise = [&](bool swap) {
+    for (size_t i = 0; i < a.kids.size(); ++i) {
+      size_t j = i;
+      if (swap && i < 2) j = 1 - i;
+      if (!same_under(a.kids[i], b.kids[j], eqs, depth + 1, budget)) return false;
+    }
+    return true;
+  };
+  return pairwise(false) || (a.commuting >= 2 && a.kids.size() >= 2 && pairwise(true));
 }
 
 // A predicate of parameters and literals only: one value for the whole launch.
@@ -292,9 +427,15 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
     // scalar loads true). Exact: both sides agree where V holds.
     std::vector<std::pair<NodeId, bool>> holds, fails;
     facts_of(key, true, &holds, 0);
-    if (g_.at(assume(old, holds, 0)).hash == g_.at(v).hash) return old;  // old is v where key holds
+    std::vector<Affine> eqs;  // V's equalities: the vector arm's addresses are the scalar ones
+    equalities(key, true, &eqs, 0);
+    size_t budget = 4096;
+    if (same_under(assume(old, holds, 0), v, eqs, 0, &budget)) return old;  // old is v where key holds
     facts_of(key, false, &fails, 0);
-    if (g_.at(assume(v, fails, 0)).hash == g_.at(old).hash) return v;  // v is old where key fails
+    std::vector<Affine> neqs;  // the equalities where key fails (an `or` of `setp.ne` tests)
+    equalities(key, false, &neqs, 0);
+    budget = 4096;
+    if (same_under(assume(v, fails, 0), old, neqs, 0, &budget)) return v;  // v is old where key fails
   }
   if (launch_uniform(key)) {
     // Trip-count facts (`K < 1` around a loop, `K > 3` choosing the unrolled loop, `K & 3`
@@ -303,6 +444,24 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
     // many iterations the launch runs (docs/verify.md, Known gaps: trip counts).
     if (seeded_by(v, old)) return v;
     if (seeded_by(old, v)) return old;
+  }
+  if (kn.mentions_hole) {
+    const bool neg = kn.kind == Kind::kOpaque && kn.op == "not" && kn.kids.size() == 1;
+    if (auto b = neg ? bounded_load(kn.kids[0], old, v) : bounded_load(key, v, old)) return *b;
+    if (kn.kind == Kind::kOpaque && kn.op == "and" && kn.kids.size() >= 2) {
+      // (K ∧ R) ? v : old = K ? (R ? v : old) : old, exactly: a bound R among the literals
+      // (a padded load inside a versioned body's scalar arm) makes the inner guard a
+      // bounded load, and the rest of the key guards that.
+      for (NodeId l : kn.kids) {
+        if (auto b = bounded_load(l, v, old)) {
+          Cond rest;
+          for (NodeId o : kn.kids) {
+            if (o != l) rest[g_.at(o).hash] = o;
+          }
+          return guarded(key_of(rest), *b, old);
+        }
+      }
+    }
   }
   NodeId out;
   if (kn.kind == Kind::kOpaque && kn.op == "not" && kn.kids.size() == 1) {
@@ -319,6 +478,111 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
   if (g_.at(v).kind == Kind::kInt && uniform_int(v) && uniform_int(old) && launch_uniform(key)) {
     return g_.integer(Affine::symbol(absl::StrCat("param.u", hex64(g_.at(out).hash))));
   }
+  return out;
+}
+
+// Bounded loads (padding inside loops). `a < N ? T : c` where `a` reads a loop hole, c is
+// a literal and T is computed from the row's element `a` alone — a global load at
+// X = B + s * a (s the element's bytes, B and N reading no hole and B no thread bit: the
+// bound is the load's own index in a row that starts at B), or a widening, product, sum or
+// difference of such loads — is T over *bounded loads*: load nodes whose op names the
+// comparison, B, N and the padding, at address X. A bounded load is a leaf like the plain
+// one, so the balanced-tree, strip-pass, unrolled-chain and root rules read it as they read
+// the plain load, and two loops that pad the same row under the same bound agree wherever
+// their strips and unrolling put each element; another bound, row start or comparison is
+// another op (split). The padding: a load's own literal `a < N ? ld : c` is its bits, exact,
+// except that +0.0 and -0.0 (of any width) are one class, "zero"; a widening of a load
+// padded with c is the widened load padded with the narrow c (exact: -inf and ±0 narrow
+// exactly); a product, sum or difference padded with ±0.0 is that op over loads padded
+// with zero — zero times, plus or minus zero is ±0. So the padding a reduction adds past
+// the row's end is read up to the sign of its zeros (docs/verify.md, Known gaps: like the
+// pad rule, what the padded elements contribute is not checked). `assume` and `add_root`
+// read a bounded load back as the plain load where the facts decide the bound (LLVM's
+// vector arm next to the padded scalar arm; a store under the same bound).
+namespace {
+
+// The padding class of a literal's bits: "zero" for +0.0 and -0.0 of any width, else the
+// bits themselves.
+std::string pad_class(const Node& c) {
+  const std::string bits = literal_bits(c);
+  if (bits.rfind("text:", 0) == 0) return bits;
+  const uint64_t v = std::strtoull(bits.c_str(), nullptr, 16);
+  if (v == 0 || v == 0x8000u || v == 0x80000000u || v == (uint64_t{1} << 63)) return "zero";
+  return bits;
+}
+
+// The class of c narrowed by the inverse of a widening `cvt.f32.<from>`: the narrow bits
+// whose widening is c, for the values that narrow exactly here (zero, ±inf).
+std::optional<std::string> narrow_class(const std::string& cls, const std::string& cvt) {
+  if (cls == "zero") return cls;
+  const bool f16 = cvt == "cvt.f32.f16", bf16 = cvt == "cvt.f32.bf16";
+  if (cls == "ff800000") return f16 ? std::optional<std::string>("fc00") : bf16 ? std::optional<std::string>("ff80") : std::nullopt;
+  if (cls == "7f800000") return f16 ? std::optional<std::string>("7c00") : bf16 ? std::optional<std::string>("7f80") : std::nullopt;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<NodeId> Walker::bounded_load(NodeId pred, NodeId v, NodeId other) {
+  const Node p = g_.at(pred), c = g_.at(other);
+  if (p.kind != Kind::kOpaque || p.op.rfind("setp.lt.", 0) != 0 || p.kids.size() != 2) return std::nullopt;
+  const bool literal = c.kind == Kind::kConst || (c.kind == Kind::kInt && c.aff.is_const());
+  if (!literal || !g_.at(v).data) return std::nullopt;
+  const Node &a = g_.at(p.kids[0]), &nb = g_.at(p.kids[1]);
+  if (a.kind != Kind::kInt || nb.mentions_hole || !a.has_hole) return std::nullopt;
+  const Affine index = a.aff;
+  const std::string bound = absl::StrCat(p.op, " ", hex64(nb.hash));
+  size_t budget = 64;
+  // T over bounded loads padded with `cls`, or nullopt when T is not of the row's element.
+  std::function<std::optional<NodeId>(NodeId, const std::string&)> element =
+      [&](NodeId t, const std::string& cls) -> std::optional<NodeId> {
+    if (budget == 0) return std::nullopt;
+    --budget;
+    const Node x = g_.at(t);  // a copy: building nodes grows the arena
+    if (x.kind == Kind::kLoad) {
+      if (x.op.rfind("global.", 0) != 0 || x.kids.size() != 1 || g_.at(x.kids[0]).kind != Kind::kInt) {
+        return std::nullopt;
+      }
+      if (x.op.rfind("global.bnd.", 0) == 0) return std::nullopt;  // bounded twice: keep the guard
+      // The element's bytes from the load's type (the digits after its last type letter).
+      const size_t tl = x.op.find_last_of("fbsu");
+      const int64_t bits = tl == std::string::npos ? 0 : std::strtoll(x.op.c_str() + tl + 1, nullptr, 10);
+      if (bits < 8 || bits % 8 != 0) return std::nullopt;
+      const Affine base = sub(g_.at(x.kids[0]).aff, scale(index, bits / 8));
+      for (const auto& [sym, k] : base.terms) {
+        if (sym.find('~') != std::string::npos || sym.rfind("tid.", 0) == 0 || sym.rfind("laneid", 0) == 0 ||
+            sym.find("*tid.") != std::string::npos || sym.find("%warpid") != std::string::npos) {
+          return std::nullopt;
+        }
+      }
+      const std::string what = absl::StrCat(bound, " ", base.text(), " pad:", cls);
+      const NodeId id = g_.load(absl::StrCat("global.bnd.", hex64(hash_text(what)), x.op.substr(6)), x.kids[0], line_);
+      bounded_.emplace(g_.at(id).hash, Bounded{pred, t, -1});
+      return id;
+    }
+    if (x.kind != Kind::kArith) return std::nullopt;
+    if (x.kids.size() == 1 && (x.op == "cvt.f32.f16" || x.op == "cvt.f32.bf16")) {
+      const std::optional<std::string> narrow = narrow_class(cls, x.op);
+      if (!narrow) return std::nullopt;
+      const std::optional<NodeId> k = element(x.kids[0], *narrow);
+      if (!k) return std::nullopt;
+      return g_.arith(x.op, {*k}, x.line);
+    }
+    const bool ring = x.op.rfind("mul.", 0) == 0 || x.op.rfind("add.", 0) == 0 || x.op.rfind("sub.", 0) == 0;
+    if (cls != "zero" || !ring || x.kids.size() != 2 || x.op.find(".rm") != std::string::npos) return std::nullopt;
+    std::vector<NodeId> kids;
+    for (NodeId k : x.kids) {
+      const std::optional<NodeId> e = element(k, cls);
+      if (!e) return std::nullopt;
+      kids.push_back(*e);
+    }
+    return g_.arith(x.op, kids, x.line);
+  };
+  const std::string cls = pad_class(c);
+  const std::optional<NodeId> out = element(v, cls);
+  // Where the bound fails the value is c; with the "zero" class another zero was padded
+  // into the same node, so that side is not read back (kept as the bounded load).
+  if (out) bounded_.emplace(g_.at(*out).hash, Bounded{pred, v, cls == "zero" ? -1 : other});
   return out;
 }
 
@@ -348,6 +612,19 @@ NodeId Walker::negate(NodeId p) {
   const Node& n = g_.at(p);
   if (n.kind == Kind::kOpaque && n.op == "not" && n.kids.size() == 1) return n.kids[0];
   return g_.opaque("not", {p}, line_);
+}
+
+std::optional<Walker::Cond> Walker::join_exact(const Cond& a, const Cond& b) {
+  Cond common, ra, rb;
+  for (const auto& [h, id] : a) (b.contains(h) ? common : ra)[h] = id;
+  for (const auto& [h, id] : b) {
+    if (!a.contains(h)) rb[h] = id;
+  }
+  if (ra.empty() || rb.empty()) return common;
+  if (ra.size() == 1 && rb.size() == 1 && g_.at(negate(ra.begin()->second)).hash == rb.begin()->first) {
+    return common;
+  }
+  return std::nullopt;
 }
 
 Walker::Cond Walker::join(const Cond& a, const Cond& b) {
@@ -514,7 +791,41 @@ NodeId Walker::local_load(NodeId addr, const std::string& type, int line) {
   return g_.load(absl::StrCat("local.", type), addr, line);
 }
 
+// v with every bounded load whose bound the facts decide replaced by the plain load (or
+// its padding constant); folds are kept whole. nullopt-free: past the budget, v as it is.
+NodeId Walker::assume_tree(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts,
+                           absl::flat_hash_map<NodeId, NodeId>* memo, size_t* budget) {
+  if (auto it = memo->find(v); it != memo->end()) return it->second;
+  const Node& n = g_.at(v);
+  if (!n.data || n.kind == Kind::kFold || *budget == 0) return v;
+  --*budget;
+  NodeId out = v;
+  if (auto b = bounded_.find(n.hash); b != bounded_.end()) {
+    const Bounded bl = b->second;
+    const int d = decide(bl.pred, facts);
+    out = d > 0 ? bl.load : d < 0 && bl.pad >= 0 ? bl.pad : v;
+  } else {
+    const std::vector<NodeId> kids = n.kids;  // a copy: rebuilding grows the arena
+    for (NodeId k : kids) {
+      const NodeId nk = assume_tree(k, facts, memo, budget);
+      if (nk != k) out = g_.with_kid(out, k, nk);
+    }
+  }
+  (*memo)[v] = out;
+  return out;
+}
+
 void Walker::add_root(const std::string& op, NodeId value, NodeId address, int line) {
+  if (!bounded_.empty() && !cond_.empty()) {
+    // A store under `a < n` writes only where the bound holds: there a bounded load with
+    // that bound (or one the condition implies) is the plain load, exactly (a padded strip
+    // loop's elementwise pass stores under the same bounds it padded its loads with).
+    std::vector<std::pair<NodeId, bool>> facts;
+    for (const auto& [h, lit] : cond_) facts_of(lit, true, &facts, 0);
+    absl::flat_hash_map<NodeId, NodeId> memo;
+    size_t budget = kMaxRename;
+    value = assume_tree(value, facts, &memo, &budget);
+  }
   if (auto p = current_guard()) value = g_.guard(*p, value, g_.constant("no-store"), line);
   if (roots_.size() >= (1u << 20)) return;  // bounded; a kernel never stores this often
   std::vector<Affine> facts;
@@ -827,6 +1138,12 @@ void Walker::close_loop(const Loop& l) {
   const Recurrences recs = recurrences(l, update, role);
   const LoopLinear lin = linear_registers(l, role);
   subst_memo_.clear();  // per loop: the substituted forms depend on its seeds
+  // Renaming by role is the same map for every register of the loop: one memo, so a
+  // subtree several registers read (a guard's key inside the body) is renamed once; each
+  // register's own hole (never a role name, and "self" is no role's image) is renamed after.
+  std::map<std::string, Affine> role_to;
+  for (const auto& [from, name] : role) role_to[from] = Affine::symbol(name);
+  absl::flat_hash_map<NodeId, NodeId> role_memo;
   for (const std::string& r : written) {
     auto it = regs_.find(r);
     if (it == regs_.end() || !g_.at(it->second).has_hole) continue;
@@ -836,12 +1153,26 @@ void Walker::close_loop(const Loop& l) {
     } else {
       auto seed = seeds_.find(absl::StrCat(l.header, ":", r));
       const NodeId s = carried.contains(r) && seed != seeds_.end() ? seed->second : -1;
-      std::map<std::string, std::string> names = role;
+      std::map<std::string, std::string> names = role, own;
       for (size_t k = 0; k < l.carried.size(); ++k) {
-        if (l.carried[k] == r) names[absl::StrCat("~h", l.depth, ".", k)] = absl::StrCat("~h", l.depth, ".self");
+        if (l.carried[k] == r) {
+          names[absl::StrCat("~h", l.depth, ".", k)] = absl::StrCat("~h", l.depth, ".self");
+          own[absl::StrCat("~h", l.depth, ".", k)] = absl::StrCat("~h", l.depth, ".self");
+        }
       }
       const std::string rec = recurrence(l, r, it->second, recs);
-      if (auto renamed = g_.rename_holes(it->second, names, kMaxRename)) it->second = *renamed;
+      bool split = !own.empty() && role.contains(own.begin()->first) ? false : true;
+      std::optional<NodeId> renamed;
+      if (split) {
+        // Role names first (shared memo), then the register's own hole: the two maps have
+        // disjoint domains and neither's images are in the other's domain, so this is the
+        // one simultaneous renaming.
+        renamed = role_to.empty() ? std::optional<NodeId>(it->second)
+                                  : g_.substitute_holes(it->second, role_to, kMaxRename, &role_memo);
+        if (renamed && !own.empty()) renamed = g_.rename_holes(*renamed, own, kMaxRename);
+      }
+      if (!renamed) renamed = g_.rename_holes(it->second, names, kMaxRename);
+      if (renamed) it->second = *renamed;
       if (auto chain = mma_chain(g_, it->second)) {
         it->second = g_.fold(*chain, "exact-mma" + rec, s, line_, loop_dep);
       } else {
@@ -1362,6 +1693,21 @@ void Walker::run() {
         }
         if (falls_through_) in.push_back(block_cond_);
         block_cond_.clear();
+        // Pairs that join without an "or" first (c ∧ l ∨ c ∧ ¬l = c, c ∨ (c ∧ x) = c), in
+        // any order: a versioned body's vector arm {V} and its scalar arm's two exits
+        // {¬V, ¬b} and {¬V, b} are {} whichever edge comes first.
+        for (bool merged = true; merged && in.size() > 1 && in.size() <= 64;) {
+          merged = false;
+          for (size_t a = 0; a < in.size() && !merged; ++a) {
+            for (size_t b = a + 1; b < in.size() && !merged; ++b) {
+              if (auto j = join_exact(in[a], in[b])) {
+                in[a] = std::move(*j);
+                in.erase(in.begin() + static_cast<std::ptrdiff_t>(b));
+                merged = true;
+              }
+            }
+          }
+        }
         if (!in.empty()) {
           block_cond_ = in[0];
           for (size_t k = 1; k < in.size(); ++k) block_cond_ = join(block_cond_, in[k]);
@@ -1390,7 +1736,10 @@ void Walker::run() {
           }
           cond_loops_.push_back(std::move(cl));
         }
-        for (size_t k : h->second) open_loop(loops[k]);
+        for (size_t k : h->second) {
+          open_loop(loops[k]);
+          open_loops_.push_back({loops[k].header, loops[k].back});
+        }
       }
       continue;
     }
@@ -1404,6 +1753,20 @@ void Walker::run() {
         instr_guard_ = ins.guard_negated ? negate(p) : p;
       } else if (p >= 0 && threads && !g_.at(p).data && !g_.at(p).mentions_hole) {
         lit = ins.guard_negated ? negate(p) : p;  // thread-fixed or a launch fact
+      } else if (p >= 0 && threads && !g_.at(p).data && !open_loops_.empty() &&
+                 literal_kind(g_.at(p).hash, p) == 2) {
+        // A hole literal: a guard key inside the innermost open loop, unless the branch
+        // leaves that loop or goes back to a header (trip counts are not read).
+        size_t header = 0, back = body.size();
+        for (const auto& [hd, bk] : open_loops_) {
+          if (hd <= i && i <= bk && bk - hd <= back - header) header = hd, back = bk;
+        }
+        bool leaves = ins.opcode.rfind("ret", 0) == 0 || ins.opcode.rfind("exit", 0) == 0;
+        if (target) {
+          auto t = label_at.find(*target);
+          leaves = leaves || t == label_at.end() || t->second <= i || t->second > back || t->second < header;
+        }
+        if (!leaves) lit = ins.guard_negated ? negate(p) : p;
       }
     }
     const bool ends = ins.opcode.rfind("ret", 0) == 0 || ins.opcode.rfind("exit", 0) == 0 || ins.opcode == "s_endpgm";
@@ -1428,7 +1791,7 @@ void Walker::run() {
           in.push_back(std::move(taken));
         } else {
           auto h = label_cond_.find(*target);
-          if (h == label_cond_.end() || thread_part(h->second) != thread_part(taken)) {
+          if (h == label_cond_.end() || launch_part(h->second) != launch_part(taken)) {
             incomplete_ = true;  // a back edge only some threads of its loop take
             return;
           }
@@ -1460,7 +1823,16 @@ void Walker::run() {
     }
     instr_guard_.reset();
     if (auto b = at_back.find(i); b != at_back.end()) {
-      for (size_t k : b->second) close_loop(loops[k]);
+      for (size_t k : b->second) {
+        close_loop(loops[k]);
+        for (auto it = open_loops_.begin(); it != open_loops_.end(); ++it) {
+          if (it->first == loops[k].header && it->second == loops[k].back) {
+            open_loops_.erase(it);
+            break;
+          }
+        }
+        drop_hole_literals(loops[k].depth);
+      }
       while (!cond_loops_.empty() && cond_loops_.back().back == i) {
         CondLoop cl = std::move(cond_loops_.back());
         cond_loops_.pop_back();

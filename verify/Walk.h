@@ -19,7 +19,10 @@
 // literals): a register written under a thread-fixed literal (no load, no loop hole:
 // coordinates, parameters, literals) is guard(condition, new, old) in one canonical form
 // (guarded), which reads under the same condition peel; a loop under such a condition
-// guards what it writes when it closes; a store
+// guards what it writes when it closes; a literal that reads a loop hole (no load) is a
+// guard key inside its innermost loop (its exit tests and back edges add nothing, and it
+// leaves every condition when the loop closes), and `a < N ? T : c` over the row element
+// `a` is T over bounded loads (padding; Walk.cpp, "bounded loads"); a store
 // whose block is guarded by a launch equality and that writes another root's value at an
 // address equal under it is dropped as that root's twin (LLVM's vectorized epilogue).
 #pragma once
@@ -88,7 +91,7 @@ class Walker {
   void set_instr_guard(std::optional<NodeId> p) { instr_guard_ = p; }
 
   // Thread-fixed control (Walk.cpp, "thread conditions"). A predicate that depends on no
-  // load, no parameter and no loop hole, only on thread/block coordinates and literals, has
+  // load and no loop hole, only on thread/block coordinates, parameters and literals, has
   // one value per thread for the whole launch. Writes under such a predicate (a guarded
   // instruction, or a block reached only along such branch edges) are guard nodes keyed by
   // the condition, so after a join a thread that skipped the write keeps the old value.
@@ -168,15 +171,35 @@ class Walker {
   Cond thread_part(const Cond& c);  // the literals that are thread-fixed (guard keys)
   void equalities(NodeId lit, bool positive, std::vector<Affine>* out, int depth) const;
   void drop_guarded_twins();
-  absl::flat_hash_map<uint64_t, bool> thread_lit_;
+  // Per literal hash: 0 not a guard key (data, or neither kind below), 1 thread-fixed
+  // (one value per thread for the launch), 2 fixed within one loop iteration (reads a loop
+  // hole; Walk.cpp, "hole literals").
+  absl::flat_hash_map<uint64_t, int> thread_lit_;
+  int literal_kind(uint64_t h, NodeId id);
+  bool iteration_fixed(NodeId p) const;  // no load; coordinates, parameters and loop holes
+  Cond launch_part(const Cond& c);       // thread_part without the hole literals
+  // Drops from every pending condition the hole literals that read holes of depth >= depth
+  // (a loop just closed: its iteration's values no longer exist).
+  void drop_hole_literals(int depth);
+  std::vector<std::pair<size_t, size_t>> open_loops_;  // (header, back) of the loops open now
+  // Bounded loads (Walk.cpp, "bounded loads"): node hash -> (bound literal, plain load, pad).
+  struct Bounded {
+    NodeId pred, load, pad;
+  };
+  absl::flat_hash_map<uint64_t, Bounded> bounded_;
+  std::optional<NodeId> bounded_load(NodeId pred, NodeId v, NodeId other);
+  NodeId assume_tree(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts,
+                     absl::flat_hash_map<NodeId, NodeId>* memo, size_t* budget);
   std::vector<std::vector<Affine>> root_facts_;  // per root: equalities guarding its block
   Cond join(const Cond& a, const Cond& b);  // a or b, exactly
+  std::optional<Cond> join_exact(const Cond& a, const Cond& b);  // a or b when no "or" is needed
   NodeId key_of(const Cond& c);             // the guard key of a non-empty condition
   NodeId peel(NodeId v);              // v with guards the current condition decides
   bool launch_uniform(NodeId p) const;              // parameters and literals only
   void facts_of(NodeId p, bool positive, std::vector<std::pair<NodeId, bool>>* out, int depth) const;
   int decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) const;
   NodeId assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts, int depth);
+  bool same_under(NodeId x, NodeId y, const std::vector<Affine>& eqs, int depth, size_t* budget) const;
   bool seeded_by(NodeId f, NodeId seed) const;      // f: a fold (chain) started from seed
   // A loop whose header only the threads in `base` reach: its registers' values before it.
   struct CondLoop {
