@@ -44,12 +44,6 @@ absl::Status check_axis(const std::vector<int64_t>& v, const char* name) {
   return absl::OkStatus();
 }
 
-// The descriptor with every cut span zeroed: what must agree across probes of one key.
-dsl::GemmDesc without_spans(dsl::GemmDesc d) {
-  for (dsl::KCut& c : d.k_cuts) c.span = 0;
-  return d;
-}
-
 }  // namespace
 
 std::vector<int64_t> log_grid(int64_t lo, int64_t hi, int per_octave, int64_t multiple) {
@@ -418,7 +412,6 @@ std::string where(const ProbePoint& p) {
   return absl::StrFormat("variant %d at %dx%dx%d/%d", p.variant, p.m, p.n, p.k, p.splitk);
 }
 
-// Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
 // 0..j with `base` first, the rest in order.
 std::vector<size_t> order_from(size_t base, size_t j) {
   std::vector<size_t> order = {base};
@@ -503,6 +496,7 @@ std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
   return std::nullopt;
 }
 
+// Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
 std::optional<std::string> disagreement(const std::vector<ProbeResult>& results, size_t j,
                                         bool split) {
   const ProbeResult& first = results[0];

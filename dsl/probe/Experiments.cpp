@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_format.h"
 
@@ -104,18 +105,19 @@ absl::StatusOr<Outcome> Instrument::run(const Placement& p, const std::string& w
   return (*out)[0];
 }
 
-absl::Status Instrument::run_batch(const std::vector<Placement>& ps, const std::vector<size_t>& idx,
-                                   bool swapped, const std::function<std::string(size_t)>& what,
+absl::Status Instrument::run_batch(std::vector<reference::GemmProblem>& probs,
+                                   const std::vector<size_t>& idx, bool swapped,
+                                   const std::function<std::string(size_t)>& what,
                                    std::vector<Outcome>* out) {
-  const int64_t k = ps[idx[0]].k;
+  const int64_t k = probs[idx[0]].k;
   // Each placement's own vector (a) and its shared one (b), deduplicated in order.
   std::vector<std::vector<uint32_t>> own, shared;
   std::vector<size_t> shared_of;
   std::map<std::vector<uint32_t>, size_t> shared_index;
   for (size_t i : idx) {
-    reference::GemmProblem one = make_problem(ps[i], a_, b_);
+    reference::GemmProblem& one = probs[i];
     own.push_back(std::move(one.a));
-    auto [it, added] = shared_index.emplace(std::move(one.b), shared.size());
+    auto [it, added] = shared_index.emplace(one.b, shared.size());
     if (added) shared.push_back(it->first);
     shared_of.push_back(it->second);
   }
@@ -190,24 +192,25 @@ absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
   const int64_t shared_cap = swapped ? limits_.rows : limits_.cols;
   // Greedy: fill a call while it has an own slot and (for a new shared vector) a
   // shared slot. The shared vector is b, which differs only where r sits.
+  std::vector<reference::GemmProblem> probs(ps.size());  // built once, for todo only
   std::vector<size_t> batch;
-  std::map<std::vector<uint32_t>, int> shared_in_batch;
+  std::set<std::vector<uint32_t>> shared_in_batch;
   auto flush = [&]() -> absl::Status {
     if (batch.empty()) return absl::OkStatus();
-    absl::Status st = run_batch(ps, batch, swapped, what, &out);
+    absl::Status st = run_batch(probs, batch, swapped, what, &out);
     batch.clear();
     shared_in_batch.clear();
     return st;
   };
   for (size_t i : todo) {
-    std::vector<uint32_t> b = make_problem(ps[i], a_, b_).b;
-    const bool new_shared = shared_in_batch.find(b) == shared_in_batch.end();
+    probs[i] = make_problem(ps[i], a_, b_);
+    const bool new_shared = !shared_in_batch.contains(probs[i].b);
     if (static_cast<int64_t>(batch.size()) >= own_cap ||
         (new_shared && static_cast<int64_t>(shared_in_batch.size()) >= shared_cap)) {
       if (absl::Status st = flush(); !st.ok()) return st;
     }
     batch.push_back(i);
-    shared_in_batch.emplace(std::move(b), 0);
+    shared_in_batch.insert(probs[i].b);
   }
   if (absl::Status st = flush(); !st.ok()) return st;
   for (size_t i : todo) memo_.emplace(keys[i], out[i]);

@@ -105,8 +105,9 @@ class Instrument {
 
  private:
   using Marks = std::vector<std::pair<int64_t, char>>;
-  // One call for placements `idx` of `ps` (none memoized, all fitting the limits).
-  absl::Status run_batch(const std::vector<Placement>& ps, const std::vector<size_t>& idx,
+  // One call for placements `idx` (none memoized, all fitting the limits), whose 1 x 1
+  // problems are probs[i]; their a vectors are moved from.
+  absl::Status run_batch(std::vector<reference::GemmProblem>& probs, const std::vector<size_t>& idx,
                          bool swapped, const std::function<std::string(size_t)>& what,
                          std::vector<Outcome>* out);
 

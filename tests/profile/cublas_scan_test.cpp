@@ -72,6 +72,11 @@ ScanGrid small_grid() {
   return ScanGrid{.ms = {1, 4, 16, 64}, .ns = {1, 3, 16, 64}, .ks = {1, 2, 64, 512, 2048, 4096}};
 }
 
+// A heuristic that gives `a` for every shape: one variant, one class.
+HeuristicFn always(AlgoConfig a) {
+  return [a](const GemmShape&) -> absl::StatusOr<AlgoConfig> { return a; };
+}
+
 // A probe through a reference-backed black box of descriptor truth(s, K).
 ProbeFn reference_probe(std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth,
                         int* calls) {
@@ -252,9 +257,7 @@ TEST(CublasScan, ADisagreementSplitsTheClassByTheFinerFields) {
 // One variant (no knob changes) whose descriptor changes with K: no field can split
 // the class, so it keeps no descriptor, and the lookup says why.
 TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
-  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = 13};
-  };
+  const HeuristicFn one = always(AlgoConfig{.id = 13});
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
@@ -285,9 +288,7 @@ TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
 // H200 match found such 1-ulp differences at K = 25 and 57) loses its descriptor when
 // probed again at K = 64; the same revalidation of a class right at every K keeps it.
 TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
-  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = 24};
-  };
+  const HeuristicFn one = always(AlgoConfig{.id = 24});
   for (const bool short_path : {true, false}) {
     SCOPED_TRACE(short_path ? "short-K path differs" : "same at every K");
     CublasTable t{.arch = "sm_90"};
@@ -348,9 +349,7 @@ TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
 
 // A point over max_probe_mnk loses to any other point of the class, whatever its K.
 TEST(CublasScan, HugeProbeShapesAreTakenLast) {
-  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = 24};
-  };
+  const HeuristicFn one = always(AlgoConfig{.id = 24});
   CublasTable t{.arch = "sm_90"};
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
@@ -396,9 +395,7 @@ TEST(CublasScan, RevalidationOptionsAreChecked) {
 // turn and recovers as the canonical step 0; at K = 1000 the short turn of 40 shows it.
 // The class keeps the descriptor that explains both (the H200's id 23 classes split so).
 TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
-  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = 23};
-  };
+  const HeuristicFn one = always(AlgoConfig{.id = 23});
   dsl::GemmDesc step48;  // mma_sync ik 16, fast accumulation
   step48.k_loop_step = {48, dsl::ShortTurn::kFirst};
   CublasTable t{.arch = "sm_90"};
@@ -440,9 +437,7 @@ TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
 // 25 = 16 + 9); neither canonical descriptor explains the other point, step 32/first
 // explains both, and it gives the right bits at a K where the three differ (57).
 TEST(CublasScan, AStepNeitherProbeReturnedIsFoundWhenItExplainsBoth) {
-  const HeuristicFn one = [](const GemmShape&) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = 24};
-  };
+  const HeuristicFn one = always(AlgoConfig{.id = 24});
   dsl::GemmDesc step32;
   step32.k_loop_step = {32, dsl::ShortTurn::kFirst};
   CublasTable t{.arch = "sm_90"};
