@@ -165,6 +165,7 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
     return res;
   }
   const CublasAnswer truth = answer_of(heur->algo);
+  res.answer_algo = runtime::to_string(heur->algo);
   res.map_hit = run.ok() && table_->variants[run->variant].key == truth.key &&
                 run->splitk == truth.splitk;
   absl::StatusOr<dsl::GemmDesc> answer_desc = lookup_answer(*table_, s, truth);

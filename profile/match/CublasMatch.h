@@ -62,6 +62,7 @@ struct MatchResult {
   // The same for the descriptor of cuBLASLt's own answer (lookup_answer).
   Verdict answer_verdict = Verdict::kNoDesc;
   std::string answer_detail;
+  std::string answer_algo;  // cuBLASLt's answer, runtime::to_string(algo); "" if refused
 };
 
 class CublasMatcher {

@@ -22,6 +22,7 @@
 //   M*K + K*N + M*N <= 2^22 elements; seed 1; compile budget 120 s (kernels past it
 //   take the reference path); 10 mismatches shown; --budget-s=540 (no new shape after
 //   it, the tallies so far are printed). fp8 rounds K and N up to 16s.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -174,6 +175,12 @@ int main(int argc, char** argv) {
   std::map<std::string, Tally> tallies;
   std::map<std::string, Tally> by_dtype;
   int64_t shown = 0, failures = 0;
+  // Per cuBLASLt answer (algo), the answer path's compared and differing shapes.
+  struct AlgoTally {
+    int64_t compared = 0, differ = 0;
+    std::string example;  // the first differing shape and its detail
+  };
+  std::map<std::string, AlgoTally> by_algo;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -211,6 +218,14 @@ int main(int argc, char** argv) {
         tl->ans_identical += r->answer_verdict == profile::Verdict::kIdentical;
         tl->ans_differ += r->answer_verdict == profile::Verdict::kDiffer;
         tl->ans_no_desc += r->answer_verdict == profile::Verdict::kNoDesc;
+      }
+      if (r->answer_verdict == profile::Verdict::kIdentical ||
+          r->answer_verdict == profile::Verdict::kDiffer) {
+        AlgoTally& at = by_algo[profile::family_of(s) + " " + r->answer_algo];
+        ++at.compared;
+        if (r->answer_verdict == profile::Verdict::kDiffer) {
+          if (at.differ++ == 0) at.example = runtime::to_string(s) + ": " + r->answer_detail;
+        }
       }
       if (r->verdict != profile::Verdict::kIdentical && shown < args->show) {
         ++shown;
@@ -261,6 +276,18 @@ int main(int argc, char** argv) {
   for (const auto& [name, t] : by_dtype) {
     print(name + " (all)", t);
     differ += t.differ;
+  }
+  // The answers whose descriptor gave other bits, most differences first.
+  std::vector<std::pair<std::string, AlgoTally>> wrong;
+  for (const auto& [algo, t] : by_algo)
+    if (t.differ > 0) wrong.push_back({algo, t});
+  std::sort(wrong.begin(), wrong.end(),
+            [](const auto& x, const auto& y) { return x.second.differ > y.second.differ; });
+  if (!wrong.empty()) std::printf("\nanswers whose descriptor differs (differ/compared, first shape):\n");
+  for (size_t i = 0; i < wrong.size() && i < static_cast<size_t>(args->show); ++i) {
+    std::printf("  %lld/%lld %s\n      %s\n", static_cast<long long>(wrong[i].second.differ),
+                static_cast<long long>(wrong[i].second.compared), wrong[i].first.c_str(),
+                wrong[i].second.example.substr(0, 400).c_str());
   }
   std::printf("\nsummary: %d kernels compiled in %.1f s, %lld differ, %lld errors, %.1f s\n",
               matcher.compiled(), matcher.compile_seconds(), static_cast<long long>(differ),

@@ -13,11 +13,15 @@
 //
 // Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
 //                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv]
-//                             [--walks]
+//                             [--walks] [--positions[=D]] [--positions-max-k=N]
 //   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
 //   and trailing walk (+L/-L at m, m+1, r at m+2) as one character per m (r: r
 //   survived, 0: lost, x: neither), 64 per line: the raw evidence for a kernel no
 //   descriptor reproduces.
+//   --positions[=D]: before the probe, test whether the order depends on where an
+//   output sits in D (Positions.h): D random draws (default 2) and the pair walk
+//   (K <= --positions-max-k, default 1024) with every row of A and every column of B
+//   equal, grouped and mapped by position.
 //   S = MxNxK[:in[:out]][:tn]  e.g. 1x4096x4096, 8192x8192x8192:bf16,
 //       128x4096x4096:f8e4m3:f16 (fp8 always runs TN: B column-major).
 //   Defaults: the shapes of shared/device/README.md, and K in {576, 4096, 16384,
@@ -50,6 +54,7 @@
 #include "runtime/CublasLt.h"
 #include "runtime/Cupti.h"
 #include "runtime/Runtime.h"
+#include "samples/cublas_probe/Positions.h"
 
 using namespace fixbits;
 
@@ -62,6 +67,8 @@ struct Args {
   int draws = 3;
   std::string family = "auto";
   bool walks = false;
+  int positions = 0;  // random draws of the position test; 0: no position test
+  int64_t positions_max_k = 1024;
 };
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
@@ -140,6 +147,16 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       }
     } else if (arg == "--walks") {
       a.walks = true;
+    } else if (arg == "--positions") {
+      a.positions = 2;
+    } else if (auto v = value("--positions=")) {
+      if (!absl::SimpleAtoi(std::string(*v), &a.positions) || a.positions < 1) {
+        return absl::InvalidArgumentError("--positions takes a count of draws >= 1.");
+      }
+    } else if (auto v = value("--positions-max-k=")) {
+      if (!absl::SimpleAtoi(std::string(*v), &a.positions_max_k)) {
+        return absl::InvalidArgumentError("--positions-max-k takes an integer.");
+      }
     } else if (auto v = value("--family=")) {
       a.family = std::string(*v);
       if (a.family != "auto" && !dsl::parse_family(a.family).ok()) {
@@ -336,6 +353,15 @@ int main(int argc, char** argv) {
       profiled = family_from_profile(*prof);
     } else {
       std::printf("  launched: not profiled: %s\n", msg(prof.status()).c_str());
+    }
+    if (args->positions > 0) {
+      const double t0 = elapsed();
+      if (absl::Status st = samples::print_positions(**box, args->positions, args->positions_max_k,
+                                                     stdout);
+          !st.ok()) {
+        std::printf("  positions: error: %s\n", msg(st).c_str());
+      }
+      std::printf("  positions: %.1f s\n", elapsed() - t0);
     }
     if (s.k > args->max_probe_k) {
       std::printf("  probe: skipped, K = %lld is above --max-probe-k=%lld\n",
