@@ -151,11 +151,16 @@ absl::Status validate_instruction(const GemmDesc& d) {
           "(only the two fp8 formats may be mixed).",
           dtype_name(d.b_dtype), dtype_name(d.a_dtype), instr));
     }
-    if (d.instruction_k != want_a) {
+    // mma.sync also has m16n8k8 for f16/bf16 (the s1688 kernels of CUTLASS's sm75
+    // path, which cuBLAS still launches on sm_90): 8 products per instruction.
+    const bool half = d.a_dtype == DType::kF16 || d.a_dtype == DType::kBF16;
+    const bool k8 = d.instruction == Instruction::kMmaSync && half && d.instruction_k == 8;
+    if (d.instruction_k != want_a && !k8) {
       return bad(absl::StrFormat(
           "GemmDesc.instruction_k is %d but %s with %s inputs folds %d products per "
-          "instruction.",
-          d.instruction_k, instr, dtype_name(d.a_dtype), want_a));
+          "instruction%s.",
+          d.instruction_k, instr, dtype_name(d.a_dtype), want_a,
+          d.instruction == Instruction::kMmaSync && half ? " (or 8: m16n8k8)" : ""));
     }
   }
   if (!desc_text::enum_in_range(d.k_loop_step.short_turn, kShortTurnNames)) {

@@ -103,6 +103,7 @@ struct GemmDesc {
 
 // Products one sm_90 matrix instruction folds for inputs of `t` (mma.sync and
 // wgmma alike): 16 for f16/bf16, 32 for fp8, 8 for tf32, 0 for f32 (none).
+// mma_sync with f16/bf16 inputs may also fold 8 (m16n8k8, instruction_k = 8).
 int matrix_instruction_k(DType t);
 
 // OK, or InvalidArgument naming the first bad field ("GemmDesc.instruction_k: ...").

@@ -307,22 +307,31 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
   std::vector<std::string> tried;
   dsl::probe::Instrument inst(box, s.a_dtype, s.b_dtype, s.out_dtype, limits);
+  // f16/bf16 matrix families are searched twice: with the dtype's instruction (16
+  // products) and then as mma.sync m16n8k8 (8 products: the cutlass_75 "s1688"
+  // kernels behind cuBLASLt's id 24 tiles 15/18/20/24 on sm_90, device run 1 of
+  // session 7). The instrument's memo serves the second search's walks.
+  const bool half = s.a_dtype == DType::kF16 || s.a_dtype == DType::kBF16;
   for (GemmFamily f : {first, second, GemmFamily::kGemv}) {
-    dsl::probe::ProbeOptions o;
-    o.a_dtype = s.a_dtype;
-    o.b_dtype = s.b_dtype;
-    o.out_dtype = s.out_dtype;
-    o.family = f;
-    o.matrix_instruction = matrix_instruction;
-    o.k = s.k;
-    absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
-    if (d.ok()) return d;
-    if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
-    tried.push_back(absl::StrFormat("as %s: %s",
-                                    f == GemmFamily::kPlain    ? "plain"
-                                    : f == GemmFamily::kSplitK ? "split_k"
-                                                               : "gemv",
-                                    d.status().message()));
+    for (int ik : {0, 8}) {
+      if (ik == 8 && (!half || f == GemmFamily::kGemv)) continue;
+      dsl::probe::ProbeOptions o;
+      o.a_dtype = s.a_dtype;
+      o.b_dtype = s.b_dtype;
+      o.out_dtype = s.out_dtype;
+      o.family = f;
+      o.matrix_instruction = ik == 8 ? dsl::Instruction::kMmaSync : matrix_instruction;
+      o.instruction_k = ik;
+      o.k = s.k;
+      absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
+      if (d.ok()) return d;
+      if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
+      tried.push_back(absl::StrFormat("as %s%s: %s",
+                                      f == GemmFamily::kPlain    ? "plain"
+                                      : f == GemmFamily::kSplitK ? "split_k"
+                                                                 : "gemv",
+                                      ik == 8 ? " with mma.sync k8" : "", d.status().message()));
+    }
   }
   return absl::NotFoundError(absl::StrFormat("No descriptor reproduces cuBLASLt at %s (%s).",
                                              runtime::to_string(s), absl::StrJoin(tried, "; ")));
@@ -443,6 +452,9 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k,
     o.matrix_instruction = there.instruction == dsl::Instruction::kWgmma
                                ? dsl::Instruction::kWgmma
                                : dsl::Instruction::kMmaSync;
+    if (there.instruction == dsl::Instruction::kMmaSync && there.instruction_k == 8) {
+      o.instruction_k = 8;
+    }
     o.k = k;
     absl::StatusOr<std::unique_ptr<dsl::probe::ProbeReplay>> r =
         dsl::probe::ProbeReplay::create(there, o);

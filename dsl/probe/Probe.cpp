@@ -66,7 +66,7 @@ std::vector<Leaf> candidate_leaves(const ProbeOptions& o, int64_t range) {
   leaves.push_back({Instruction::kScalarFma, 1, true, {0, ShortTurn::kLast}});
   leaves.push_back({Instruction::kScalarMulAdd, 1, true, {0, ShortTurn::kLast}});
   if (o.family == GemmFamily::kChainedChunks) return leaves;
-  const int ik = matrix_instruction_k(o.a_dtype);
+  const int ik = o.instruction_k > 0 ? o.instruction_k : matrix_instruction_k(o.a_dtype);
   if (ik == 0) return leaves;
   const int64_t max_step = (range + ik - 1) / ik * ik;
   for (bool fast : {true, false}) {
@@ -165,6 +165,14 @@ absl::Status check_options(const ProbeOptions& o) {
   if (o.matrix_instruction != Instruction::kMmaSync && o.matrix_instruction != Instruction::kWgmma) {
     return absl::InvalidArgumentError(
         "ProbeOptions.matrix_instruction must be mma_sync or wgmma.");
+  }
+  if (o.instruction_k != 0 && o.instruction_k != matrix_instruction_k(o.a_dtype) &&
+      !(o.instruction_k == 8 && o.matrix_instruction == Instruction::kMmaSync &&
+        (o.a_dtype == DType::kF16 || o.a_dtype == DType::kBF16))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.instruction_k is %d; it is 0 (the dtype's), %d for %s inputs, or 8 "
+        "with matrix_instruction mma_sync and f16/bf16 inputs.",
+        o.instruction_k, matrix_instruction_k(o.a_dtype), dtype_name(o.a_dtype)));
   }
   if (o.max_levels < 1 || o.max_levels > 4) {
     return absl::InvalidArgumentError(absl::StrFormat(

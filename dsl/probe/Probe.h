@@ -58,6 +58,10 @@ struct ProbeOptions {
   // The matrix instruction the kernel issues, if it issues one (from its name);
   // under the sm_90 model mma_sync and wgmma give the same bits.
   Instruction matrix_instruction = Instruction::kMmaSync;
+  // Products one matrix instruction folds: 0 = the dtype's (matrix_instruction_k);
+  // 8 = mma.sync m16n8k8 (f16/bf16 with matrix_instruction mma_sync only: the s1688
+  // kernels CUTLASS's sm75 path builds and cuBLAS still launches on sm_90).
+  int instruction_k = 0;
   int64_t k = 0;           // the K of the shape probed, >= 2
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match

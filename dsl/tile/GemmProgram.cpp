@@ -56,14 +56,20 @@ bool is_matrix(Instruction i) { return i == Instruction::kMmaSync || i == Instru
 
 absl::Status check_desc(const GemmDesc& d) {
   if (absl::Status s = validate(d); !s.ok()) return s;
-  const bool half_in = (d.a_dtype == DType::kF16 || d.a_dtype == DType::kBF16) &&
-                       d.b_dtype == d.a_dtype && d.instruction_k == 16;
+  const bool half_pair = (d.a_dtype == DType::kF16 || d.a_dtype == DType::kBF16) &&
+                         d.b_dtype == d.a_dtype;
+  const bool half_in = half_pair && d.instruction_k == 16;
   const bool fp8_in = dtype_is_fp8(d.a_dtype) && dtype_is_fp8(d.b_dtype) && d.instruction_k == 32;
-  if (d.instruction == Instruction::kMmaSync && !half_in) {
+  // instruction_k 8 (m16n8k8) runs as m16n8k16 whose upper 8 products are masked to
+  // +0.0: under the sm_90 model (MmaModel.h) zero terms change neither the largest
+  // exponent nor the exact sum, so it is the 8-product instruction's value.
+  if (d.instruction == Instruction::kMmaSync && !(half_pair && (d.instruction_k == 16 ||
+                                                               d.instruction_k == 8))) {
     return unimplemented(absl::StrFormat(
         "dsl::gemm: GemmDesc.a_dtype is %s; mma_sync is generated for f16 and bf16 inputs "
-        "(m16n8k16) only (mma.sync with fp8 does not follow the measured sm_90 model, see "
-        "docs/mma-model.md: use instruction wgmma for fp8).",
+        "(m16n8k16, and m16n8k8 as m16n8k16 with the upper half zero) only (mma.sync with "
+        "fp8 does not follow the measured sm_90 model, see docs/mma-model.md: use "
+        "instruction wgmma for fp8).",
         std::string(dtype_name(d.a_dtype))));
   }
   if (d.instruction == Instruction::kWgmma && !half_in && !fp8_in) {

@@ -416,21 +416,34 @@ int main(int argc, char** argv) {
       add(dsl::GemmFamily::kSplitK);
     }
     absl::StatusOr<dsl::GemmDesc> desc = absl::NotFoundError("no family was tried");
+    // One instrument for every search (its memo shares the walks), batched as the
+    // scan's (--probe-batch=128 kept inside the shape). f16/bf16 matrix families are
+    // searched with 16 products per instruction and then as mma.sync m16n8k8.
+    dsl::probe::Instrument inst((*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype,
+                                {.rows = std::min<int64_t>(s.m, 128),
+                                 .cols = std::min<int64_t>(s.n, 128)});
+    const bool half = s.a_dtype == DType::kF16 || s.a_dtype == DType::kBF16;
     for (dsl::GemmFamily f : order) {
-      const double t0 = elapsed();
-      const int64_t c0 = (*box)->calls();
-      dsl::probe::ProbeOptions o;
-      o.a_dtype = s.a_dtype;
-      o.b_dtype = s.b_dtype;
-      o.out_dtype = s.out_dtype;
-      o.family = f;
-      o.matrix_instruction = info.cc_major >= 9 ? dsl::Instruction::kWgmma
-                                                : dsl::Instruction::kMmaSync;
-      o.k = s.k;
-      desc = dsl::probe::recover_gemm_desc((*box)->as_black_box(), o);
-      std::printf("  probe as %s: %s (%lld calls, %.1f s)\n", dsl::family_name(f).c_str(),
-                  desc.ok() ? "recovered" : msg(desc.status()).c_str(),
-                  static_cast<long long>((*box)->calls() - c0), elapsed() - t0);
+      for (int ik : {0, 8}) {
+        if (ik == 8 && (!half || f == dsl::GemmFamily::kGemv)) continue;
+        const double t0 = elapsed();
+        const int64_t c0 = (*box)->calls();
+        dsl::probe::ProbeOptions o;
+        o.a_dtype = s.a_dtype;
+        o.b_dtype = s.b_dtype;
+        o.out_dtype = s.out_dtype;
+        o.family = f;
+        o.matrix_instruction = info.cc_major >= 9 && ik == 0 ? dsl::Instruction::kWgmma
+                                                             : dsl::Instruction::kMmaSync;
+        o.instruction_k = ik;
+        o.k = s.k;
+        desc = dsl::probe::recover_gemm_desc(inst, o);
+        std::printf("  probe as %s%s: %s (%lld calls, %.1f s)\n", dsl::family_name(f).c_str(),
+                    ik == 8 ? " (mma.sync k8)" : "",
+                    desc.ok() ? "recovered" : msg(desc.status()).substr(0, 300).c_str(),
+                    static_cast<long long>((*box)->calls() - c0), elapsed() - t0);
+        if (desc.ok()) break;
+      }
       if (desc.ok()) break;
     }
     ++probed;

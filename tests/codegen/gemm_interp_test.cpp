@@ -5,7 +5,7 @@
 // tile per warp and the register-blocked warp_m_tiles x warp_n_tiles ones — over
 // shapes M = 1, odd N, odd K, K = 0 and K not a multiple of instruction_k, inputs
 // f16 / bf16 (mma_sync and wgmma) and e4m3 / e5m2 (wgmma), fast and non-fast
-// accumulation, short turns first and last, split_k with tree folds and narrow
+// accumulation, short turns first and last, instruction_k 16 and 8 (mma_sync), split_k with tree folds and narrow
 // partials, and the epilogue (alpha/beta, bias, relu). This is the CPU proof that the register blocking
 // moves no bit; the GPU tests (tests/jit/gemm_gpu_test.cpp) check the hardware.
 #include <gtest/gtest.h>
@@ -133,22 +133,26 @@ TEST_F(GemmInterp, MmaSyncEveryKnobMatchesReference) {
   const std::vector<GemmConfig> cfgs = {blocked(1, 1, 1), blocked(4, 1, 1), blocked(1, 2, 2),
                                         blocked(2, 1, 4), blocked(4, 4, 1), blocked(2, 2, 3),
                                         blocked(1, 4, 8)};
-  for (DType in : {DType::kF16, DType::kBF16}) {
-    for (bool fast : {true, false}) {
-      for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
-        for (int64_t step : {0, 32}) {
-          if (step == 0 && st == dsl::ShortTurn::kFirst) continue;  // no short turn at step 0
-          GemmDesc d;
-          d.a_dtype = d.b_dtype = in;
-          d.out_dtype = step == 32 ? DType::kF32 : in;
-          d.use_fast_accum = fast;
-          d.k_loop_step = {.step = step, .short_turn = st};
-          sweep(d, cfgs, kShapes);
+  // instruction_k 8: m16n8k8, generated as m16n8k16 with the upper half masked to zero.
+  for (int ik : {16, 8}) {
+    for (DType in : {DType::kF16, DType::kBF16}) {
+      for (bool fast : {true, false}) {
+        for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+          for (int64_t step : {0, 32}) {
+            if (step == 0 && st == dsl::ShortTurn::kFirst) continue;  // no short turn at step 0
+            GemmDesc d;
+            d.a_dtype = d.b_dtype = in;
+            d.instruction_k = ik;
+            d.out_dtype = step == 32 ? DType::kF32 : in;
+            d.use_fast_accum = fast;
+            d.k_loop_step = {.step = step, .short_turn = st};
+            sweep(d, cfgs, kShapes);
+          }
         }
       }
     }
   }
-  EXPECT_GE(runs_, 300);
+  EXPECT_GE(runs_, 600);
 }
 
 TEST_F(GemmInterp, WgmmaEveryKnobMatchesReference) {

@@ -83,6 +83,16 @@ TEST(GemmDescTest, ValidDescriptorsValidate) {
   lanes1.lanes = 1;
   lanes1.lane_fold = {};
   EXPECT_TRUE(validate(lanes1).ok()) << validate(lanes1);
+  // mma.sync m16n8k8 (CUTLASS's s1688 kernels): 8 products for f16 and bf16 inputs.
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    GemmDesc k8 = plain_f16();
+    k8.a_dtype = k8.b_dtype = k8.out_dtype = t;
+    k8.instruction_k = 8;
+    EXPECT_TRUE(validate(k8).ok()) << validate(k8);
+    absl::StatusOr<GemmDesc> back = parse_gemm_desc(to_string(k8));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, k8);
+  }
 }
 
 struct BadCase {
@@ -95,10 +105,17 @@ TEST(GemmDescTest, EveryRuleNamesItsField) {
   const std::vector<BadCase> cases = {
       {"acc f16", [](GemmDesc& d) { d.acc_dtype = DType::kF16; }, "GemmDesc.acc_dtype"},
       {"out tf32", [](GemmDesc& d) { d.out_dtype = DType::kTF32; }, "GemmDesc.out_dtype"},
-      {"ik 8 for f16",
-       [](GemmDesc& d) { d.instruction_k = 8; },
-       "GemmDesc.instruction_k is 8 but mma_sync with f16 inputs folds 16 products per "
+      {"ik 8 for f16 wgmma",
+       [](GemmDesc& d) {
+         d.instruction = Instruction::kWgmma;
+         d.instruction_k = 8;
+       },
+       "GemmDesc.instruction_k is 8 but wgmma with f16 inputs folds 16 products per "
        "instruction"},
+      {"ik 4 for f16 mma_sync",
+       [](GemmDesc& d) { d.instruction_k = 4; },
+       "GemmDesc.instruction_k is 4 but mma_sync with f16 inputs folds 16 products per "
+       "instruction (or 8: m16n8k8)"},
       {"ik 16 for fp8",
        [](GemmDesc& d) {
          d.a_dtype = d.b_dtype = DType::kF8E4M3;
@@ -303,7 +320,7 @@ TEST(GemmDescTest, ParseNamesTheBadField) {
   expect_rejected(with("lane_fold=[]", "lane_fold=[1,x]"), "an offset");
   expect_rejected(with("gemm{", "gemn{"), "must start with \"gemm{\"");
   // Parses but describes no valid tree: validate's message comes back.
-  expect_rejected(with("ik=16", "ik=8"), "GemmDesc.instruction_k is 8");
+  expect_rejected(with("ik=16", "ik=4"), "GemmDesc.instruction_k is 4");
 }
 
 TEST(GemmDescTest, ParseSurvivesGarbage) {

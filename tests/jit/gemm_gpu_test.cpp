@@ -165,6 +165,34 @@ TEST_F(GemmGpuTest, MmaSyncMatchesReference) {
   expect_reference(deep, {2, 1, 1}, problem(deep, {18, 9, 65537}, false, true, Mix::kPlain, false));
 }
 
+// instruction_k 8 (mma.sync m16n8k8, what cuBLAS's s1688 kernels issue): generated as
+// m16n8k16 with the upper eight products masked to +0.0, it must equal the reference's
+// 8-product chain, for every turn choice, fast and two-rounding accumulation, split_k,
+// and adversarial values (one 16-product instruction would fold other products: the
+// shapes have K > 8 so the two differ).
+TEST_F(GemmGpuTest, MmaSyncK8MatchesReference) {
+  const std::vector<Shape> shapes = {{1, 1, 1}, {17, 9, 33}, {5, 3, 0}, {33, 65, 257}, {1, 8, 24}};
+  for (DType in : {DType::kF16, DType::kBF16}) {
+    for (bool fast : {true, false}) {
+      for (int64_t step : {0, 32}) {
+        GemmDesc d;
+        d.a_dtype = d.b_dtype = in;
+        d.instruction_k = 8;
+        d.out_dtype = step == 32 ? DType::kF32 : in;
+        d.use_fast_accum = fast;
+        d.k_loop_step = {.step = step,
+                         .short_turn = step ? dsl::ShortTurn::kFirst : dsl::ShortTurn::kLast};
+        sweep(d, {{1, 1, 1}, {4, 1, 1}, testing::blocked(4, 2, 2)}, shapes);
+      }
+    }
+  }
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.instruction_k = 8;
+  split.k_cuts = {{.span = 88}};
+  sweep(split, {{2, 1, 1}}, {{17, 9, 257}, {3, 8, 48}});
+}
+
 // wgmma m64n8k16 (f16/bf16) and m64n8k32 (fp8, A from registers, B through shared
 // memory) evaluated by the hardware must equal the reference's sm_90 model, for
 // every turn choice and warpgroup count; and at f16/bf16 a wgmma descriptor and its

@@ -12,7 +12,9 @@
 // descriptor depend on K (the class keeps no descriptor). --resume: a table probed
 // with no budget, or under the old key (id 23 without tile and stages), resumed from
 // its text alone ends with the lookups of one long scan; a finished table probes nothing.
+#include <cmath>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 
@@ -430,6 +432,48 @@ TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
   absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = 700});
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->k_loop_step.step, 48);
+}
+
+// A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
+// 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
+// searches again with instruction_k 8, and the class keeps that descriptor, which
+// a lookup returns with the right bits.
+TEST(CublasScan, AnEightProductInstructionIsRecovered) {
+  const HeuristicFn one = always(AlgoConfig{.id = 24, .tile_id = 20});
+  dsl::GemmDesc k8;
+  k8.instruction_k = 8;
+  k8.k_loop_step = {32, dsl::ShortTurn::kFirst};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 257, 1000}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(
+      t, st, reference_probe([&](const GemmShape&, int64_t) { return k8; }, &probes),
+      ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(c.desc->instruction_k, 8);
+  EXPECT_EQ(c.desc->instruction, dsl::Instruction::kMmaSync);
+  for (int64_t k : {57, 700}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    dsl::reference::GemmProblem p;
+    p.m = p.n = 1;
+    p.k = k;
+    std::mt19937_64 rng(k);
+    for (int64_t i = 0; i < k; ++i) {
+      p.a.push_back(to_bits(DType::kF16, std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+      p.b.push_back(to_bits(DType::kF16, (rng() & 1 ? -1.0f : 1.0f) *
+                                             std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+    }
+    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(k8, p);
+    absl::StatusOr<std::vector<uint32_t>> have = dsl::reference::gemm(*d, p);
+    ASSERT_TRUE(want.ok() && have.ok());
+    EXPECT_EQ(*want, *have) << "K = " << k << ": " << *d;
+  }
 }
 
 // A step neither probe returned: step 32 with the short turn first recovers as 16/first

@@ -447,6 +447,67 @@ TEST(RecoverSweepTest, RandomDescriptorsGiveTheSameBits) {
   EXPECT_EQ(probed, 60);
 }
 
+// mma.sync m16n8k8 (instruction_k 8, the s1688 kernels cuBLAS launches on sm_90):
+// with ProbeOptions.instruction_k = 8 the probe recovers the descriptor exactly;
+// with the dtype's 16 it finds none (so the scan must search both), on fresh inputs
+// the recovered descriptor gives the true one's bits.
+TEST(RecoverTest, InstructionK8) {
+  struct K8Case {
+    GemmFamily family;
+    DType in;
+    bool fast;
+    KLoopStep step;
+    std::vector<KCut> cuts;
+    int64_t k;
+  };
+  const std::vector<K8Case> cases = {
+      {GemmFamily::kPlain, DType::kF16, true, {0, ShortTurn::kLast}, {}, 257},
+      {GemmFamily::kPlain, DType::kBF16, true, {32, ShortTurn::kFirst}, {}, 259},
+      {GemmFamily::kPlain, DType::kF16, false, {64, ShortTurn::kLast}, {}, 201},
+      {GemmFamily::kSplitK, DType::kF16, true, {0, ShortTurn::kLast}, {{96, Fold::kChain}}, 281},
+      {GemmFamily::kSplitK, DType::kBF16, true, {32, ShortTurn::kFirst}, {{88, Fold::kChain}}, 257},
+  };
+  for (const K8Case& c : cases) {
+    GemmDesc d;
+    d.family = c.family;
+    d.a_dtype = d.b_dtype = d.out_dtype = c.in;
+    d.instruction = Instruction::kMmaSync;
+    d.instruction_k = 8;
+    d.use_fast_accum = c.fast;
+    d.k_loop_step = c.step;
+    d.k_cuts = c.cuts;
+    ASSERT_TRUE(validate(d).ok()) << validate(d);
+    ProbeOptions o;
+    o.a_dtype = o.b_dtype = o.out_dtype = c.in;
+    o.family = c.family;
+    o.k = c.k;
+    absl::StatusOr<GemmDesc> as16 = recover_gemm_desc(box_of(d), o);
+    EXPECT_TRUE(absl::IsNotFound(as16.status())) << d << " recovered with ik 16 as " << *as16;
+    o.instruction_k = 8;
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(d), o);
+    ASSERT_TRUE(got.ok()) << got.status() << "\n  true " << d;
+    EXPECT_EQ(got->instruction_k, 8);
+    for (uint64_t seed = 21; seed <= 24; ++seed) {
+      const reference::GemmProblem p = fresh_problem(d, c.k, seed);
+      absl::StatusOr<std::vector<uint32_t>> want = reference::gemm(d, p);
+      absl::StatusOr<std::vector<uint32_t>> have = reference::gemm(*got, p);
+      ASSERT_TRUE(want.ok() && have.ok());
+      EXPECT_EQ(*want, *have) << "true " << d << "\n  got  " << *got;
+    }
+  }
+  // instruction_k 8 is mma.sync's, for f16/bf16 only.
+  ProbeOptions bad;
+  bad.k = 64;
+  bad.instruction_k = 8;
+  bad.matrix_instruction = Instruction::kWgmma;
+  absl::Status st = recover_gemm_desc(box_of(GemmDesc{}), bad).status();
+  EXPECT_NE(st.message().find("ProbeOptions.instruction_k is 8"), std::string::npos) << st;
+  bad.matrix_instruction = Instruction::kMmaSync;
+  bad.a_dtype = bad.b_dtype = DType::kF8E4M3;
+  st = recover_gemm_desc(box_of(GemmDesc{}), bad).status();
+  EXPECT_NE(st.message().find("ProbeOptions.instruction_k is 8"), std::string::npos) << st;
+}
+
 TEST(RecoverErrorsTest, BadOptionsAndBadBoxes) {
   GemmDesc d;
   ProbeOptions o;
