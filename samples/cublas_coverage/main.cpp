@@ -13,10 +13,13 @@
 //
 // Usage: fixbits-cublas-coverage --table=PATH [--shapes=N] [--fp8-shapes=N] [--seed=S]
 //          [--max-dim=N] [--max-k=N] [--max-elems=N] [--dtypes=f16,bf16,f8e4m3]
-//          [--per-octave=N]
+//          [--per-octave=N] [--top=N]
+//   --top=N: after each report, the N classes without a descriptor that the most drawn
+//   shapes land in (shapes, family, class key, the first 160 characters of its note).
 //   Defaults as fixbits-cublas-match's: 10000 shapes each for f16 and bf16, 1000 for
 //   f8e4m3, seed 1, M and N to 16384, K to 2^19, 2^22 elements; --per-octave (2) is the
 //   table's scan's, for the re-keyed classes' probe points.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -44,6 +47,7 @@ struct Args {
   uint64_t seed = 1;
   profile::MatchShapeLimits limits;
   int per_octave = 2;
+  int64_t top = 0;
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
 };
 
@@ -75,6 +79,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (value("--per-octave=")) {
       st = int_flag("--per-octave=", 1, &x);
       a.per_octave = static_cast<int>(x);
+    } else if (value("--top=")) {
+      st = int_flag("--top=", 0, &a.top);
     } else if (auto v = value("--dtypes=")) {
       absl::StatusOr<std::vector<DType>> dtypes = samples::parse_dtypes_flag(*v);
       if (!dtypes.ok()) return dtypes.status();
@@ -101,6 +107,7 @@ void report(const char* title, const profile::CublasTable& t, const Args& a) {
     classes[c.family].second += c.desc.has_value();
   }
   std::map<std::string, Count> counts;
+  std::map<int, int64_t> open_shapes;  // class without a descriptor -> drawn shapes in it
   std::mt19937_64 rng(a.seed);
   for (DType dt : a.dtypes) {
     const int64_t n = dtype_is_fp8(dt) ? a.fp8_shapes : a.shapes;
@@ -118,6 +125,9 @@ void report(const char* title, const profile::CublasTable& t, const Args& a) {
                  std::string(st.message()).find("has no validated descriptor") !=
                      std::string::npos) {
         ++c.no_desc;
+        if (absl::StatusOr<profile::MapRun> run = profile::lookup_run(t, s); run.ok() && run->variant >= 0) {
+          ++open_shapes[t.variants[static_cast<size_t>(run->variant)].cls];
+        }
       } else {
         ++c.refused;  // a refused cell (or any other failure of the lookup)
       }
@@ -134,6 +144,14 @@ void report(const char* title, const profile::CublasTable& t, const Args& a) {
                 static_cast<long long>(c.outside),
                 c.shapes ? 100.0 * static_cast<double>(c.covered) / static_cast<double>(c.shapes)
                          : 0.0);
+  }
+  std::vector<std::pair<int64_t, int>> order;
+  for (const auto& [cls, n] : open_shapes) order.push_back({-n, cls});
+  std::sort(order.begin(), order.end());
+  for (size_t i = 0; i < order.size() && static_cast<int64_t>(i) < a.top; ++i) {
+    const profile::TableClass& c = t.classes[static_cast<size_t>(order[i].second)];
+    std::printf("  %6lld %-15s {%s}\n         %s\n", static_cast<long long>(-order[i].first),
+                c.family.c_str(), profile::to_string(c.cls).c_str(), c.note.substr(0, 160).c_str());
   }
 }
 
