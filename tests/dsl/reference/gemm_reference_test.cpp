@@ -416,7 +416,7 @@ TEST(GemmReference, ErrorsNameTheBadField) {
   bias.bias = true;
   expect_error(bias, p, "GemmProblem.bias has 0 elements; n = 1.");
   GemmDesc bad_ik = mma_desc();
-  bad_ik.instruction_k = 8;
+  bad_ik.instruction_k = 4;
   expect_error(bad_ik, p, "GemmDesc.instruction_k");
   GemmProblem neg = p;
   neg.m = -1;
