@@ -10,10 +10,17 @@
 // pinned order also tries each config with the runner's suggested blocks_per_row
 // (ReduceRunner::suggest_blocks_per_row: split rows when too few rows fill the GPU,
 // split a pinned column sum's column groups into P parts per strip when too few
-// groups do) and twice that (columns: and half); RMSNorm and softmax also try each config with keep_first_pass (the
-// row's first pass kept in registers: a row of at most one pass is read once). The
-// label says which won (bpr=1: one block per row; keep=1: first pass kept; such a
-// kernel has the same bits but is not yet in the checker's one pinned class).
+// groups do) and twice that (columns: and half); RMSNorm and softmax rows also try
+// each config with keep_passes N (the row's first N passes kept in registers: a row of
+// at most N passes is read once) for N = 1, 2, 4, ... and N = ceil(cols / Q), up to
+// the rows' passes and the register bound dsl::max_keep_passes. The label says which
+// won (bpr=1: one block per row; keep=N: N passes kept; such a kernel has the same
+// bits but is not yet in the checker's one pinned class).
+// vs_free (pinned cases whose free-order case is also benchmarked): the free order's
+// tuned time over the pinned order's, both the 20-sample medians of their tuning
+// (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned
+// once per case (memoized), so its own benchmark reuses that search; a filter that
+// leaves the free benchmark out still pays its tuning, unless FIXBITS_BENCH_VS_FREE=0.
 // Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
 // launches, divided), reported as the median of --benchmark_repetitions; the
 // counter vs_copy is the copy kernel's time for the same bytes over the case's.
@@ -21,8 +28,11 @@
 //
 // Run: reduce_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 // Time (H200, run 11, 3 repetitions, min_time 0.05, 8 settings then): about 210 s
-// for 61 timed cases (2 copy, 56 reductions, 3 latency). A case is tuned once: up to
-// 13 settings, plus keep_first_pass and split variants (compile on first use of a
+// for 61 timed cases (2 copy, 56 reductions, 3 latency); the keep_passes variants
+// (one to five per setting of a long RMSNorm/softmax row: 29 in all at 2048 x 16384)
+// add compiles and tuning, not yet measured. A case is
+// tuned once: up to
+// 13 settings, plus keep_passes and split variants (compile on first use of a
 // descriptor, ~10-200 ms, then 3 + 20 x FIXBITS_BENCH_BATCH launches each); then each
 // call (the iteration-count probe and every repetition) times batches until
 // --benchmark_min_time of kernel time. More settings make tuning longer: narrow a run
@@ -202,7 +212,7 @@ BENCHMARK(BM_CopyBandwidth)->Arg(256)->Arg(1024)->UseManualTime()->Unit(benchmar
 
 // The knob settings tried per case. The wide ones (16 and 32 elements per thread)
 // let one pass cover a whole row of 1024-16384 elements: every load of a short row is
-// in flight at once, and with keep_first_pass an RMSNorm/softmax row is read once.
+// in flight at once, and with keep_passes an RMSNorm/softmax row is read once.
 // A setting whose pass is more than twice the line is skipped (mostly masked lanes).
 const std::vector<dsl::ReduceConfig> kConfigs = {
     {.warps = 1, .elems_per_thread = 8},   {.warps = 2, .elems_per_thread = 8},
@@ -231,12 +241,25 @@ dsl::reference::ReduceProblem make_problem(DType t, int64_t rows, int64_t cols) 
   return p;
 }
 
+// The knobs one case's tuning chose and their median time (ms). Memoized per case,
+// so a pinned case's vs_free and the free case's own benchmark share one search.
+struct Search {
+  dsl::ReduceConfig cfg;
+  float ms = 0;
+  std::string error;  // non-empty: no candidate compiled and ran
+};
+using CaseKey = std::tuple<int, int, int, DType, int64_t, int64_t>;
+CaseKey case_key(const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
+  return std::make_tuple(static_cast<int>(desc.op), static_cast<int>(desc.order),
+                         static_cast<int>(desc.axis), desc.in_dtype, rows, cols);
+}
+
 // What one benchmark case (op, order, dtype, shape) settles on before it is timed.
 // Google Benchmark calls the function once per iteration-count probe and once per
 // repetition; tuning (compiles, 20 launches per candidate) and the upload are done
 // on the first call only and kept here for the calls that follow.
 struct TunedCase {
-  std::tuple<int, int, int, DType, int64_t, int64_t> key;
+  CaseKey key;
   std::optional<jit::ReduceRunner> best;
   dsl::ReduceConfig cfg;
   float copy_ms = 0;  // the copy kernel moving the same bytes (half read, half written)
@@ -260,20 +283,11 @@ const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>&
   return &inputs.emplace(key, std::move(*r)).first->second;
 }
 
-// Tunes `desc` over kConfigs (plus the suggested split of each, pinned only) once per
-// case and returns the fastest; later calls for the same case return it at once.
-const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
-                       int64_t rows, int64_t cols) {
-  static TunedCase tc;
-  auto key = std::make_tuple(static_cast<int>(desc.op), static_cast<int>(desc.order),
-                             static_cast<int>(desc.axis), desc.in_dtype, rows, cols);
-  if (tc.key == key && (tc.best || !tc.error.empty())) return tc;
-  tc = TunedCase{.key = key, .best = std::nullopt, .cfg = {}, .copy_ms = 0, .error = ""};  // frees the previous case's output buffers
-  const jit::ReduceRunner* in = uploaded_inputs(dev, desc, rows, cols);
-  if (in == nullptr) {
-    tc.error = "input upload failed";
-    return tc;
-  }
+// The candidates of one case: kConfigs whose pass is at most twice the line (or
+// 1024), and per config (pinned) the suggested split and twice it (columns: and
+// half), (RMSNorm/softmax rows) the kept-pass variants.
+std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Device>& dev,
+                                             const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
   const int64_t line = desc.axis == dsl::ReduceAxis::kRow ? cols : rows;
   std::vector<dsl::ReduceConfig> configs;
   for (const dsl::ReduceConfig& c : kConfigs) {
@@ -284,10 +298,21 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
   std::vector<dsl::ReduceConfig> candidates(configs.begin(), configs.end());
   const bool two_pass = desc.op == dsl::ReduceOp::kRmsNorm || desc.op == dsl::ReduceOp::kSoftmax;
   for (dsl::ReduceConfig c : configs) {
-    if (two_pass) {  // the row's first pass kept in registers (label keep=1)
-      dsl::ReduceConfig k = c;
-      k.keep_first_pass = true;
-      candidates.push_back(k);
+    if (two_pass && desc.axis == dsl::ReduceAxis::kRow) {
+      // The first N passes kept in registers (label keep=N): powers of two and the
+      // whole row's passes, no more than the row has and the registers allow.
+      const int64_t need = (line - 1) / dsl::pass_extent(desc, c) + 1;
+      const int64_t most = std::min<int64_t>(need, dsl::max_keep_passes(desc, c));
+      for (int64_t n = 1; n <= most; n *= 2) {
+        dsl::ReduceConfig k = c;
+        k.keep_passes = static_cast<int>(n);
+        candidates.push_back(k);
+      }
+      if (most == need && (need & (need - 1)) != 0) {
+        dsl::ReduceConfig k = c;
+        k.keep_passes = static_cast<int>(need);
+        candidates.push_back(k);
+      }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice
     // it (more blocks in flight per SM); columns also half of it (a smaller workspace).
@@ -309,32 +334,88 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
       }
     }
   }
+  return candidates;
+}
+
+// Tunes `desc` over candidates_of() once per case (20 timed batches each, on the
+// shared inputs) and returns the fastest; later calls for the same case return it.
+const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
+                     int64_t rows, int64_t cols) {
+  static std::map<CaseKey, Search> done;
+  const CaseKey key = case_key(desc, rows, cols);
+  if (auto it = done.find(key); it != done.end()) return it->second;
+  Search& s = done[key];
+  const jit::ReduceRunner* in = uploaded_inputs(dev, desc, rows, cols);
+  if (in == nullptr) {
+    s.error = "input upload failed";
+    return s;
+  }
   float best_ms = 1e30f;
-  for (const auto& c : candidates) {
+  for (const auto& c : candidates_of(dev, desc, rows, cols)) {
     auto r = jit::ReduceRunner::create(dev, desc, c);
     if (!r.ok()) continue;  // e.g. a config the codegen rejects for this shape
     if (!r->share_inputs(*in).ok()) continue;
     auto ms = median_ms(*dev, [&] { return r->launch(); }, 20);
     if (ms.ok() && *ms < best_ms) {
       best_ms = *ms;
-      tc.best.emplace(std::move(*r));
-      tc.cfg = c;
+      s.cfg = c;
     }
   }
-  if (!tc.best) {
-    tc.error = "no configuration compiled and ran";
+  if (best_ms == 1e30f) {
+    s.error = "no configuration compiled and ran";
+  } else {
+    s.ms = best_ms;
+  }
+  return s;
+}
+
+// The fastest configuration of `desc` (search()), its runner on the shared inputs
+// (a loaded-kernel hit) and the copy kernel's time for the same bytes; kept for the
+// calls of one case.
+const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
+                       int64_t rows, int64_t cols) {
+  static TunedCase tc;
+  const CaseKey key = case_key(desc, rows, cols);
+  if (tc.key == key && (tc.best || !tc.error.empty())) return tc;
+  tc = TunedCase{.key = key, .best = std::nullopt, .cfg = {}, .copy_ms = 0, .error = ""};  // frees the previous case's output buffers
+  const Search& s = search(dev, desc, rows, cols);
+  if (!s.error.empty()) {
+    tc.error = s.error;
     return tc;
   }
+  auto r = jit::ReduceRunner::create(dev, desc, s.cfg);
+  const jit::ReduceRunner* in = uploaded_inputs(dev, desc, rows, cols);
+  if (!r.ok() || in == nullptr || !r->share_inputs(*in).ok()) {
+    tc.error = "the tuned configuration did not load again";
+    return tc;
+  }
+  tc.best.emplace(*std::move(r));
+  tc.cfg = s.cfg;
   auto copy = copy_launch(*dev, tc.best->bytes_moved() / 2);
   auto copy_ms = copy.ok() ? median_ms(*dev, *copy, 20) : absl::StatusOr<float>(copy.status());
   if (copy_ms.ok()) tc.copy_ms = *copy_ms;
   return tc;
 }
 
+// Which pinned cases have their free-order case benchmarked too (vs_free).
+// FIXBITS_BENCH_VS_FREE=0 turns vs_free off (no free-order tuning from a pinned case).
+bool vs_free_on() {
+  static const bool on = [] {
+    const char* v = std::getenv("FIXBITS_BENCH_VS_FREE");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+using WithFree = bool (*)(int64_t rows, int64_t cols);
+bool always(int64_t, int64_t) { return true; }
+bool never(int64_t, int64_t) { return false; }
+
 // Benchmarks the fastest configuration of `desc` (tuned once per case, see tuned()).
 // axis kColumn reduces each column of the rows x cols matrix (strip from rows).
+// with_free (pinned only): whether the same case in free order is benchmarked too; if
+// so the counter vs_free compares the two tunings (the free one is memoized).
 void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, DType t,
-               dsl::ReduceAxis axis = dsl::ReduceAxis::kRow) {
+               dsl::ReduceAxis axis = dsl::ReduceAxis::kRow, WithFree with_free = always) {
   std::string why;
   auto dev = device_or_null(&why);
   if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
@@ -359,9 +440,16 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
   if (tc.copy_ms > 0 && total_ms > 0) {
     state.counters["vs_copy"] = tc.copy_ms / (total_ms / static_cast<double>(state.iterations()));
   }
+  if (order == dsl::TreeOrder::kPinned && with_free(rows, cols) && vs_free_on()) {
+    dsl::ReduceDesc free = desc;
+    free.order = dsl::TreeOrder::kFree;
+    const Search& mine = search(dev, desc, rows, cols);
+    const Search& theirs = search(dev, free, rows, cols);
+    if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
+  }
   state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d", tc.cfg.warps,
                                  tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_first_pass ? 1 : 0));
+                                 tc.cfg.keep_passes));
 }
 
 #define FIXBITS_REDUCE_SIZES \
@@ -391,7 +479,8 @@ BENCHMARK_CAPTURE(BM_Reduce, sum_pinned_bf16_few_rows, dsl::ReduceOp::kSum, dsl:
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Reduce, sum_free_bf16_few_rows, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kBF16)
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kPinned, DType::kBF16)
+BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNorm, dsl::TreeOrder::kPinned, DType::kBF16,
+                  dsl::ReduceAxis::kRow, never)
     ->FIXBITS_FEW_ROWS_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // Column sums (one result per column): the pinned kernel reads whole row segments and
@@ -401,10 +490,10 @@ BENCHMARK_CAPTURE(BM_Reduce, rmsnorm_pinned_bf16_few_rows, dsl::ReduceOp::kRmsNo
 // with strided loads, kept as the naive baseline.
 #define FIXBITS_COLUMN_SIZES Args({4096, 4096})->Args({16384, 1024})->Args({1024, 16384})
 BENCHMARK_CAPTURE(BM_Reduce, colsum_pinned_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kF32,
-                  dsl::ReduceAxis::kColumn)
+                  dsl::ReduceAxis::kColumn, [](int64_t rows, int64_t cols) { return rows == 4096 && cols == 4096; })
     ->FIXBITS_COLUMN_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Reduce, colsum_pinned_bf16, dsl::ReduceOp::kSum, dsl::TreeOrder::kPinned, DType::kBF16,
-                  dsl::ReduceAxis::kColumn)
+                  dsl::ReduceAxis::kColumn, never)
     ->FIXBITS_COLUMN_SIZES->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Reduce, colsum_free_f32, dsl::ReduceOp::kSum, dsl::TreeOrder::kFree, DType::kF32,
                   dsl::ReduceAxis::kColumn)

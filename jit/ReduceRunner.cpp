@@ -55,7 +55,9 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   // loaded kernel is found without building the program again.
   const std::string key = absl::StrFormat("%s warps=%d elems_per_thread=%d%s", dsl::to_string(desc),
                                           config.warps, config.elems_per_thread,
-                                          config.keep_first_pass ? " keep_first_pass" : "");
+                                          config.keep_passes > 0
+                                              ? absl::StrFormat(" keep_passes=%d", config.keep_passes)
+                                              : "");
   ReduceRunner r;
   if (config.blocks_per_row == 1) {
     absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(

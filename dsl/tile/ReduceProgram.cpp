@@ -109,18 +109,36 @@ Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad)
   return in == Elem::kF32 ? v : b.cast(v, Elem::kF32);
 }
 
+// Where the loops over x start when the first `kept` passes are held in registers:
+// k = kept * Q (i32).
+Value kept_end(Builder& b, const RowFrame& f, int64_t q, int kept) {
+  if (kept == 0) return f.zero;
+  if (kept == 1) return f.step;
+  return b.const_int(Elem::kI32, kept * q);
+}
+
+// The indices of the first `kept` passes, k = 0, Q, ..., (kept-1)*Q.
+std::vector<PassIndex> kept_passes(Builder& b, const RowFrame& f, int64_t q, int kept) {
+  std::vector<PassIndex> out;
+  for (int j = 0; j < kept; ++j) out.push_back(pass_index(b, f, j == 0 ? f.zero : kept_end(b, f, q, j)));
+  return out;
+}
+
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
-// With `first` (the leaf values of the pass at k = 0, computed by the caller so it
-// can keep them for a later pass), that pass is reduced before the loop and the loop
-// starts at k = Q: the same combines in the same order as the un-peeled chain.
+// With `kept` (the leaf values of the passes at k = 0, Q, ..., computed by the caller
+// so it can keep them for a later pass), those passes are reduced before the loop,
+// in order, and the loop starts at k = kept.size() * Q: the same combines in the
+// same order as the un-peeled chain (a kept pass past the row's end is all identity,
+// a no-op link; ReduceProgram.h).
 template <class Leaf>
 Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
-                 Combine c, Leaf leaf, std::optional<Value> first = std::nullopt) {
+                 Combine c, Leaf leaf, const std::vector<Value>& kept = {}) {
   Value ident = b.const_f32(identity(c));
-  Value lo = first ? f.step : f.zero;
+  Value lo = kept_end(b, f, q, static_cast<int>(kept.size()));
   if (d.order == TreeOrder::kPinned) {
-    Value acc0 = first ? b.reduce(*first, 0, c, TreeOrder::kPinned, d.strip, ident) : ident;
+    Value acc0 = ident;
+    for (Value v : kept) acc0 = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, acc0);  // (Q) -> chain
     std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
     Value v = leaf(pass_index(b, f, loop[0]), identity(c));
     Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
@@ -130,7 +148,7 @@ Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, 
   // every pass in index order; then one reduce over the threads.
   const int64_t threads = q / e;
   Value acc0 = b.splat(ident, {threads});
-  if (first) acc0 = b.reduce(b.reshape(*first, {threads, e}), 1, c, TreeOrder::kFree, 0, acc0);
+  for (Value v : kept) acc0 = b.reduce(b.reshape(v, {threads, e}), 1, c, TreeOrder::kFree, 0, acc0);
   std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
   Value v = leaf(pass_index(b, f, loop[0]), identity(c));
   Value per_thread = b.reshape(v, {threads, e});  // (threads, e)
@@ -179,6 +197,11 @@ absl::Status validate(const ReduceConfig& c) {
         "ReduceConfig.blocks_per_row %d is not in [1, 1024] (blocks sharing a row, or a "
         "column group of a pinned column sum/max/min).", c.blocks_per_row));
   }
+  if (c.keep_passes < 0 || c.keep_passes > kMaxKeptPerThread) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.keep_passes %d is not in [0, %d] (0: off; N: the row's first N passes "
+        "kept in registers).", c.keep_passes, kMaxKeptPerThread));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -190,6 +213,12 @@ absl::Status validate(const ReduceConfig& c) {
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
   int64_t block = int64_t{c.elems_per_thread} * c.lanes * c.warps;
   return d.order == TreeOrder::kPinned ? std::max<int64_t>(d.strip, block) : block;
+}
+
+int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
+  if (!validate(c).ok()) return 0;
+  const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
+  return per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
 }
 
 FreeLayout free_layout(const ReduceConfig& c) { return FreeLayout{c.elems_per_thread, c.lanes, c.warps}; }
@@ -213,17 +242,17 @@ namespace {
 absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) {
   if (absl::Status s = check_desc(d); !s.ok()) return s;
   if (absl::Status s = validate(cfg); !s.ok()) return s;
-  if (cfg.keep_first_pass) {
+  if (cfg.keep_passes > 0) {
     if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
-      return absl::InvalidArgumentError(
-          "ReduceConfig.keep_first_pass applies to rms_norm and softmax (a second pass over the "
-          "row); a plain reduction reads its row once.");
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ReduceConfig.keep_passes %d applies to rms_norm and softmax (a second pass over the "
+          "row); a plain reduction reads its row once, so it must be 0.", cfg.keep_passes));
     }
     if (d.axis != ReduceAxis::kRow || cfg.blocks_per_row != 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "ReduceConfig.keep_first_pass needs axis=row and blocks_per_row 1 (got %s, %d): a split "
+          "ReduceConfig.keep_passes %d needs axis=row and blocks_per_row 1 (got %s, %d): a split "
           "row's passes run in different kernels.",
-          d.axis == ReduceAxis::kRow ? "row" : "column", cfg.blocks_per_row));
+          cfg.keep_passes, d.axis == ReduceAxis::kRow ? "row" : "column", cfg.blocks_per_row));
     }
   }
   const int64_t q = pass_extent(d, cfg);
@@ -233,6 +262,13 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
         "dsl::reduce: strip %d over %d warps puts %d elements in each thread (at most 64); "
         "raise ReduceConfig.warps to at least %d.",
         d.strip, cfg.warps, per_thread, d.strip / (cfg.lanes * 64)));
+  }
+  if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.keep_passes %d keeps %d x %d = %d values of x per thread (passes of %d "
+        "elements over %d threads); the limit is %d registers, so at most %d passes here.",
+        cfg.keep_passes, cfg.keep_passes, per_thread, cfg.keep_passes * per_thread, q,
+        cfg.lanes * cfg.warps, kMaxKeptPerThread, kMaxKeptPerThread / per_thread));
   }
   return q;
 }
@@ -245,7 +281,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
       std::string(dtype_name(d.in_dtype)), std::string(dtype_name(d.out_dtype)),
       d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread,
       cfg.lanes == 32 ? "" : "_l64");
-  if (cfg.keep_first_pass) name += "_k";
+  if (cfg.keep_passes > 0) name += absl::StrFormat("_k%d", cfg.keep_passes);
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   return name;
 }
@@ -856,16 +892,14 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       auto square = [&](const PassIndex& p, Value v, float pad) {
         return b.select(p.mask, b.mul(v, v), b.const_f32(pad));  // (Q) x_i*x_i, -0.0 padded
       };
-      // keep_first_pass: the row's first pass (k = 0) is loaded once and kept in
-      // registers for the elementwise pass, so a row of at most Q elements is read once.
-      const bool keep = cfg.keep_first_pass;
-      std::optional<PassIndex> p0;
-      std::optional<Value> x0, first;
-      if (keep) {
-        p0 = pass_index(b, f, f.zero);
-        x0 = load_f32(b, x, p0->off, p0->mask, in, 0.0f);
-        first = square(*p0, *x0, identity(Combine::kAdd));
-      }
+      // keep_passes N: the row's first N passes (k = 0, Q, ...) are loaded once, all
+      // before any combine, and kept in registers for the elementwise pass, so a row
+      // of at most N*Q elements is read once.
+      const int keep = cfg.keep_passes;
+      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
+      std::vector<Value> kx, first;
+      for (const PassIndex& p : kp) kx.push_back(load_f32(b, x, p.off, p.mask, in, 0.0f));  // (Q) each
+      for (int j = 0; j < keep; ++j) first.push_back(square(kp[j], kx[j], identity(Combine::kAdd)));
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
       }, first);
@@ -876,9 +910,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
         Value yv = b.mul(b.mul(xv, r), wv);  // (x_i * r) * w_i
         b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
       };
-      if (keep) normalize(*p0, *x0);  // (Q) elements [0, Q) from registers
+      for (int j = 0; j < keep; ++j) normalize(kp[j], kx[j]);  // (Q) elements [jQ, jQ+Q) from registers
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(keep ? f.step : fe.zero, fe.cols, fe.step, {});
+      std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);
       normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
       b.end_for({});
@@ -889,24 +923,21 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       Value y = b.param("y", tile::Type::ptr(d.out_dtype));
       auto [len, width] = line_params();
       RowFrame f = make_frame(b, len, width, q);
-      // keep_first_pass: the first pass (k = 0) is loaded once, padded with the max
-      // identity -inf, and serves all three passes (a padded lane's exp is never kept
+      // keep_passes N: the first N passes are loaded once, padded with the max
+      // identity -inf, and serve all three passes (a padded lane's exp is never kept
       // or stored).
-      const bool keep = cfg.keep_first_pass;
-      std::optional<PassIndex> p0;
-      std::optional<Value> x0;
-      if (keep) {
-        p0 = pass_index(b, f, f.zero);
-        x0 = load_f32(b, x, p0->off, p0->mask, in, identity(Combine::kMax));
-      }
+      const int keep = cfg.keep_passes;
+      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
+      std::vector<Value> kx;
+      for (const PassIndex& p : kp) kx.push_back(load_f32(b, x, p.off, p.mask, in, identity(Combine::kMax)));
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      }, x0);
+      }, kx);
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
-      std::optional<Value> e0, first;
-      if (keep) {
-        e0 = exp_of(*x0);
-        first = b.select(p0->mask, *e0, b.const_f32(identity(Combine::kAdd)));
+      std::vector<Value> ke, first;
+      for (int j = 0; j < keep; ++j) {
+        ke.push_back(exp_of(kx[j]));  // (Q) e_i of pass j
+        first.push_back(b.select(kp[j].mask, ke[j], b.const_f32(identity(Combine::kAdd))));
       }
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
@@ -916,9 +947,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
         Value yv = b.div(e, s);  // e_i / s
         b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
       };
-      if (keep) store_y(*p0, *e0);  // (Q) elements [0, Q) from registers
+      for (int j = 0; j < keep; ++j) store_y(kp[j], ke[j]);  // (Q) elements [jQ, jQ+Q) from registers
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(keep ? f.step : fe.zero, fe.cols, fe.step, {});
+      std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);
       store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
       b.end_for({});

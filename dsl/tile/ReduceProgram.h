@@ -3,7 +3,7 @@
 //
 // Contract: the program computes exactly ReduceDesc's tree (pinned order) for
 // every valid ReduceConfig; the config's knobs only pick the tile extent, the warp
-// count, the split and whether the first pass stays in registers. For kFree the
+// count, the split and how many passes stay in registers. For kFree the
 // bits follow FreeLayout{elems_per_thread, 32, warps} (free_layout(config)), as the
 // CPU reference defines them. Compile for a target
 // whose warp width equals config.lanes (pinned bits do not depend on it).
@@ -56,9 +56,13 @@
 //   kSum/kMax/kMin columns: partials (x, ws, rows, cols) on col_blocks/C;
 //                           fold (ws, y, rows, cols) on cols/C;
 //                           ws: strip_count(desc, rows) * P * cols floats.
-// keep_first_pass (kRmsNorm / kSoftmax rows): the pass at k = 0 is loaded before the
-// loops, reduced first (the chain's first link), and its registers feed the
-// elementwise pass for [0, Q); every loop over x then starts at k = Q.
+// keep_passes = N > 0 (kRmsNorm / kSoftmax rows): the passes at k = 0, Q, ..., (N-1)*Q
+// are loaded before the loops, reduced first in that order (the chain's first N
+// links), and their registers feed the elementwise pass for [0, N*Q); every loop over
+// x then starts at k = N*Q. A kept pass wholly past the row's end holds only the
+// identity: its strip trees are the identity and acc (+) identity is acc bit for bit
+// (x + -0.0 = x, max(x, -inf) = x, a NaN stays a NaN and is written canonical), so
+// the bits are the unkept chain's for every row length.
 // Example: dsl::reduce({.op = ReduceOp::kSum, .strip = 1024}, {.warps = 8})
 //          -> program whose loop walks a row 1024 elements at a time.
 #pragma once
@@ -80,18 +84,29 @@ struct ReduceConfig {
   // power of two at most strip / column_pass_rows, each block one aligned part of
   // every strip).
   int blocks_per_row = 1;
-  // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1: load the row's first pass
-  // (elements [0, Q)) once and keep it in registers for the later passes, so a row of
-  // at most Q = pass_extent elements is read from memory once instead of twice (three
-  // times for softmax). The same combines in the same order: the same bits
-  // (tests/codegen/reduce_resident_test). Off by default: the static checker (verify/)
-  // does not yet collapse a pass peeled out of the pass loop, so these kernels sign
-  // as a class of their own rather than the descriptor's one pinned class.
-  bool keep_first_pass = false;
+  // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1: load the row's first N passes
+  // (elements [0, N*Q), Q = pass_extent) once and keep them in registers for the later
+  // passes, so a row of at most N*Q elements is read from memory once instead of twice
+  // (three times for softmax). 0: off; 1: the first pass only. The same combines in
+  // the same order: the same bits (tests/codegen/reduce_resident_test). Bound: the
+  // kept values, N * Q / (lanes*warps) per thread, at most kMaxKeptPerThread (64 f32
+  // registers; max_keep_passes). Off by default: the static checker (verify/) does
+  // not yet collapse passes peeled out of the pass loop, so these kernels sign as a
+  // class of their own rather than the descriptor's one pinned class.
+  int keep_passes = 0;
 };
 
-// Checks the knobs; the message names the bad field and its value.
+// Checks the knobs; the message names the bad field and its value. (keep_passes'
+// register bound and the ops it applies to depend on the descriptor: dsl::reduce
+// checks them.)
 absl::Status validate(const ReduceConfig& c);
+// Kept x values one thread may hold with keep_passes: keep_passes * Q / (lanes*warps)
+// <= 64, so a kept row stays in registers (a thread's pass is at most 64 values too).
+inline constexpr int64_t kMaxKeptPerThread = 64;
+// The largest keep_passes dsl::reduce accepts for (d, c): kMaxKeptPerThread / (Q /
+// (lanes*warps)): the register bound only (0 when c is invalid or one pass alone
+// exceeds it); which ops and axes take the knob is dsl::reduce's check.
+int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)
 // for pinned order, elems_per_thread*lanes*warps for free order.
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c);

@@ -510,7 +510,7 @@ TEST(KeepFirstPass, PinnedClassesAreMeasured) {
     for (ReduceConfig c : testing::sweep_configs()) {
       SCOPED_TRACE(testing::sweep_key(d, c));
       for (bool keep : {false, true}) {
-        c.keep_first_pass = keep;
+        c.keep_passes = keep ? 1 : 0;
         absl::StatusOr<tile::Program> prog = dsl::reduce(d, c);
         ASSERT_TRUE(prog.ok()) << prog.status();
         absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*prog, codegen::Target::kNvptxSm90a);
