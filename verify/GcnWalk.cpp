@@ -521,7 +521,7 @@ std::vector<Root> walk_gcn(const Module& m, const Function& f, Graph& g, bool* c
   (void)m;
   GcnWalker w(g, f);
   w.run();
-  if (complete != nullptr) *complete = !w.incomplete();
+  if (complete != nullptr) *complete = !w.incomplete() && !g.pad_lanes_unsure();
   return w.roots();
 }
 

@@ -233,6 +233,7 @@ Node rebuilt_from(const Node& n, std::vector<NodeId> kids) {
   c.aff = n.aff;
   c.data = n.data;
   c.dep = n.dep;
+  c.pad_dep = n.pad_dep;
   c.line = n.line;
   return c;
 }
@@ -251,6 +252,17 @@ NodeId Graph::finish(Node n) {
   }
   n.mentions_hole = n.has_hole;
   for (NodeId k : n.kids) n.mentions_hole = n.mentions_hole || at(k).mentions_hole;
+  // Padding read through below (Graph::pad): a lane exchange of it is checked by shfl; a
+  // relocation (another thread's value), an MMA (other lanes' fragments) or an unmodeled op
+  // (maybe cross-lane) of a value whose padding was read through under a thread-varying
+  // predicate is not trusted.
+  for (NodeId k : n.kids) {
+    const uint64_t d = at(k).pad_dep;
+    n.pad_dep |= d;
+    if ((d & ~kDepHole) != 0 && (n.kind == Kind::kRelocate || n.kind == Kind::kMma || n.kind == Kind::kOpaque)) {
+      pad_lanes_unsure_ = true;
+    }
+  }
   // Thread dependence; exchanges, relocations and folds set theirs in their makers.
   if (n.kind != Kind::kXchg && n.kind != Kind::kRelocate && n.kind != Kind::kFold) {
     n.dep = 0;
@@ -401,15 +413,26 @@ NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
     const NodeId wa = widen(a), wb = widen(b);
     return guard(pred, wa, wb, line);
   }
+  uint64_t pad_dep = 0;
   if (kids.size() == 2 && pad_absorbing_add(op)) {
-    // Padding (Graph::pad) is read as its value only by the sum that consumes it.
+    // Padding (Graph::pad) is read as its value only by the sum that consumes it, at the
+    // reading lane, or under an exchange across lane bits its predicate does not vary with
+    // (the lane brought has the reading lane's predicate: exact relative to it). The
+    // predicate's bits go into pad_dep: a later exchange across them is checked (shfl).
+    // Decided only for predicates of thread bits and literals (pred_sensitivity); one that
+    // reads a parameter, a loop hole or anything else is read through as before, unchecked
+    // (docs/verify.md, Known gaps).
     for (NodeId& k : kids) {
       const Node& x = at(k);
       if (is_pad(x)) {
+        if (auto sens = pred_sensitivity(x.kids[0])) pad_dep |= *sens;
         k = x.kids[1];
       } else if (x.kind == Kind::kShfl && x.kids.size() == 1 && is_pad(at(x.kids[0]))) {
         const std::string mode = x.op;
         const int64_t imm = x.imm;
+        const std::optional<uint64_t> pd = pred_sensitivity(at(x.kids[0]).kids[0]);
+        if (pd && lane_varies(*pd, mode, imm)) continue;  // a lane whose predicate may differ: keep the guard
+        if (pd) pad_dep |= *pd;
         const NodeId inner = at(x.kids[0]).kids[1];
         k = shfl(mode, imm, inner, x.line);
       }
@@ -427,6 +450,7 @@ NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
         n.imm = sh.imm;
         n.kids = {kids[s]};
         n.line = line;
+        n.pad_dep = pad_dep;
         // op(x(t), x(t ^ 2^j)) is symmetric in lane bit j, so it no longer varies with it.
         n.dep = at(kids[s]).dep;
         if (sh.op == "bfly" && sh.imm > 0 && sh.imm < 32 && std::has_single_bit(static_cast<uint64_t>(sh.imm))) {
@@ -456,10 +480,117 @@ NodeId Graph::arith(const std::string& op, std::vector<NodeId> kids, int line) {
   n.op = op;
   n.kids = std::move(kids);
   n.line = line;
+  n.pad_dep = pad_dep;
   return finish(std::move(n));
 }
 
+bool Graph::lane_varies(uint64_t d, const std::string& mode, int64_t imm) const {
+  if (d == 0) return false;
+  if ((d & kDepUnknown) != 0) return true;
+  // The lane bits the exchange flips: a butterfly's offset; any other mode, any lane bit.
+  const uint64_t flips = mode == "bfly" && imm > 0 && imm < 64 ? static_cast<uint64_t>(imm) : 63;
+  if (!lanes_are_tid_x_ && (d & ((uint64_t{1} << 48) - 1)) != 0) return true;  // lane unknown in tid
+  for (int j = 0; j < 6; ++j) {
+    if (((flips >> j) & 1) == 0) continue;
+    if (j < 5 && (d & (uint64_t{1} << (48 + j))) != 0) return true;
+    if (lanes_are_tid_x_ && (d & (uint64_t{1} << j)) != 0) return true;
+  }
+  return false;
+}
+
+std::optional<uint64_t> Graph::pred_sensitivity(NodeId p) {
+  const Node& pn = at(p);
+  // A loop hole may hold a thread-varying value (a carried pointer): not decided.
+  if ((pn.dep & (kDepUnknown | kDepHole)) != 0) return std::nullopt;
+  if (pn.dep == 0) return uint64_t{0};  // one value for every thread
+  if (auto it = sensitivity_.find(pn.hash); it != sensitivity_.end()) return it->second;
+  // Leaves: integer comparisons (a form D = A - B against zero) under not/and/or.
+  struct Leaf {
+    std::string op;  // "lt", "eq", "ne"
+    int64_t c = 0;
+    std::vector<std::pair<int, int64_t>> bits;  // (variable, coefficient)
+    bool undecided = false;  // a term other than a thread bit: a parameter, hole or product
+  };
+  std::vector<Leaf> leaves;
+  std::vector<uint64_t> var_bit;  // variable -> its dep bit
+  bool ok = true;
+  std::function<void(NodeId, int)> collect = [&](NodeId id, int depth) {
+    const Node& n = at(id);
+    if (!ok || depth > 16 || leaves.size() > 16) {
+      ok = false;
+      return;
+    }
+    if (n.kind == Kind::kOpaque && ((n.op == "not" && n.kids.size() == 1) || starts_with(n.op, "and.pred") ||
+                                    starts_with(n.op, "or.pred"))) {
+      for (NodeId k : n.kids) collect(k, depth + 1);
+      return;
+    }
+    const bool lt = starts_with(n.op, "setp.lt."), eq = starts_with(n.op, "setp.eq."), ne = starts_with(n.op, "setp.ne.");
+    if (n.kind != Kind::kOpaque || !(lt || eq || ne) || n.kids.size() != 2 || at(n.kids[0]).kind != Kind::kInt ||
+        at(n.kids[1]).kind != Kind::kInt) {
+      ok = false;
+      return;
+    }
+    Leaf l;
+    l.op = lt ? "lt" : eq ? "eq" : "ne";
+    const Affine diff = sub(at(n.kids[0]).aff, at(n.kids[1]).aff);
+    l.c = diff.c0;
+    for (const auto& [sym, k] : diff.terms) {
+      const uint64_t b = dep_of_symbol(sym);
+      if (k == 0) continue;
+      if (b == 0 || b == kDepHole || b == kDepUnknown || sym.find('*') != std::string::npos) {
+        l.undecided = true;
+        continue;
+      }
+      size_t v = 0;
+      while (v < var_bit.size() && var_bit[v] != b) ++v;
+      if (v == var_bit.size()) var_bit.push_back(b);
+      l.bits.push_back({static_cast<int>(v), k});
+    }
+    leaves.push_back(std::move(l));
+  };
+  collect(p, 0);
+  std::optional<uint64_t> sens = 0;
+  for (const Leaf& l : leaves) ok = ok && !l.undecided;
+  const int vars = static_cast<int>(var_bit.size());
+  if (!ok || vars > 14) {
+    sens = std::nullopt;
+  } else {
+    size_t li = 0;
+    std::function<bool(NodeId, uint32_t)> eval = [&](NodeId id, uint32_t a) -> bool {
+      const Node& n = at(id);
+      if (n.op == "not") return !eval(n.kids[0], a);
+      if (starts_with(n.op, "and.pred") || starts_with(n.op, "or.pred")) {
+        const bool is_and = starts_with(n.op, "and.pred");
+        bool r = is_and;
+        for (NodeId k : n.kids) r = is_and ? (eval(k, a) && r) : (eval(k, a) || r);
+        return r;
+      }
+      const Leaf& l = leaves[li++];
+      int64_t v = l.c;
+      for (const auto& [var, k] : l.bits) v += ((a >> var) & 1) ? k : 0;
+      return l.op == "lt" ? v < 0 : l.op == "eq" ? v == 0 : v != 0;
+    };
+    for (size_t bi = 0; bi < var_bit.size(); ++bi) {
+      for (uint32_t a = 0; a < (uint32_t{1} << vars); ++a) {
+        li = 0;
+        const bool x = eval(p, a);
+        li = 0;
+        if (x != eval(p, a ^ (uint32_t{1} << bi))) {
+          *sens |= var_bit[bi];
+          break;
+        }
+      }
+    }
+  }
+  sensitivity_.emplace(pn.hash, sens);
+  return sens;
+}
+
 NodeId Graph::shfl(const std::string& mode, int64_t offset, NodeId x, int line) {
+  // An exchange of a value whose padding was read through at its own lane, across a lane
+  // bit the pad predicate varies with, brings a lane where the predicate may fail.
+  if (lane_varies(at(x).pad_dep, mode, offset)) pad_lanes_unsure_ = true;
   Node n;
   n.kind = Kind::kShfl;
   n.op = mode;

@@ -92,6 +92,9 @@ struct Node {
   bool has_hole = false;      // depends on a loop hole (kInt symbol "~hole...")
   bool mentions_hole = false; // some descendant names a hole, closed folds included
   uint64_t dep = 0;           // thread-index bits the value may vary with (kDep*)
+  // Thread bits of the pad predicates (Graph::pad) an add read through at or below this
+  // node, each assumed to hold at this node's own lane (kDep* bits; 0: none).
+  uint64_t pad_dep = 0;
   Balance bal;
   int line = 0;               // source line that made it, for explanations
 };
@@ -142,8 +145,11 @@ class Graph {
   NodeId guard(NodeId pred, NodeId value, NodeId other, int line = 0);
   // pred ? value : -0.0 on a predicate that reads no load (a `selp`/`v_cndmask` to the
   // identity of a sum): a guard node (op "pad") that an add (not .rm, where +0 + -0 is -0)
-  // reads as `value`, directly or under one lane exchange; stored, or fed to any other op,
-  // it stays a guard and so never merges with `value` (docs/verify.md, "Padding").
+  // reads as `value`, directly or under one butterfly exchange whose lane bits the predicate
+  // does not vary with (so the lane it brings has the reading lane's predicate); stored, fed
+  // to any other op or exchanged across a bit it varies with, it stays a guard and so never
+  // merges with `value`. The add records the predicate's bits in `pad_dep`; a later
+  // exchange across one of them sets pad_lanes_unsure (docs/verify.md, "Padding").
   NodeId pad(NodeId pred, NodeId value, int line = 0);
   NodeId mma(const std::string& op, int64_t index, std::vector<NodeId> kids, int line = 0);
   // A root's hash: the elementwise rule (Elementwise.h), else the indexed rule
@@ -175,6 +181,10 @@ class Graph {
   // Whether lane bit j of a warp is tid.x bit j (the block's x extent is a known multiple of
   // 32); only then does a butterfly exchange over lane bit j drop tid.x.b<j> from `dep`.
   void set_lanes_are_tid_x(bool v) { lanes_are_tid_x_ = v; }
+  // Whether a lane exchange, relocation, MMA or unmodeled op moved a value whose padding was
+  // read through to a lane whose pad predicate may differ (Graph::pad): the walk is then not
+  // trusted (text fallback).
+  bool pad_lanes_unsure() const { return pad_lanes_unsure_; }
 
   const Node& at(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
   size_t size() const { return nodes_.size(); }
@@ -186,6 +196,17 @@ class Graph {
   NodeArena nodes_;
   size_t elementwise_budget_ = kMaxElementwiseTotal;  // left for the elementwise rule
   bool lanes_are_tid_x_ = false;
+  bool pad_lanes_unsure_ = false;
+  // Whether a predicate varying with the thread bits `d` may differ between a lane and the
+  // lane an exchange of `mode`/`imm` brings to it.
+  bool lane_varies(uint64_t d, const std::string& mode, int64_t imm) const;
+  // The thread bits (kDep* positions) whose flip alone changes predicate p for some
+  // assignment of the others: decided by enumeration when p is integer comparisons
+  // (lt/eq/ne) of thread-index bits and literals only, through not/and/or (at most 14
+  // bits); nullopt (not decided) when it reads anything else (a parameter, a loop hole,
+  // a product with a parameter, an unknown thread input) or has another form.
+  std::optional<uint64_t> pred_sensitivity(NodeId p);
+  absl::flat_hash_map<uint64_t, std::optional<uint64_t>> sensitivity_;  // predicate hash -> its bits
 };
 
 // True for the opcodes whose two operands commute and that reductions combine with.

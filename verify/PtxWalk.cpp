@@ -644,7 +644,10 @@ class PtxWalker : public Walker {
           const Node& x = g_.at(n);
           return x.kind == Kind::kConst && (x.op == "0f80000000" || x.op == "0d8000000000000000");
         };
-        if (neg_zero(b)) return set(ins.operands[0], g_.pad(p, a, line_));
+        if (neg_zero(b)) {
+          if (auto e = padded_element(p, a, b)) return set(ins.operands[0], *e);
+          return set(ins.operands[0], g_.pad(p, a, line_));
+        }
         if (neg_zero(a)) return set(ins.operands[0], g_.pad(g_.opaque("not", {p}, line_), b, line_));
       }
       if (g_.at(p).data) return set(ins.operands[0], g_.guard(p, a, b, line_));
@@ -680,6 +683,7 @@ class PtxWalker : public Walker {
     const bool fl = is_float_type(type);
     if (fl) {
       auto in = srcs(1);
+      if (const NodeId sq = square(op, in); sq >= 0) return set(ins.operands[0], sq);
       return set(ins.operands[0], g_.arith(op, std::move(in), line_));
     }
     static const char* kInt[] = {"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
@@ -711,7 +715,7 @@ class PtxWalker : public Walker {
 std::vector<Root> walk_ptx(const Module& m, const Function& f, Graph& g, bool* complete) {
   PtxWalker w(g, m, f);
   w.run();
-  if (complete != nullptr) *complete = !w.incomplete();
+  if (complete != nullptr) *complete = !w.incomplete() && !g.pad_lanes_unsure();
   return w.roots();
 }
 

@@ -53,7 +53,20 @@ bool every_reachable(const Graph& g, NodeId p, Ok ok) {
 
 NodeId Walker::get(const std::string& reg) {
   auto it = regs_.find(reg);
-  if (it != regs_.end()) return cond_keys_.empty() ? it->second : peel(it->second);
+  if (it != regs_.end()) {
+    const NodeId v = cond_keys_.empty() ? it->second : peel(it->second);
+    if (auto u = undef_under_.find(reg); u != undef_under_.end()) {
+      // Written only under u's condition (no earlier write): a read whose own condition
+      // does not contain every literal of it may be by a thread that never wrote it, so the
+      // value is `cond ? v : undef` (split from v), not v.
+      Cond now = thread_part(cond_);
+      for (const CondLoop& cl : cond_loops_) now.insert(cl.base.begin(), cl.base.end());  // its threads only
+      for (const auto& [h, lit] : u->second) {
+        if (!now.contains(h)) return g_.guard(key_of(u->second), v, g_.constant("undef"), line_);
+      }
+    }
+    return v;
+  }
   NodeId v = g_.opaque(absl::StrCat("uninitialized ", reg), {}, line_);
   regs_[reg] = v;
   return v;
@@ -76,7 +89,21 @@ void Walker::set(const std::string& reg, NodeId v) {
     // Written only where cond_ holds: guard(cond, new, what the others keep). A second
     // write under the same condition replaces the first (its else side is the same).
     auto it = regs_.find(reg);
+    // No earlier write: the guard is v (make_guard), and reads outside tc are checked (get);
+    // a later write under another condition widens that to the "or" of both.
+    if (it == regs_.end()) {
+      undef_under_[reg] = tc;
+    } else if (auto u = undef_under_.find(reg); u != undef_under_.end()) {
+      Cond both = join(u->second, tc);
+      if (both.empty()) {
+        undef_under_.erase(u);
+      } else {
+        u->second = std::move(both);
+      }
+    }
     v = guarded(key_of(tc), v, it != regs_.end() ? it->second : g_.constant("undef"));
+  } else if (!current_guard()) {
+    undef_under_.erase(reg);
   }
   regs_[reg] = v;
 }
@@ -490,34 +517,55 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
 // one, so the balanced-tree, strip-pass, unrolled-chain and root rules read it as they read
 // the plain load, and two loops that pad the same row under the same bound agree wherever
 // their strips and unrolling put each element; another bound, row start or comparison is
-// another op (split). The padding: a load's own literal `a < N ? ld : c` is its bits, exact,
-// except that +0.0 and -0.0 (of any width) are one class, "zero"; a widening of a load
-// padded with c is the widened load padded with the narrow c (exact: -inf and ±0 narrow
-// exactly); a product, sum or difference padded with ±0.0 is that op over loads padded
-// with zero — zero times, plus or minus zero is ±0. So the padding a reduction adds past
-// the row's end is read up to the sign of its zeros (docs/verify.md, Known gaps: like the
-// pad rule, what the padded elements contribute is not checked). `assume` and `add_root`
-// read a bounded load back as the plain load where the facts decide the bound (LLVM's
-// vector arm next to the padded scalar arm; a store under the same bound).
+// another op (split). The padding is exact bits, so +0.0 and -0.0 are two classes: a load's
+// own literal `a < N ? ld : c` is its bits; a widening of a load padded with c is the
+// widened load padded with the narrow c (exact: -inf and ±0 narrow exactly); a sum padded
+// with ±0 is the sum of loads padded with that zero (+0 + +0 = +0, -0 + -0 = -0), a
+// difference the difference of loads padded with it and its negation, a product padded with
+// +0 the product of +0-padded loads and padded with -0 the product of a -0-padded first
+// operand and a +0-padded second (exact in every rounding mode; a product written the other
+// way round splits). One merge reads the sign of a zero up to equality, the square rule:
+// `a < N ? x·x : ±0` (x the element or its widening) is `(a < N ? x : +0)²`, whose padding
+// is +0, and so is `(a < N ? x : -0)²` (exact: (-0)² = +0, `Walker::square`). For the -0.0
+// padding of a square that is exact wherever the padded square reaches the result only
+// through sums and max with at least one in-bounds square (RMSNorm: every term is >= +0, so
+// a zero's sign never reaches the sum of a row with one element), which the rule does not
+// check (docs/verify.md, Known gaps). `assume` and `add_root` read a bounded load back as
+// the plain load (or its padding) where the facts decide the bound (LLVM's vector arm next
+// to the padded scalar arm; a store under the same bound).
 namespace {
 
-// The padding class of a literal's bits: "zero" for +0.0 and -0.0 of any width, else the
-// bits themselves.
-std::string pad_class(const Node& c) {
-  const std::string bits = literal_bits(c);
-  if (bits.rfind("text:", 0) == 0) return bits;
-  const uint64_t v = std::strtoull(bits.c_str(), nullptr, 16);
-  if (v == 0 || v == 0x8000u || v == 0x80000000u || v == (uint64_t{1} << 63)) return "zero";
-  return bits;
+// The float width of an arith op's type suffix (`add.rn.f32` -> 32), 0 if none.
+int float_width(const std::string& op) {
+  const size_t dot = op.rfind('.');
+  if (dot == std::string::npos) return 0;
+  const std::string t = op.substr(dot + 1);
+  return t == "f16" ? 16 : t == "f32" ? 32 : t == "f64" ? 64 : 0;
+}
+
+// +1 for the bits of +0.0, -1 for those of -0.0 at `width` bits, 0 for any other class.
+int zero_sign(const std::string& cls, int width) {
+  if (cls == "0") return 1;
+  if (width == 16 && cls == "8000") return -1;
+  if (width == 32 && cls == "80000000") return -1;
+  if (width == 64 && cls == "8000000000000000") return -1;
+  return 0;
+}
+
+std::string zero_class(int sign, int width) {
+  if (sign > 0) return "0";
+  return width == 16 ? "8000" : width == 32 ? "80000000" : "8000000000000000";
 }
 
 // The class of c narrowed by the inverse of a widening `cvt.f32.<from>`: the narrow bits
-// whose widening is c, for the values that narrow exactly here (zero, ±inf).
+// whose widening is c, for the values that narrow exactly here (±0, ±inf).
 std::optional<std::string> narrow_class(const std::string& cls, const std::string& cvt) {
-  if (cls == "zero") return cls;
   const bool f16 = cvt == "cvt.f32.f16", bf16 = cvt == "cvt.f32.bf16";
-  if (cls == "ff800000") return f16 ? std::optional<std::string>("fc00") : bf16 ? std::optional<std::string>("ff80") : std::nullopt;
-  if (cls == "7f800000") return f16 ? std::optional<std::string>("7c00") : bf16 ? std::optional<std::string>("7f80") : std::nullopt;
+  if (!f16 && !bf16) return std::nullopt;
+  if (cls == "0") return cls;
+  if (cls == "80000000") return std::string("8000");
+  if (cls == "ff800000") return std::string(f16 ? "fc00" : "ff80");
+  if (cls == "7f800000") return std::string(f16 ? "7c00" : "7f80");
   return std::nullopt;
 }
 
@@ -533,6 +581,35 @@ std::optional<NodeId> Walker::bounded_load(NodeId pred, NodeId v, NodeId other) 
   const Affine index = a.aff;
   const std::string bound = absl::StrCat(p.op, " ", hex64(nb.hash));
   size_t budget = 64;
+  bool squared_minus_zero = false;  // the square rule read a -0.0 padding as +0.0
+  // The bounded load of the plain load x padded with `cls`, or nullopt.
+  auto leaf = [&](const Node& x, NodeId t, const std::string& cls) -> std::optional<NodeId> {
+    // The element's bytes from the load's type (the digits after its last type letter).
+    const size_t tl = x.op.find_last_of("fbsu");
+    const int64_t bits = tl == std::string::npos ? 0 : std::strtoll(x.op.c_str() + tl + 1, nullptr, 10);
+    if (bits < 8 || bits % 8 != 0) return std::nullopt;
+    const Affine base = sub(g_.at(x.kids[0]).aff, scale(index, bits / 8));
+    for (const auto& [sym, k] : base.terms) {
+      if (sym.find('~') != std::string::npos || sym.rfind("tid.", 0) == 0 || sym.rfind("laneid", 0) == 0 ||
+          sym.find("*tid.") != std::string::npos || sym.find("%warpid") != std::string::npos) {
+        return std::nullopt;
+      }
+    }
+    auto make = [&](const std::string& k) {
+      const std::string what = absl::StrCat(bound, " ", base.text(), " pad:", k);
+      return g_.load(absl::StrCat("global.bnd.", hex64(hash_text(what)), x.op.substr(6)), x.kids[0], line_);
+    };
+    const NodeId id = make(cls);
+    // A load padded with -0.0 knows its +0.0 twin: the square rule (Walker::square) reads
+    // a product of it with itself as the product of the twin with itself, (-0)² = (+0)².
+    NodeId twin = -1;
+    if (zero_sign(cls, static_cast<int>(bits)) < 0) {
+      twin = make("0");
+      bounded_.emplace(g_.at(twin).hash, Bounded{pred, t, -1, -1});
+    }
+    bounded_.emplace(g_.at(id).hash, Bounded{pred, t, -1, twin});
+    return id;
+  };
   // T over bounded loads padded with `cls`, or nullopt when T is not of the row's element.
   std::function<std::optional<NodeId>(NodeId, const std::string&)> element =
       [&](NodeId t, const std::string& cls) -> std::optional<NodeId> {
@@ -543,22 +620,18 @@ std::optional<NodeId> Walker::bounded_load(NodeId pred, NodeId v, NodeId other) 
       if (x.op.rfind("global.", 0) != 0 || x.kids.size() != 1 || g_.at(x.kids[0]).kind != Kind::kInt) {
         return std::nullopt;
       }
-      if (x.op.rfind("global.bnd.", 0) == 0) return std::nullopt;  // bounded twice: keep the guard
-      // The element's bytes from the load's type (the digits after its last type letter).
-      const size_t tl = x.op.find_last_of("fbsu");
-      const int64_t bits = tl == std::string::npos ? 0 : std::strtoll(x.op.c_str() + tl + 1, nullptr, 10);
-      if (bits < 8 || bits % 8 != 0) return std::nullopt;
-      const Affine base = sub(g_.at(x.kids[0]).aff, scale(index, bits / 8));
-      for (const auto& [sym, k] : base.terms) {
-        if (sym.find('~') != std::string::npos || sym.rfind("tid.", 0) == 0 || sym.rfind("laneid", 0) == 0 ||
-            sym.find("*tid.") != std::string::npos || sym.find("%warpid") != std::string::npos) {
-          return std::nullopt;
-        }
+      if (x.op.rfind("global.bnd.", 0) == 0) {
+        // Padded again under its own bound (a padded strip's element padded once more where
+        // it is combined): the plain load padded with the new class, exactly. Under another
+        // bound: keep the guard.
+        const auto b = bounded_.find(x.hash);
+        if (b == bounded_.end() || g_.at(b->second.pred).hash != p.hash) return std::nullopt;
+        const NodeId plain = b->second.load;
+        const Node pl = g_.at(plain);
+        if (pl.kind != Kind::kLoad || pl.op.rfind("global.bnd.", 0) == 0) return std::nullopt;
+        return leaf(pl, plain, cls);
       }
-      const std::string what = absl::StrCat(bound, " ", base.text(), " pad:", cls);
-      const NodeId id = g_.load(absl::StrCat("global.bnd.", hex64(hash_text(what)), x.op.substr(6)), x.kids[0], line_);
-      bounded_.emplace(g_.at(id).hash, Bounded{pred, t, -1});
-      return id;
+      return leaf(x, t, cls);
     }
     if (x.kind != Kind::kArith) return std::nullopt;
     if (x.kids.size() == 1 && (x.op == "cvt.f32.f16" || x.op == "cvt.f32.bf16")) {
@@ -568,22 +641,63 @@ std::optional<NodeId> Walker::bounded_load(NodeId pred, NodeId v, NodeId other) 
       if (!k) return std::nullopt;
       return g_.arith(x.op, {*k}, x.line);
     }
-    const bool ring = x.op.rfind("mul.", 0) == 0 || x.op.rfind("add.", 0) == 0 || x.op.rfind("sub.", 0) == 0;
-    if (cls != "zero" || !ring || x.kids.size() != 2 || x.op.find(".rm") != std::string::npos) return std::nullopt;
-    std::vector<NodeId> kids;
-    for (NodeId k : x.kids) {
-      const std::optional<NodeId> e = element(k, cls);
-      if (!e) return std::nullopt;
-      kids.push_back(*e);
+    const bool add = x.op.rfind("add.", 0) == 0, sub = x.op.rfind("sub.", 0) == 0, mul = x.op.rfind("mul.", 0) == 0;
+    const int width = float_width(x.op);
+    const int sign = width == 0 ? 0 : zero_sign(cls, width);
+    if (sign == 0 || !(add || sub || mul) || x.kids.size() != 2 || x.op.find(".rm") != std::string::npos) {
+      return std::nullopt;
     }
-    return g_.arith(x.op, kids, x.line);
+    std::string first = cls, second = cls;  // add: c + c = c
+    if (sub) second = zero_class(-sign, width);  // c - (-c) = c
+    if (mul) {
+      first = cls;  // (+0)(+0) = +0, (-0)(+0) = -0
+      second = zero_class(1, width);
+      if (g_.at(x.kids[0]).hash == g_.at(x.kids[1]).hash) {
+        // The square rule: x·x padded with ±0 is (x padded with +0)², whose padding is +0.
+        squared_minus_zero = squared_minus_zero || sign < 0;
+        first = second;
+      }
+    }
+    const std::optional<NodeId> e0 = element(x.kids[0], first);
+    if (!e0) return std::nullopt;
+    const std::optional<NodeId> e1 = first == second && x.kids[0] == x.kids[1] ? e0 : element(x.kids[1], second);
+    if (!e1) return std::nullopt;
+    return g_.arith(x.op, {*e0, *e1}, x.line);
   };
-  const std::string cls = pad_class(c);
+  const std::string cls = literal_bits(c);
   const std::optional<NodeId> out = element(v, cls);
-  // Where the bound fails the value is c; with the "zero" class another zero was padded
-  // into the same node, so that side is not read back (kept as the bounded load).
-  if (out) bounded_.emplace(g_.at(*out).hash, Bounded{pred, v, cls == "zero" ? -1 : other});
+  // Where the bound fails the value is c, except where the square rule read a -0.0 as +0.0
+  // (that side is then not read back: kept as the bounded load).
+  if (out) bounded_.emplace(g_.at(*out).hash, Bounded{pred, v, squared_minus_zero ? -1 : other, -1});
   return out;
+}
+
+// `p ? v : -0.0` in a loop (a padded strip's element padded again where it is summed, RMSNorm's
+// `col + k < n ? x·x : -0.0`): when p is a row bound and v what the bounded-load rule reads
+// (the row's element, its widening, sum or product, or a bounded load padded again under its
+// own bound), the bounded form; else nullopt (the pad rule, Graph::pad).
+std::optional<NodeId> Walker::padded_element(NodeId p, NodeId v, NodeId neg_zero) {
+  const Node& pn = g_.at(p);
+  if (!pn.mentions_hole || pn.kind != Kind::kOpaque || pn.op.rfind("setp.lt.", 0) != 0) return std::nullopt;
+  return bounded_load(p, v, neg_zero);
+}
+
+// The square rule's other half (Walker::bounded_load): a product of a bounded load padded
+// with -0.0 (or its widening) with itself is the product of its +0.0 twin (or the twin's
+// widening) with itself, exactly: (-0)² = (+0)², so `(a < N ? x : -0)²` and
+// `(a < N ? x : +0)²` are one value. Anything else: the product as it is.
+NodeId Walker::square(const std::string& op, const std::vector<NodeId>& kids) {
+  if (bounded_.empty() || op.rfind("mul.", 0) != 0 || kids.size() != 2 || float_width(op) == 0) return -1;
+  const Node& x = g_.at(kids[0]);
+  if (x.hash != g_.at(kids[1]).hash) return -1;
+  const bool widened = x.kind == Kind::kArith && x.kids.size() == 1 && (x.op == "cvt.f32.f16" || x.op == "cvt.f32.bf16");
+  const NodeId l = widened ? x.kids[0] : kids[0];
+  auto b = bounded_.find(g_.at(l).hash);
+  if (b == bounded_.end() || b->second.twin < 0) return -1;
+  const std::string cvt = widened ? x.op : "";
+  const NodeId twin = b->second.twin;
+  const NodeId t = widened ? g_.arith(cvt, {twin}, line_) : twin;
+  return g_.arith(op, {t, t}, line_);
 }
 
 // Equalities of affine integers a launch literal states (setp.eq, not setp.ne, through
@@ -1749,9 +1863,12 @@ void Walker::run() {
     std::optional<NodeId> lit;  // the thread-fixed literal guarding this instruction
     if (!ins.guard.empty()) {
       NodeId p = !target ? get(ins.guard) : threads ? branch_predicate(ins).value_or(-1) : -1;
-      if (p >= 0 && g_.at(p).data && !target) {
+      // Neither data, thread-fixed nor hole-fixed (it reads an unset register, a loop-exit
+      // value, a float computed without a load): guarded like a data predicate, split.
+      const bool neither = p >= 0 && threads && !g_.at(p).data && literal_kind(g_.at(p).hash, p) == 0;
+      if (p >= 0 && (g_.at(p).data || neither) && !target) {
         instr_guard_ = ins.guard_negated ? negate(p) : p;
-      } else if (p >= 0 && threads && !g_.at(p).data && !g_.at(p).mentions_hole) {
+      } else if (p >= 0 && threads && !neither && !g_.at(p).data && !g_.at(p).mentions_hole) {
         lit = ins.guard_negated ? negate(p) : p;  // thread-fixed or a launch fact
       } else if (p >= 0 && threads && !g_.at(p).data && !open_loops_.empty() &&
                  literal_kind(g_.at(p).hash, p) == 2) {
@@ -1774,7 +1891,8 @@ void Walker::run() {
       auto it = label_at.find(*target);
       if (!uncond && it != label_at.end() && it->second > i) {
         auto p = branch_predicate(ins);
-        if (p && g_.at(*p).data && data_regions_.size() < 1024) {
+        const bool neither = p && threads && !g_.at(*p).data && literal_kind(g_.at(*p).hash, *p) == 0;
+        if (p && (g_.at(*p).data || neither) && data_regions_.size() < 1024) {
           NodeId pred = ins.guard_negated ? *p : negate(*p);
           data_regions_.push_back({*target, pred});
         }
@@ -1840,6 +1958,7 @@ void Walker::run() {
         for (const auto& [r, before] : cl.before) {
           auto it = regs_.find(r);
           if (it == regs_.end()) continue;
+          if (!before) undef_under_[r] = cl.base;  // set only by the threads that ran the loop
           it->second = guarded(key, it->second, before ? *before : g_.constant("undef"));
         }
       }

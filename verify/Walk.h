@@ -101,6 +101,12 @@ class Walker {
   // key ? v : old as one canonical guard (Walk.cpp, "guarded"): exact simplifications only.
   NodeId guarded(NodeId key, NodeId v, NodeId old);
   NodeId make_guard(NodeId key, NodeId v, NodeId old);
+  // The square rule (Walk.cpp, "bounded loads"): a float product of a -0.0-padded bounded
+  // load (or its widening) with itself, as the product of its +0.0 twin; -1 otherwise.
+  NodeId square(const std::string& op, const std::vector<NodeId>& kids);
+  // `p ? v : -0.0` on a loop's row bound p as bounded loads (Walk.cpp); nullopt when the
+  // bounded-load rule does not read it (the pad rule then).
+  std::optional<NodeId> padded_element(NodeId p, NodeId v, NodeId neg_zero);
   // Whether this ISA's branches take part (PTX: yes; AMDGCN keeps its exec-mask tracking).
   virtual bool tracks_thread_branches() const { return true; }
 
@@ -182,9 +188,10 @@ class Walker {
   // (a loop just closed: its iteration's values no longer exist).
   void drop_hole_literals(int depth);
   std::vector<std::pair<size_t, size_t>> open_loops_;  // (header, back) of the loops open now
-  // Bounded loads (Walk.cpp, "bounded loads"): node hash -> (bound literal, plain load, pad).
+  // Bounded loads (Walk.cpp, "bounded loads"): node hash -> (bound literal, plain load, pad,
+  // and for a load padded with -0.0 the same load padded with +0.0, the square rule's twin).
   struct Bounded {
-    NodeId pred, load, pad;
+    NodeId pred, load, pad, twin;
   };
   absl::flat_hash_map<uint64_t, Bounded> bounded_;
   std::optional<NodeId> bounded_load(NodeId pred, NodeId v, NodeId other);
@@ -217,6 +224,9 @@ class Walker {
   absl::flat_hash_map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> cond_keys_;
 
   absl::flat_hash_map<std::string, NodeId> regs_;
+  // Registers whose only writes were under a thread condition with no earlier write: that
+  // condition (Walker::get splits a read outside it).
+  absl::flat_hash_map<std::string, Cond> undef_under_;
   std::vector<Store> smem_, local_;
   int epoch_ = 0;
   std::vector<Root> roots_;
