@@ -301,7 +301,8 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
-                                        dsl::probe::BatchLimits limits) {
+                                        dsl::probe::BatchLimits limits,
+                                        std::function<absl::Status()> keep_going) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
@@ -323,6 +324,7 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       o.matrix_instruction = ik == 8 ? dsl::Instruction::kMmaSync : matrix_instruction;
       o.instruction_k = ik;
       o.k = s.k;
+      o.keep_going = keep_going;
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
       if (d.ok()) return d;
       if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
@@ -634,8 +636,14 @@ class ClassProber {
     for (int c : work_) n += wanted(c);
     return n;
   }
+  // Most-used classes first; a class whose probe passed its time limit in an earlier
+  // run (its note says so) after every other.
   void sort_work() {
+    auto timed_out = [&](int c) {
+      return table_.classes[c].note.find(kTimedOut) != std::string::npos;
+    };
     std::stable_sort(work_.begin(), work_.end(), [&](int a, int b) {
+      if (timed_out(a) != timed_out(b)) return timed_out(b);
       return class_shapes(table_, a) > class_shapes(table_, b);
     });
   }
@@ -737,6 +745,20 @@ class ClassProber {
         ++stats_.instrument_errors;
         broken_[pt->variant].push_back(
             absl::StrFormat("%s: %s", where(*pt), desc.status().message()));
+        if (absl::IsDeadlineExceeded(desc.status())) {
+          // A point past the probe's time limit ends the class for this run, so one
+          // class cannot take the budget point after point (device runs 3-4 of session
+          // 7: three points of one class took 164 s); a later --resume ranks it last.
+          const std::string why =
+              absl::StrFormat("%s at %s (%s)", kTimedOut, where(*pt), desc.status().message());
+          if (revalidating_.count(c) && !done.empty() && done[0].desc.ok()) {
+            TableClass& cls = table_.classes[c];
+            cls.note = absl::StrCat(cls.note.empty() ? "" : cls.note + "; ",
+                                    "revalidation not finished: ", why);
+            return finish(c);
+          }
+          return fail(c, "not validated: " + why);
+        }
         if (++broken_here >= kMaxInstrumentErrors) {
           return fail(c, absl::StrFormat(
               "not validated: %d probes failed in the instrument after %d of %d probes "
@@ -885,6 +907,7 @@ class ClassProber {
   const ProbeFn& probe_;
   const ProbeOptions& options_;
   static constexpr int kMaxInstrumentErrors = 3;  // per class visit
+  static constexpr const char* kTimedOut = "a probe passed its time limit";
   std::vector<int> work_;                         // classes still to process
   std::set<std::tuple<int, int64_t, uint32_t>> tried_;  // (variant, K, P) probed
   std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant

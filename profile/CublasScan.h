@@ -192,10 +192,14 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
 // (dsl/probe/Experiments.h): a placement runs once, and with `limits` beyond 1 x 1 one
 // black-box call answers up to limits.rows x limits.cols placements (the caller keeps
 // them within the shape: rows <= s.m, cols <= s.n, so a batch is one cuBLAS launch).
+// f16/bf16 matrix families are searched with 16 and then 8 products per instruction.
+// `keep_going` (dsl::probe::ProbeOptions) is asked before every candidate of every
+// search; its error ends the probe (ProbeDeadline.h's deadline_check: a time limit).
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
-                                        dsl::probe::BatchLimits limits = {});
+                                        dsl::probe::BatchLimits limits = {},
+                                        std::function<absl::Status()> keep_going = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe); `split` says whether level 0 is a split that follows the split count.

@@ -8,9 +8,8 @@
 
 namespace fixbits::profile {
 
-dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
-                                       std::function<double()> now) {
-  if (limit_s <= 0) return box;
+std::function<absl::Status()> deadline_check(double limit_s, std::function<double()> now) {
+  if (limit_s <= 0) return [] { return absl::OkStatus(); };
   if (!now) {
     now = [] {
       return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -18,12 +17,22 @@ dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limi
     };
   }
   const double start = now();
-  return [box = std::move(box), limit_s, now = std::move(now), start](
-             const dsl::reference::GemmProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+  return [limit_s, now = std::move(now), start]() -> absl::Status {
     if (now() - start > limit_s) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "the probe passed its time limit of %.0f s (--probe-timeout-s)", limit_s));
     }
+    return absl::OkStatus();
+  };
+}
+
+dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
+                                       std::function<double()> now) {
+  if (limit_s <= 0) return box;
+  std::function<absl::Status()> check = deadline_check(limit_s, std::move(now));
+  return [box = std::move(box), check = std::move(check)](
+             const dsl::reference::GemmProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    if (absl::Status s = check(); !s.ok()) return s;
     return box(p);
   };
 }

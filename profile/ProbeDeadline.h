@@ -7,10 +7,13 @@
 // does not call `box`. The probe takes any error that is not NotFound as the
 // instrument's, so the scan drops that point instead of reading it as "no descriptor".
 // limit_s <= 0 means no limit (the box itself is returned).
-// Example: probe_key(with_deadline(box->as_black_box(), 60), shape, key, instr).
+// Example: probe_key(with_deadline(box->as_black_box(), 60), shape, key, instr, limits,
+//                    deadline_check(60)).
 #pragma once
 
 #include <functional>
+
+#include "absl/status/status.h"
 
 #include "dsl/probe/Experiments.h"
 
@@ -18,5 +21,10 @@ namespace fixbits::profile {
 
 dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
                                        std::function<double()> now = {});
+
+// The same limit for the probe's CPU search (dsl::probe::ProbeOptions::keep_going):
+// OK until `limit_s` seconds have passed since it was made, then DeadlineExceeded with
+// the message with_deadline gives. limit_s <= 0: always OK.
+std::function<absl::Status()> deadline_check(double limit_s, std::function<double()> now = {});
 
 }  // namespace fixbits::profile

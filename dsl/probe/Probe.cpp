@@ -220,6 +220,9 @@ class Judge {
   // the walk from r at the start of the outermost level's last part (where a short
   // part shows its short turn), run on the black box once per start.
   absl::StatusOr<bool> accepts(const GemmDesc& d, std::string* why) {
+    if (o_.keep_going) {
+      if (absl::Status s = o_.keep_going(); !s.ok()) return s;
+    }
     ++tried_;
     if (!validate(d).ok()) {
       *why = "validate";

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,11 @@ struct ProbeOptions {
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match
   uint64_t seed = 0x5eed;  // of the random draws
+  // Asked before each candidate is judged; a non-OK status ends the search with that
+  // status (not NotFound: the caller's limit, not evidence about the box). The CPU
+  // search of a long K can take minutes (device runs 3-4 of session 7: 66 s at
+  // K = 4096), longer than any black-box call, so a time limit must be checked here.
+  std::function<absl::Status()> keep_going;
 };
 
 // One level of a nest as the pair walk sees it, over the leading part [0, range).

@@ -43,8 +43,10 @@
 //   probe at a K in [small, --min-probe-k), where short-K kernel paths show. 0: off.
 //   --max-probe-mnk: points whose M*N*K exceeds W (default 2^31) are probed only when a
 //   class has no other (each probe experiment runs the full shape).
-//   --probe-timeout-s: one probe's black box stops answering after T seconds (default
-//   60; 0: no limit); the point is then dropped as an instrument failure.
+//   --probe-timeout-s: one probe's black box stops answering, and its CPU candidate
+//   search stops, after T seconds (default 60; 0: no limit); the point is then dropped
+//   as an instrument failure, the class ends for this run, and a later --resume probes
+//   it after every other class.
 //   --retry-failed: probe again the classes of a resumed table whose earlier probe found
 //   no descriptor (by default they are concluded and skipped).
 //   --probe-batch: one cuBLAS launch answers up to B x B of a probe's placements, inside
@@ -377,9 +379,10 @@ int main(int argc, char** argv) {
       // launch when the problem fits the shape).
       const dsl::probe::BatchLimits limits{.rows = std::min<int64_t>(s.m, args->probe_batch),
                                            .cols = std::min<int64_t>(s.n, args->probe_batch)};
+      // One time limit for the probe's launches and its CPU search.
       return profile::probe_key(
           profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr,
-          limits);
+          limits, profile::deadline_check(args->probe_timeout_s));
     };
     const double t0 = progress.elapsed();
     absl::StatusOr<profile::ProbeStats> stats =
