@@ -510,6 +510,58 @@ std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
   return std::nullopt;
 }
 
+// Where a plain leaf over [0, k) starts its mainloop turns and its instructions.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> leaf_starts(const dsl::GemmDesc& d,
+                                                                  int64_t k) {
+  const int64_t ik = d.instruction_k, step = d.k_loop_step.step > 0 ? d.k_loop_step.step : ik;
+  std::vector<int64_t> turns, groups;
+  const int64_t short_len = k % step;
+  int64_t t = 0;
+  if (short_len > 0 && d.k_loop_step.short_turn == dsl::ShortTurn::kFirst) {
+    turns.push_back(0);
+    for (int64_t g = 0; g < short_len; g += ik) groups.push_back(g);
+    t = short_len;
+  }
+  for (; t < k; t += step) {
+    turns.push_back(t);
+    for (int64_t g = t; g < std::min(k, t + step); g += ik) groups.push_back(g);
+  }
+  return {turns, groups};
+}
+
+// Whether two plain descriptors that differ at most in the K-loop step group the
+// products of a K differently (instruction starts; with two roundings per turn, turn
+// starts too): a probe at such a K tells them apart.
+bool steps_differ_at(const dsl::GemmDesc& a, const dsl::GemmDesc& b, int64_t k) {
+  const auto [ta, ga] = leaf_starts(a, k);
+  const auto [tb, gb] = leaf_starts(b, k);
+  return ga != gb || (!a.use_fast_accum && ta != tb);
+}
+
+// The plain descriptors that differ from `base` only in the K-loop step (1..16
+// instructions, either short turn) and group the products of every probe's K exactly
+// as `base` does, so they explain every probe of results[0..j] as well: steps the
+// class's probes cannot tell apart. Device run 2 of session 7: the wmma kernel
+// "..._32x32_64x1_..." walks K by 64, its probes ran at K = 257 and 17 (K mod 32 =
+// K mod 64), base_of took step 32, and 69 of 651 shapes at K mod 64 >= 32 differed.
+std::vector<dsl::GemmDesc> step_alternatives(const std::vector<ProbeResult>& results, size_t j,
+                                             const Base& base) {
+  std::vector<dsl::GemmDesc> out;
+  const dsl::GemmDesc& d = base.desc;
+  if (d.instruction_k <= 1 || !d.k_cuts.empty()) return out;
+  for (int64_t m = 1; m <= 16; ++m) {
+    for (dsl::ShortTurn turn : {dsl::ShortTurn::kFirst, dsl::ShortTurn::kLast}) {
+      dsl::GemmDesc cand = d;
+      cand.k_loop_step = {m == 1 ? 0 : m * d.instruction_k, turn};
+      if (cand == d || !dsl::validate(cand).ok()) continue;
+      bool same = true;
+      for (size_t i = 0; i <= j && same; ++i) same = !steps_differ_at(d, cand, results[i].at.k);
+      if (same) out.push_back(cand);
+    }
+  }
+  return out;
+}
+
 // Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
 std::optional<std::string> disagreement(const std::vector<ProbeResult>& results, size_t j,
                                         bool split) {
@@ -705,6 +757,42 @@ class ClassProber {
     return best;
   }
 
+  // For a plain class whose probes all found a descriptor that other K-loop steps
+  // explain as well (step_alternatives): its cheapest untried point (in [3,
+  // max_probe_k], within max_probe_mnk if it has one) at a K where one of them groups
+  // the products differently from the class's descriptor; nullopt when there is none.
+  std::optional<ProbePoint> separating_point(int c) const {
+    const std::vector<ProbeResult>& done = results_[c];
+    if (done.empty()) return std::nullopt;
+    for (const ProbeResult& r : done) {
+      if (!r.desc.ok()) return std::nullopt;
+    }
+    const std::optional<Base> base = base_of(done, done.size() - 1);
+    if (!base || !base->desc.k_cuts.empty()) return std::nullopt;
+    const std::vector<dsl::GemmDesc> alts = step_alternatives(done, done.size() - 1, *base);
+    if (alts.empty()) return std::nullopt;
+    std::optional<ProbePoint> best;
+    std::pair<bool, int64_t> best_cost;
+    for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+      if (table_.variants[v].cls != c) continue;
+      for (const auto& [kp, mn] : state_.shapes[v].points) {
+        const auto [k, p] = kp;
+        if (k < 3 || k > options_.max_probe_k || tried_.count({static_cast<int>(v), k, p})) continue;
+        bool separates = false;
+        for (const dsl::GemmDesc& a : alts) separates = separates || steps_differ_at(base->desc, a, k);
+        if (!separates) continue;
+        const int64_t mnk = mn.first * mn.second * k;
+        const std::pair<bool, int64_t> cost = {mnk > options_.max_probe_mnk, mnk};
+        if (!best || cost < best_cost) {
+          best = ProbePoint{.variant = static_cast<int>(v), .m = mn.first, .n = mn.second,
+                            .k = k, .splitk = p};
+          best_cost = cost;
+        }
+      }
+    }
+    return best;
+  }
+
   template <typename Elapsed>
   void process(int c, const Elapsed& elapsed) {
     std::vector<ProbeResult>& done = results_[c];
@@ -716,9 +804,25 @@ class ClassProber {
       }
     }
     int broken_here = 0;
-    while (static_cast<int>(done.size()) < wanted(c)) {
-      const std::optional<ProbePoint> pt = next_point(c);
+    // Once the class has its probes, one more where the K-loop steps that explain them
+    // all group the products differently (separating_point), if the class has such a
+    // point.
+    std::optional<ProbePoint> forced;
+    bool separated = false;
+    while (true) {
+      if (static_cast<int>(done.size()) >= wanted(c)) {
+        if (separated) break;
+        separated = true;
+        forced = separating_point(c);
+        if (!forced) break;
+        ++stats_.separating;
+      }
+      const std::optional<ProbePoint> pt = forced ? forced : next_point(c);
+      forced.reset();
       if (!pt) break;
+      // The separating probe is an extra: without budget for it the class keeps what its
+      // probes give.
+      if (separated && elapsed() > options_.budget_s) break;
       if (elapsed() > options_.budget_s) {
         const std::string spent = absl::StrFormat(
             "the probe budget of %.0f s was spent after %d of %d probes", options_.budget_s,

@@ -39,7 +39,11 @@
 //       depends on K or P beyond any rule) the class keeps no descriptor and a note;
 //     * a probe error other than NotFound is the instrument's (black box, device): that
 //       point is dropped and noted, never counted as a disagreement (at most 3 per
-//       class visit);
+//       class visit; a probe past its time limit, DeadlineExceeded, ends the visit at
+//       once, and such a class is probed after every other on a later resume);
+//     * a plain class whose probes other K-loop steps explain as well (they group the
+//       products of every probed K alike) gets one more probe, at its cheapest point
+//       whose K they group differently, if it has one (ProbeStats.separating);
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted
@@ -180,6 +184,8 @@ struct ProbeStats {
   int64_t instrument_errors = 0;  // probes whose black box failed (not NotFound)
   int64_t revalidated = 0;        // classes with a descriptor probed again (revalidate)
   int64_t concluded = 0;          // classes skipped: an earlier probe found no descriptor
+  // Extra probes at a K where K-loop steps that explain a plain class's probes differ.
+  int64_t separating = 0;
 };
 absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
                                          const ProbeFn& probe, const ProbeOptions& options,

@@ -394,12 +394,13 @@ int main(int argc, char** argv) {
     }
     std::printf("probe: %lld probes (%lld failed in the instrument), %lld class splits, %lld "
                 "classes validated, %lld without a descriptor, %lld revalidated, %lld concluded "
-                "earlier (no descriptor; --retry-failed), %.1f s\n",
+                "earlier (no descriptor; --retry-failed), %lld separating probes, %.1f s\n",
                 static_cast<long long>(stats->probes),
                 static_cast<long long>(stats->instrument_errors),
                 static_cast<long long>(stats->splits), static_cast<long long>(stats->validated),
                 static_cast<long long>(stats->failed), static_cast<long long>(stats->revalidated),
-                static_cast<long long>(stats->concluded), progress.elapsed() - t0);
+                static_cast<long long>(stats->concluded),
+                static_cast<long long>(stats->separating), progress.elapsed() - t0);
   }
   int with_desc = 0;
   for (size_t i = 0; i < table.classes.size(); ++i) {

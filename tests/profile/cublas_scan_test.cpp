@@ -434,6 +434,50 @@ TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
   EXPECT_EQ(d->k_loop_step.step, 48);
 }
 
+// Steps the probes cannot tell apart: a kernel that walks K by 64 with the short turn
+// first, probed at K = 257 and 25 (257 mod 64 = 257 mod 32, one short turn of 25 for
+// both), is explained by step 32 as well, which base_of would take. The class gets one
+// more probe at a K of its own where the two group the products differently (57), and
+// keeps step 64 (device run 2 of session 7: the wmma 32x32_64x1 kernel).
+TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
+  const HeuristicFn one = always(AlgoConfig{.id = 24, .tile_id = 11});
+  dsl::GemmDesc step64;
+  step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 57, 257}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(
+      t, st, reference_probe([&](const GemmShape&, int64_t) { return step64; }, &probes),
+      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(probes, 3);
+  EXPECT_EQ(stats->separating, 1);
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  ASSERT_EQ(c.probes.size(), 3u);
+  for (int64_t k : {57, 100, 121}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    dsl::probe::ProbeOptions o;
+    o.k = k;
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, step64, o, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+  }
+  // Without the separating point the class would keep step 32, which K = 57 tells apart.
+  dsl::GemmDesc step32 = step64;
+  step32.k_loop_step.step = 32;
+  dsl::probe::ProbeOptions o;
+  o.k = 57;
+  std::string why;
+  absl::StatusOr<bool> same = dsl::probe::reproduces(step32, step64, o, &why);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(*same) << "K = 57 must tell step 32 from step 64, or the test proves nothing";
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
