@@ -761,6 +761,8 @@ class ClassProber {
   // explain as well (step_alternatives): its cheapest untried point (in [3,
   // max_probe_k], within max_probe_mnk if it has one) at a K where one of them groups
   // the products differently from the class's descriptor; nullopt when there is none.
+  // A split class whose probes several split granules fit (fit_span_rules takes the
+  // coarsest): the same, at a point where two of them give different spans.
   std::optional<ProbePoint> separating_point(int c) const {
     const std::vector<ProbeResult>& done = results_[c];
     if (done.empty()) return std::nullopt;
@@ -768,9 +770,34 @@ class ClassProber {
       if (!r.desc.ok()) return std::nullopt;
     }
     const std::optional<Base> base = base_of(done, done.size() - 1);
-    if (!base || !base->desc.k_cuts.empty()) return std::nullopt;
-    const std::vector<dsl::GemmDesc> alts = step_alternatives(done, done.size() - 1, *base);
-    if (alts.empty()) return std::nullopt;
+    if (!base) return std::nullopt;
+    std::vector<dsl::GemmDesc> alts;
+    std::vector<int64_t> granules;  // split granules that fit every probe's span
+    if (base->desc.k_cuts.empty()) {
+      alts = step_alternatives(done, done.size() - 1, *base);
+    } else if (table_.classes[c].cls.values.split) {
+      for (int64_t g = 1024; g >= 1; g /= 2) {
+        bool fits = true;
+        for (const ProbeResult& r : done) {
+          fits = fits && apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g},
+                                         0, r.at.k, r.at.splitk) == r.desc->k_cuts[0].span;
+        }
+        if (fits) granules.push_back(g);
+      }
+      if (granules.size() < 2) granules.clear();
+    }
+    if (alts.empty() && granules.empty()) return std::nullopt;
+    // Whether a point (k, p) tells the alternatives apart.
+    auto separates_at = [&](int64_t k, int64_t p) {
+      for (const dsl::GemmDesc& a : alts) {
+        if (steps_differ_at(base->desc, a, k)) return true;
+      }
+      std::set<int64_t> spans;
+      for (int64_t g : granules) {
+        spans.insert(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g}, 0, k, p));
+      }
+      return spans.size() > 1;
+    };
     std::optional<ProbePoint> best;
     std::pair<bool, int64_t> best_cost;
     for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
@@ -778,9 +805,7 @@ class ClassProber {
       for (const auto& [kp, mn] : state_.shapes[v].points) {
         const auto [k, p] = kp;
         if (k < 3 || k > options_.max_probe_k || tried_.count({static_cast<int>(v), k, p})) continue;
-        bool separates = false;
-        for (const dsl::GemmDesc& a : alts) separates = separates || steps_differ_at(base->desc, a, k);
-        if (!separates) continue;
+        if (!separates_at(k, p)) continue;
         const int64_t mnk = mn.first * mn.second * k;
         const std::pair<bool, int64_t> cost = {mnk > options_.max_probe_mnk, mnk};
         if (!best || cost < best_cost) {

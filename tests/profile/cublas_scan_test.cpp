@@ -478,6 +478,43 @@ TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
   EXPECT_FALSE(*same) << "K = 57 must tell step 32 from step 64, or the test proves nothing";
 }
 
+// Split granules the probes cannot tell apart: a split of 3 whose span is ceil(K/3)
+// rounded up to 4, probed at K = 257, 1000 and 760 (spans 88, 336, 256: granule 8 gives
+// the same), would keep split/8, the coarsest rule that fits. The class gets one more
+// probe at its cheapest point where the two differ (K = 31: 12 vs 16) and keeps split/4. Session 7's match:
+// split-K classes at split counts 32-108 carried spans rounded to 32 or 64 where
+// cuBLAS rounds to 8 (CPU replay of the differing elements).
+TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
+  const HeuristicFn split3 = always(AlgoConfig{.id = 66, .splitk_num = 3, .reduction_scheme = 2});
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_cuts = {{((k + 2) / 3 + 3) / 4 * 4, dsl::Fold::kChain}};
+    return d;
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 31, 243, 257, 760, 1000}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, split3).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes),
+                                                   ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(stats->separating, 1) << c.note;
+  EXPECT_EQ(probes, 4) << c.note;
+  ASSERT_EQ(c.rules.size(), 1u);
+  EXPECT_EQ(to_string(c.rules[0]), "split/4");
+  EXPECT_EQ(c.probes.back().k, 31);
+  for (int64_t k : {243, 500, 999}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
+  }
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
