@@ -538,24 +538,41 @@ bool steps_differ_at(const dsl::GemmDesc& a, const dsl::GemmDesc& b, int64_t k) 
   return ga != gb || (!a.use_fast_accum && ta != tb);
 }
 
-// The plain descriptors that differ from `base` only in the K-loop step (1..16
-// instructions, either short turn) and group the products of every probe's K exactly
-// as `base` does, so they explain every probe of results[0..j] as well: steps the
-// class's probes cannot tell apart. Device run 2 of session 7: the wmma kernel
-// "..._32x32_64x1_..." walks K by 64, its probes ran at K = 257 and 17 (K mod 32 =
-// K mod 64), base_of took step 32, and 69 of 651 shapes at K mod 64 >= 32 differed.
+// The lengths of the ranges a descriptor's leaf runs over at K: K itself without cuts;
+// with one cut level of span s, s and the last part's length; empty for deeper nests
+// (not handled by the separating probe).
+std::vector<int64_t> leaf_lengths(const dsl::GemmDesc& d, int64_t k) {
+  if (d.k_cuts.empty()) return {k};
+  if (d.k_cuts.size() > 1) return {};
+  const int64_t s = std::max<int64_t>(1, d.k_cuts[0].span);
+  const int64_t parts = (k + s - 1) / s;
+  return {std::min(s, k), k - (parts - 1) * s};
+}
+
+// The descriptors that differ from `base` only in the K-loop step (1..16 instructions,
+// either short turn) and group the products of every leaf range of every probe alike
+// (each probe's own spans), so they explain every probe of results[0..j] as well:
+// steps the class's probes cannot tell apart. Plain leaves and one cut level only.
+// Device run 2 of session 7: the wmma kernel "..._32x32_64x1_..." walks K by 64, its
+// probes ran at K = 257 and 17 (K mod 32 = K mod 64), base_of took step 32, and 69 of
+// 651 shapes at K mod 64 >= 32 differed; a split class (22x11x25552) likewise.
 std::vector<dsl::GemmDesc> step_alternatives(const std::vector<ProbeResult>& results, size_t j,
                                              const Base& base) {
   std::vector<dsl::GemmDesc> out;
   const dsl::GemmDesc& d = base.desc;
-  if (d.instruction_k <= 1 || !d.k_cuts.empty()) return out;
+  if (d.instruction_k <= 1 || d.k_cuts.size() > 1) return out;
   for (int64_t m = 1; m <= 16; ++m) {
     for (dsl::ShortTurn turn : {dsl::ShortTurn::kFirst, dsl::ShortTurn::kLast}) {
       dsl::GemmDesc cand = d;
       cand.k_loop_step = {m == 1 ? 0 : m * d.instruction_k, turn};
       if (cand == d || !dsl::validate(cand).ok()) continue;
       bool same = true;
-      for (size_t i = 0; i <= j && same; ++i) same = !steps_differ_at(d, cand, results[i].at.k);
+      for (size_t i = 0; i <= j && same; ++i) {
+        if (!results[i].desc.ok()) continue;
+        const std::vector<int64_t> lens = leaf_lengths(*results[i].desc, results[i].at.k);
+        if (lens.empty()) return {};
+        for (int64_t len : lens) same = same && !steps_differ_at(d, cand, len);
+      }
       if (same) out.push_back(cand);
     }
   }
@@ -771,11 +788,27 @@ class ClassProber {
     }
     const std::optional<Base> base = base_of(done, done.size() - 1);
     if (!base) return std::nullopt;
-    std::vector<dsl::GemmDesc> alts;
+    const dsl::GemmDesc& bd = base->desc;
+    if (bd.k_cuts.size() > 1) return std::nullopt;
+    std::vector<dsl::GemmDesc> alts = step_alternatives(done, done.size() - 1, *base);
+    // With one cut level, the span the class's rule (as finish() fits it) gives a point.
+    std::optional<SpanRule> rule;
+    if (bd.k_cuts.size() == 1) {
+      std::vector<int64_t> ks;
+      std::vector<uint32_t> ps;
+      std::vector<dsl::GemmDesc> descs;
+      for (size_t i : order_from(base->point, done.size() - 1)) {
+        ks.push_back(done[i].at.k);
+        ps.push_back(done[i].at.splitk);
+        descs.push_back(*done[i].desc);
+      }
+      absl::StatusOr<std::vector<SpanRule>> rules =
+          fit_span_rules(table_.classes[c].cls.values.split, ks, ps, descs);
+      if (!rules.ok() || rules->size() != 1) return std::nullopt;
+      rule = (*rules)[0];
+    }
     std::vector<int64_t> granules;  // split granules that fit every probe's span
-    if (base->desc.k_cuts.empty()) {
-      alts = step_alternatives(done, done.size() - 1, *base);
-    } else if (table_.classes[c].cls.values.split) {
+    if (bd.k_cuts.size() == 1 && table_.classes[c].cls.values.split) {
       for (int64_t g = 1024; g >= 1; g /= 2) {
         bool fits = true;
         for (const ProbeResult& r : done) {
@@ -789,8 +822,12 @@ class ClassProber {
     if (alts.empty() && granules.empty()) return std::nullopt;
     // Whether a point (k, p) tells the alternatives apart.
     auto separates_at = [&](int64_t k, int64_t p) {
-      for (const dsl::GemmDesc& a : alts) {
-        if (steps_differ_at(base->desc, a, k)) return true;
+      dsl::GemmDesc at = bd;
+      if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
+      for (int64_t len : leaf_lengths(at, k)) {
+        for (const dsl::GemmDesc& a : alts) {
+          if (steps_differ_at(bd, a, len)) return true;
+        }
       }
       std::set<int64_t> spans;
       for (int64_t g : granules) {

@@ -41,10 +41,10 @@
 //       point is dropped and noted, never counted as a disagreement (at most 3 per
 //       class visit; a probe past its time limit, DeadlineExceeded, ends the visit at
 //       once, and such a class is probed after every other on a later resume);
-//     * a plain class whose probes other K-loop steps explain as well (they group the
-//       products of every probed K alike), or a split class whose probed spans several
-//       split granules fit, gets one more probe, at its cheapest point where they
-//       differ, if it has one (ProbeStats.separating);
+//     * a class (plain, or one cut level) whose probes other K-loop steps explain as
+//       well (they group the products of every probed leaf range alike), or a split
+//       class whose probed spans several split granules fit, gets one more probe, at
+//       its cheapest point where they differ, if it has one (ProbeStats.separating);
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted

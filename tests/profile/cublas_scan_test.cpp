@@ -515,6 +515,53 @@ TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
   }
 }
 
+// A split class's K-loop step the probes cannot tell apart: split 3, spans ceil(K/3)
+// rounded up to 8, step 64 with the short turn first; at K = 265, 405 and 1000 every
+// part is at most 32 past a multiple of 64, where step 32 groups the products alike
+// (and K = 265 fixes the granule: ceil(265/3) = 89 is 92 at granule 4, 96 at 8).
+// One more probe where a part separates them (K = 100: a part of 40) fixes the step,
+// checked against the truth's bits at K where it matters (session 7's 22x11x25552).
+TEST(CublasScan, ASplitClassStepTheProbesCannotTellApartGetsASeparatingProbe) {
+  const HeuristicFn split3 = always(AlgoConfig{.id = 66, .splitk_num = 3, .reduction_scheme = 2});
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_loop_step = {64, dsl::ShortTurn::kFirst};
+    d.k_cuts = {{((k + 2) / 3 + 7) / 8 * 8, dsl::Fold::kChain}};
+    return d;
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 100, 265, 405, 1000}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, split3).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes),
+                                                   ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(stats->separating, 1) << c.note;
+  EXPECT_EQ(probes, 4) << c.note;
+  for (int64_t k : {100, 700, 999}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    dsl::reference::GemmProblem p;
+    p.m = p.n = 1;
+    p.k = k;
+    std::mt19937_64 rng(k);
+    for (int64_t i = 0; i < k; ++i) {
+      p.a.push_back(to_bits(DType::kF16, std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+      p.b.push_back(to_bits(DType::kF16, (rng() & 1 ? -1.0f : 1.0f) *
+                                             std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+    }
+    absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(truth(GemmShape{}, k), p);
+    absl::StatusOr<std::vector<uint32_t>> have = dsl::reference::gemm(*d, p);
+    ASSERT_TRUE(want.ok() && have.ok());
+    EXPECT_EQ(*want, *have) << "K = " << k << ": " << *d;
+  }
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
