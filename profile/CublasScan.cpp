@@ -308,14 +308,12 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
   std::vector<std::string> tried;
   dsl::probe::Instrument inst(box, s.a_dtype, s.b_dtype, s.out_dtype, limits);
-  // f16/bf16 matrix families are searched twice: with the dtype's instruction (16
-  // products) and then as mma.sync m16n8k8 (8 products: the cutlass_75 "s1688"
-  // kernels behind cuBLASLt's id 24 tiles 15/18/20/24 on sm_90, device run 1 of
-  // session 7). The instrument's memo serves the second search's walks.
-  const bool half = s.a_dtype == DType::kF16 || s.a_dtype == DType::kBF16;
+  // f16/bf16 matrix families are searched twice (dsl::probe::searched_instruction_ks):
+  // the cutlass_75 "s1688" kernels behind cuBLASLt's id 24 tiles 15/18/20/24 on sm_90
+  // fold 8 products (device run 1 of session 7). The instrument's memo serves the
+  // second search's walks.
   for (GemmFamily f : {first, second, GemmFamily::kGemv}) {
-    for (int ik : {0, 8}) {
-      if (ik == 8 && (!half || f == GemmFamily::kGemv)) continue;
+    for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
       dsl::probe::ProbeOptions o;
       o.a_dtype = s.a_dtype;
       o.b_dtype = s.b_dtype;
@@ -886,19 +884,9 @@ class ClassProber {
       // probes give.
       if (separated && elapsed() > options_.budget_s) break;
       if (elapsed() > options_.budget_s) {
-        const std::string spent = absl::StrFormat(
-            "the probe budget of %.0f s was spent after %d of %d probes", options_.budget_s,
-            done.size(), wanted(c));
-        // A class being revalidated keeps the descriptor its earlier probes (and any new
-        // ones, which agreed) give: an unfinished revalidation is no evidence against it
-        // (device run 1 of 2026-12-03 lost 20 descriptors that way).
-        if (revalidating_.count(c) && !done.empty() && done[0].desc.ok()) {
-          TableClass& cls = table_.classes[c];
-          cls.note = absl::StrCat(cls.note.empty() ? "" : cls.note + "; ",
-                                  "revalidation not finished: ", spent);
-          return finish(c);
-        }
-        return fail(c, "not validated: " + spent);
+        return stop_early(c, absl::StrFormat(
+                                 "the probe budget of %.0f s was spent after %d of %d probes",
+                                 options_.budget_s, done.size(), wanted(c)));
       }
       runtime::GemmShape s = *parse_family(table_.classes[c].family);
       s.m = pt->m, s.n = pt->n, s.k = pt->k;
@@ -915,15 +903,8 @@ class ClassProber {
           // A point past the probe's time limit ends the class for this run, so one
           // class cannot take the budget point after point (device runs 3-4 of session
           // 7: three points of one class took 164 s); a later --resume ranks it last.
-          const std::string why =
-              absl::StrFormat("%s at %s (%s)", kTimedOut, where(*pt), desc.status().message());
-          if (revalidating_.count(c) && !done.empty() && done[0].desc.ok()) {
-            TableClass& cls = table_.classes[c];
-            cls.note = absl::StrCat(cls.note.empty() ? "" : cls.note + "; ",
-                                    "revalidation not finished: ", why);
-            return finish(c);
-          }
-          return fail(c, "not validated: " + why);
+          return stop_early(c, absl::StrFormat("%s at %s (%s)", kTimedOut, where(*pt),
+                                               desc.status().message()));
         }
         if (++broken_here >= kMaxInstrumentErrors) {
           return fail(c, absl::StrFormat(
@@ -944,6 +925,22 @@ class ClassProber {
       if (!done.back().desc.ok()) break;
     }
     finish(c);
+  }
+
+  // Ends class c's visit before its probes are complete (the budget spent, a probe past
+  // its time limit), saying why. A class being revalidated keeps the descriptor its
+  // earlier probes (and any new ones, which agreed) give: an unfinished revalidation is
+  // no evidence against it (device run 1 of 2026-12-03 lost 20 descriptors that way).
+  // Any other class keeps none.
+  void stop_early(int c, const std::string& why) {
+    const std::vector<ProbeResult>& done = results_[c];
+    if (revalidating_.count(c) && !done.empty() && done[0].desc.ok()) {
+      TableClass& cls = table_.classes[c];
+      cls.note = absl::StrCat(cls.note.empty() ? "" : cls.note + "; ",
+                              "revalidation not finished: ", why);
+      return finish(c);
+    }
+    fail(c, "not validated: " + why);
   }
 
   void fail(int c, const std::string& note) {

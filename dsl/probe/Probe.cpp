@@ -678,6 +678,12 @@ absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth
   return (*r)->accepts(candidate, why);
 }
 
+std::vector<int> searched_instruction_ks(DType a, GemmFamily family) {
+  const bool half = a == DType::kF16 || a == DType::kBF16;
+  if (half && family != GemmFamily::kGemv) return {0, 8};
+  return {0};
+}
+
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts) {
   if (!box) return absl::InvalidArgumentError("recover_gemm_desc was given an empty black box.");
   Instrument inst(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);

@@ -98,6 +98,11 @@ std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk,
 absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, int lanes,
                                                    const std::vector<int64_t>& first_index);
 
+// The ProbeOptions.instruction_k values a search of `family` with a_dtype `a` tries, in
+// order: 0 (the dtype's own), then 8 (mma.sync m16n8k8) for f16/bf16 inputs in a matrix
+// family (gemv's leaves are scalar). With 8, matrix_instruction must be mma_sync.
+std::vector<int> searched_instruction_ks(DType a, GemmFamily family);
+
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts);
 // The same search on a caller's instrument: its black box, its batch limits (one
 // call answers many placements) and its memo (placements already run are not run

@@ -422,10 +422,8 @@ int main(int argc, char** argv) {
     dsl::probe::Instrument inst((*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype,
                                 {.rows = std::min<int64_t>(s.m, 128),
                                  .cols = std::min<int64_t>(s.n, 128)});
-    const bool half = s.a_dtype == DType::kF16 || s.a_dtype == DType::kBF16;
     for (dsl::GemmFamily f : order) {
-      for (int ik : {0, 8}) {
-        if (ik == 8 && (!half || f == dsl::GemmFamily::kGemv)) continue;
+      for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
         const double t0 = elapsed();
         const int64_t c0 = (*box)->calls();
         dsl::probe::ProbeOptions o;
