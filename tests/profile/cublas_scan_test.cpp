@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
@@ -89,6 +90,50 @@ ProbeFn reference_probe(std::function<dsl::GemmDesc(const GemmShape&, int64_t)> 
     };
     return probe_key(box, s, key, dsl::Instruction::kMmaSync);
   };
+}
+
+// Scans `grid` with every shape answered `a` (one class; FailedPrecondition when the
+// scan gives another count) and probes it through the reference of truth(s, K);
+// *probes counts the probe calls.
+absl::StatusOr<ProbeStats> scan_and_probe(
+    CublasTable& t, ScanState& st, AlgoConfig a, const ScanGrid& grid,
+    std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth, const ProbeOptions& options,
+    int* probes) {
+  if (absl::Status s = scan_heuristic(t, st, GemmShape{}, grid, always(a)); !s.ok()) return s;
+  if (t.classes.size() != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the scan gave %d classes, not one", t.classes.size()));
+  }
+  return probe_classes(t, st, reference_probe(std::move(truth), probes), options);
+}
+
+// A split of 3 whose span is ceil(K/3) rounded up to `granule`, with K-loop step `step`,
+// as the truth of scan_and_probe, and the answer that names it.
+std::function<dsl::GemmDesc(const GemmShape&, int64_t)> split3_truth(int64_t granule,
+                                                                     dsl::KLoopStep step) {
+  return [granule, step](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_loop_step = step;
+    d.k_cuts = {{((k + 2) / 3 + granule - 1) / granule * granule, dsl::Fold::kChain}};
+    return d;
+  };
+}
+const AlgoConfig kSplit3{.id = 66, .splitk_num = 3, .reduction_scheme = 2};
+
+// A 1 x 1 x k problem of random f16 inputs (seeded by k), a positive and b signed, so
+// the grouping of the sum shows in the low bits.
+dsl::reference::GemmProblem random_f16_problem(int64_t k) {
+  dsl::reference::GemmProblem p;
+  p.m = p.n = 1;
+  p.k = k;
+  std::mt19937_64 rng(k);
+  for (int64_t i = 0; i < k; ++i) {
+    p.a.push_back(to_bits(DType::kF16, std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+    p.b.push_back(to_bits(DType::kF16, (rng() & 1 ? -1.0f : 1.0f) *
+                                           std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
+  }
+  return p;
 }
 
 TEST(CublasScan, LogGridHasPowersOddNeighboursAndEnds) {
@@ -397,18 +442,16 @@ TEST(CublasScan, RevalidationOptionsAreChecked) {
 // turn and recovers as the canonical step 0; at K = 1000 the short turn of 40 shows it.
 // The class keeps the descriptor that explains both (the H200's id 23 classes split so).
 TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
-  const HeuristicFn one = always(AlgoConfig{.id = 23});
   dsl::GemmDesc step48;  // mma_sync ik 16, fast accumulation
   step48.k_loop_step = {48, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 480, 1000}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 480, 1000}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(
-      t, st, reference_probe([&](const GemmShape&, int64_t) { return step48; }, &probes),
-      ProbeOptions{.max_probe_k = 4096});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, AlgoConfig{.id = 23}, grid,
+      [&](const GemmShape&, int64_t) { return step48; },
+      ProbeOptions{.max_probe_k = 4096}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(probes, 2);
   const TableClass& c = t.classes[0];
@@ -440,17 +483,16 @@ TEST(CublasScan, AFieldOneKCannotSeeIsExplainedByTheProbeThatSawIt) {
 // more probe at a K of its own where the two group the products differently (57), and
 // keeps step 64 (device run 2 of session 7: the wmma 32x32_64x1 kernel).
 TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
-  const HeuristicFn one = always(AlgoConfig{.id = 24, .tile_id = 11});
   dsl::GemmDesc step64;
   step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 57, 257}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 57, 257}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(
-      t, st, reference_probe([&](const GemmShape&, int64_t) { return step64; }, &probes),
-      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, AlgoConfig{.id = 24, .tile_id = 11}, grid,
+      [&](const GemmShape&, int64_t) { return step64; },
+      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(probes, 3);
   EXPECT_EQ(stats->separating, 1);
@@ -485,21 +527,14 @@ TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
 // split-K classes at split counts 32-108 carried spans rounded to 32 or 64 where
 // cuBLAS rounds to 8 (CPU replay of the differing elements).
 TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
-  const HeuristicFn split3 = always(AlgoConfig{.id = 66, .splitk_num = 3, .reduction_scheme = 2});
-  auto truth = [](const GemmShape&, int64_t k) {
-    dsl::GemmDesc d;
-    d.family = dsl::GemmFamily::kSplitK;
-    d.k_cuts = {{((k + 2) / 3 + 3) / 4 * 4, dsl::Fold::kChain}};
-    return d;
-  };
+  const auto truth = split3_truth(4, {0, dsl::ShortTurn::kLast});
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 31, 243, 257, 760, 1000}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 31, 243, 257, 760, 1000}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, split3).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes),
-                                                   ProbeOptions{.max_probe_k = 4096});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, kSplit3, grid,
+      truth, ProbeOptions{.max_probe_k = 4096}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   const TableClass& c = t.classes[0];
   ASSERT_TRUE(c.desc.has_value()) << c.note;
@@ -522,22 +557,14 @@ TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
 // One more probe where a part separates them (K = 100: a part of 40) fixes the step,
 // checked against the truth's bits at K where it matters (session 7's 22x11x25552).
 TEST(CublasScan, ASplitClassStepTheProbesCannotTellApartGetsASeparatingProbe) {
-  const HeuristicFn split3 = always(AlgoConfig{.id = 66, .splitk_num = 3, .reduction_scheme = 2});
-  auto truth = [](const GemmShape&, int64_t k) {
-    dsl::GemmDesc d;
-    d.family = dsl::GemmFamily::kSplitK;
-    d.k_loop_step = {64, dsl::ShortTurn::kFirst};
-    d.k_cuts = {{((k + 2) / 3 + 7) / 8 * 8, dsl::Fold::kChain}};
-    return d;
-  };
+  const auto truth = split3_truth(8, {64, dsl::ShortTurn::kFirst});
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 100, 265, 405, 1000}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 100, 265, 405, 1000}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, split3).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes),
-                                                   ProbeOptions{.max_probe_k = 4096});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, kSplit3, grid,
+      truth, ProbeOptions{.max_probe_k = 4096}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   const TableClass& c = t.classes[0];
   ASSERT_TRUE(c.desc.has_value()) << c.note;
@@ -546,15 +573,7 @@ TEST(CublasScan, ASplitClassStepTheProbesCannotTellApartGetsASeparatingProbe) {
   for (int64_t k : {100, 700, 999}) {
     absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
     ASSERT_TRUE(d.ok()) << d.status();
-    dsl::reference::GemmProblem p;
-    p.m = p.n = 1;
-    p.k = k;
-    std::mt19937_64 rng(k);
-    for (int64_t i = 0; i < k; ++i) {
-      p.a.push_back(to_bits(DType::kF16, std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
-      p.b.push_back(to_bits(DType::kF16, (rng() & 1 ? -1.0f : 1.0f) *
-                                             std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
-    }
+    const dsl::reference::GemmProblem p = random_f16_problem(k);
     absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(truth(GemmShape{}, k), p);
     absl::StatusOr<std::vector<uint32_t>> have = dsl::reference::gemm(*d, p);
     ASSERT_TRUE(want.ok() && have.ok());
@@ -567,19 +586,17 @@ TEST(CublasScan, ASplitClassStepTheProbesCannotTellApartGetsASeparatingProbe) {
 // searches again with instruction_k 8, and the class keeps that descriptor, which
 // a lookup returns with the right bits.
 TEST(CublasScan, AnEightProductInstructionIsRecovered) {
-  const HeuristicFn one = always(AlgoConfig{.id = 24, .tile_id = 20});
   dsl::GemmDesc k8;
   k8.instruction_k = 8;
   k8.k_loop_step = {32, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 257, 1000}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 64, 257, 1000}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(
-      t, st, reference_probe([&](const GemmShape&, int64_t) { return k8; }, &probes),
-      ProbeOptions{.max_probe_k = 4096});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, AlgoConfig{.id = 24, .tile_id = 20}, grid,
+      [&](const GemmShape&, int64_t) { return k8; },
+      ProbeOptions{.max_probe_k = 4096}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   const TableClass& c = t.classes[0];
   ASSERT_TRUE(c.desc.has_value()) << c.note;
@@ -588,15 +605,7 @@ TEST(CublasScan, AnEightProductInstructionIsRecovered) {
   for (int64_t k : {57, 700}) {
     absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
     ASSERT_TRUE(d.ok()) << d.status();
-    dsl::reference::GemmProblem p;
-    p.m = p.n = 1;
-    p.k = k;
-    std::mt19937_64 rng(k);
-    for (int64_t i = 0; i < k; ++i) {
-      p.a.push_back(to_bits(DType::kF16, std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
-      p.b.push_back(to_bits(DType::kF16, (rng() & 1 ? -1.0f : 1.0f) *
-                                             std::ldexp(1.0f + (rng() % 64) / 64.0f, int(rng() % 12) - 6)));
-    }
+    const dsl::reference::GemmProblem p = random_f16_problem(k);
     absl::StatusOr<std::vector<uint32_t>> want = dsl::reference::gemm(k8, p);
     absl::StatusOr<std::vector<uint32_t>> have = dsl::reference::gemm(*d, p);
     ASSERT_TRUE(want.ok() && have.ok());
@@ -609,17 +618,16 @@ TEST(CublasScan, AnEightProductInstructionIsRecovered) {
 // 25 = 16 + 9); neither canonical descriptor explains the other point, step 32/first
 // explains both, and it gives the right bits at a K where the three differ (57).
 TEST(CublasScan, AStepNeitherProbeReturnedIsFoundWhenItExplainsBoth) {
-  const HeuristicFn one = always(AlgoConfig{.id = 24});
   dsl::GemmDesc step32;
   step32.k_loop_step = {32, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 257}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 25, 257}};
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
   int probes = 0;
-  absl::StatusOr<ProbeStats> stats = probe_classes(
-      t, st, reference_probe([&](const GemmShape&, int64_t) { return step32; }, &probes),
-      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16});
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(
+      t, st, AlgoConfig{.id = 24}, grid,
+      [&](const GemmShape&, int64_t) { return step32; },
+      ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(probes, 2);
   const TableClass& c = t.classes[0];
