@@ -21,6 +21,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dsl/probe/Probe.h"
@@ -644,11 +645,15 @@ class ClassProber {
       // again. Its probes so far, each with the descriptor carried to its (K, P), are
       // checked with the new ones as if just made; the class gets a descriptor again
       // only if all agree (else it splits, or keeps none with the reason).
-      if (options_.revalidate > static_cast<int>(cls.probes.size())) {
-        for (const ProbePoint& at : cls.probes) {
-          results_[c].push_back(ProbeResult{at, carried(*cls.desc, cls.rules, at.k, at.splitk)});
-          tried_.insert({at.variant, at.k, at.splitk});
-        }
+      // A class whose probes leave a point that tells K-loop steps or split granules
+      // apart (separating_point; a table written before the separating probe, or by a
+      // run that could use only grid points) is revalidated too: it gets that probe.
+      for (const ProbePoint& at : cls.probes) {
+        results_[c].push_back(ProbeResult{at, carried(*cls.desc, cls.rules, at.k, at.splitk)});
+        tried_.insert({at.variant, at.k, at.splitk});
+      }
+      const bool separable = separating_point(c).has_value();
+      if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable) {
         cls.desc.reset();
         cls.rules.clear();
         cls.probes.clear();
@@ -656,6 +661,8 @@ class ClassProber {
         revalidating_.insert(ci);
         ++stats_.revalidated;
         work_.push_back(ci);
+      } else {
+        results_[c].clear();
       }
     }
     sort_work();
@@ -709,8 +716,20 @@ class ClassProber {
     auto timed_out = [&](int c) {
       return table_.classes[c].note.find(kTimedOut) != std::string::npos;
     };
+    std::map<int, int64_t> drawn;  // class -> rank_shapes that land in it
+    for (const runtime::GemmShape& s : options_.rank_shapes) {
+      absl::StatusOr<MapRun> run = lookup_run(table_, s);
+      if (run.ok() && run->variant >= 0 && run->variant < static_cast<int>(table_.variants.size())) {
+        ++drawn[table_.variants[run->variant].cls];
+      }
+    }
+    auto weight = [&](int c) {
+      auto it = drawn.find(c);
+      return it == drawn.end() ? int64_t{0} : it->second;
+    };
     std::stable_sort(work_.begin(), work_.end(), [&](int a, int b) {
       if (timed_out(a) != timed_out(b)) return timed_out(b);
+      if (weight(a) != weight(b)) return weight(a) > weight(b);
       return class_shapes(table_, a) > class_shapes(table_, b);
     });
   }
@@ -835,19 +854,54 @@ class ClassProber {
     };
     std::optional<ProbePoint> best;
     std::pair<bool, int64_t> best_cost;
+    auto consider = [&](int v, int64_t m, int64_t n, int64_t k, uint32_t p) {
+      if (k < 3 || k > options_.max_probe_k || tried_.count({v, k, p})) return;
+      const int64_t mnk = m * n * k;
+      const std::pair<bool, int64_t> cost = {mnk > options_.max_probe_mnk, mnk};
+      if (best && !(cost < best_cost)) return;
+      if (!separates_at(k, p)) return;
+      best = ProbePoint{.variant = v, .m = m, .n = n, .k = k, .splitk = p};
+      best_cost = cost;
+    };
     for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
       if (table_.variants[v].cls != c) continue;
       for (const auto& [kp, mn] : state_.shapes[v].points) {
-        const auto [k, p] = kp;
-        if (k < 3 || k > options_.max_probe_k || tried_.count({static_cast<int>(v), k, p})) continue;
-        if (!separates_at(k, p)) continue;
-        const int64_t mnk = mn.first * mn.second * k;
-        const std::pair<bool, int64_t> cost = {mnk > options_.max_probe_mnk, mnk};
-        if (!best || cost < best_cost) {
-          best = ProbePoint{.variant = static_cast<int>(v), .m = mn.first, .n = mn.second,
-                            .k = k, .splitk = p};
-          best_cost = cost;
+        consider(static_cast<int>(v), mn.first, mn.second, kp.first, kp.second);
+      }
+    }
+    // With the heuristic to check a point against (ProbeOptions::heuristic), K values
+    // between the grid points too: each map run of the class's variants holds for
+    // [k0, next k0), and its first kOffGridKs values past its grid points are tried at
+    // the run's cell (the smallest M*N first, as the grid points are).
+    if (options_.heuristic) {
+      constexpr int64_t kOffGridKs = 256;
+      // Each distinct (K range, split count) once, at its smallest cell.
+      struct Cell {
+        int64_t m, n;
+        int variant;
+      };
+      std::map<std::tuple<int64_t, int64_t, uint32_t>, Cell> ranges;
+      for (const FamilyMap& map : table_.maps) {
+        if (map.family != table_.classes[c].family) continue;
+        for (size_t cell = 0; cell < map.runs.size(); ++cell) {
+          const int64_t m = map.ms[cell / map.ns.size()], n = map.ns[cell % map.ns.size()];
+          const std::vector<MapRun>& runs = map.runs[cell];
+          for (size_t r = 0; r < runs.size(); ++r) {
+            const MapRun& run = runs[r];
+            if (run.variant < 0 || run.variant >= static_cast<int>(table_.variants.size()) ||
+                table_.variants[run.variant].cls != c) {
+              continue;
+            }
+            const int64_t end = r + 1 < runs.size() ? runs[r + 1].k0 : map.k_max + 1;
+            auto [it, fresh] = ranges.try_emplace({run.k0, end, run.splitk}, Cell{m, n, run.variant});
+            if (!fresh && m * n < it->second.m * it->second.n) it->second = Cell{m, n, run.variant};
+          }
         }
+      }
+      for (const auto& [range, cell] : ranges) {
+        const auto [k0, end, p] = range;
+        const int64_t hi = std::min({end - 1, options_.max_probe_k, k0 + kOffGridKs});
+        for (int64_t k = std::max<int64_t>(k0, 3); k <= hi; ++k) consider(cell.variant, cell.m, cell.n, k, p);
       }
     }
     return best;
@@ -890,6 +944,22 @@ class ClassProber {
       }
       runtime::GemmShape s = *parse_family(table_.classes[c].family);
       s.m = pt->m, s.n = pt->n, s.k = pt->k;
+      if (options_.heuristic) {
+        const CublasAnswer want{table_.variants[pt->variant].key, pt->splitk};
+        absl::StatusOr<runtime::AlgoConfig> got = options_.heuristic(s);
+        if (!got.ok() || answer_of(*got) != want) {
+          // Not this class's kernel here (an off-grid point the map's run does not hold
+          // for): no evidence either way, and no count against the class.
+          tried_.insert({pt->variant, pt->k, pt->splitk});
+          ++stats_.instrument_errors;
+          broken_[pt->variant].push_back(absl::StrFormat(
+              "%s: cuBLASLt's heuristic %s there", where(*pt),
+              got.ok() ? absl::StrCat("answers ", to_string(answer_of(*got).key), " split ",
+                                      answer_of(*got).splitk)
+                       : absl::StrCat("failed: ", got.status().message())));
+          continue;
+        }
+      }
       ++stats_.probes;
       tried_.insert({pt->variant, pt->k, pt->splitk});
       absl::StatusOr<dsl::GemmDesc> desc = probe_(s, table_.variants[pt->variant].key);

@@ -176,6 +176,20 @@ struct ProbeOptions {
   // run of a resumed table) is concluded and not probed again; true: it is probed like
   // any other.
   bool retry_failed = false;
+  // Non-empty: classes are probed in the order of how many of these shapes land in them
+  // (profile::lookup_run), then by scanned shapes; the sample passes the bit match's
+  // draws (draw_match_sequence), so the budget goes where the match's shapes are.
+  // Empty: by scanned shapes only. Either way a class whose probe passed its time
+  // limit in an earlier run goes last.
+  std::vector<runtime::GemmShape> rank_shapes;
+  // Set: every probe point is first put to cuBLASLt's heuristic, and a point where it
+  // does not answer the class's variant with the point's split count is dropped as an
+  // instrument failure (no evidence about the class). It also lets the separating
+  // probe take K values between the scanned grid points, inside the map's runs of the
+  // class's variants (where the map says the variant holds but no heuristic call was
+  // made): session 8's device run 1 found the wmma class's only grid points at K mod 64
+  // = K mod 32, so step 32 and step 64 had no separating grid point.
+  HeuristicFn heuristic;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made

@@ -48,4 +48,21 @@ runtime::GemmShape draw_match_shape(std::mt19937_64& rng, DType t, const MatchSh
   }
 }
 
+std::vector<MatchDraw> draw_match_sequence(uint64_t seed, const std::vector<DType>& dtypes,
+                                           int64_t shapes, int64_t fp8_shapes,
+                                           const MatchShapeLimits& limits) {
+  std::vector<MatchDraw> out;
+  std::mt19937_64 rng(seed);
+  for (DType t : dtypes) {
+    const int64_t n = dtype_is_fp8(t) ? fp8_shapes : shapes;
+    for (int64_t i = 0; i < n; ++i) {
+      MatchDraw d;
+      d.shape = draw_match_shape(rng, t, limits);
+      d.input_seed = rng();
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
 }  // namespace fixbits::profile

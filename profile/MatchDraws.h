@@ -10,7 +10,10 @@
 // draw_match_shape is the match's random shape (profile::usual_shape's dtypes and
 // layout for `t`; M, N log-uniform in [1, max_dim], K in [1, max_k], fp8 K and N
 // rounded up to 16, redrawn until M*K + K*N + M*N <= max_elems), so the bit match and
-// the CPU coverage count (samples/cublas_coverage) see the same shapes from one seed.
+// the CPU coverage count (samples/cublas_coverage) see the same shapes from one seed;
+// draw_match_sequence is the match's whole sequence from one seed (each dtype in
+// order, its shapes each followed by the draw the match takes for its input seed), which
+// the coverage count and the scan's class ranking (ProbeOptions::rank_shapes) replay.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +32,15 @@ struct MatchShapeLimits {
 uint32_t draw_input_bits(DType t, std::mt19937_64& rng, bool with_subnormal);
 std::vector<int64_t> spread(int64_t extent, int64_t want);
 runtime::GemmShape draw_match_shape(std::mt19937_64& rng, DType t, const MatchShapeLimits& limits);
+
+struct MatchDraw {
+  runtime::GemmShape shape;
+  uint64_t input_seed = 0;  // what fixbits-cublas-match seeds this shape's inputs with
+};
+// fixbits-cublas-match's draws for --seed=seed: for each of `dtypes` in order,
+// `fp8_shapes` shapes for an fp8 dtype and `shapes` for any other.
+std::vector<MatchDraw> draw_match_sequence(uint64_t seed, const std::vector<DType>& dtypes,
+                                           int64_t shapes, int64_t fp8_shapes,
+                                           const MatchShapeLimits& limits);
 
 }  // namespace fixbits::profile

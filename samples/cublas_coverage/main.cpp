@@ -1,7 +1,7 @@
 // fixbits-cublas-coverage: how much of the bit match's shape distribution a cuBLAS
 // table covers, on the CPU (no GPU, no cuBLASLt). It draws the shapes
 // fixbits-cublas-match would draw with the same flags and seed (profile::
-// draw_match_shape, one extra draw per shape for the match's input seed, so the
+// draw_match_sequence, the match's draws, input seeds included, so the
 // sequences agree), looks each up in the table (profile::lookup) and counts per family
 // the shapes that land in a class WITH a descriptor. It does so twice: for the table as
 // written, and after fixbits-cublas-scan --resume's re-key (profile::rekey_table with
@@ -108,29 +108,25 @@ void report(const char* title, const profile::CublasTable& t, const Args& a) {
   }
   std::map<std::string, Count> counts;
   std::map<int, int64_t> open_shapes;  // class without a descriptor -> drawn shapes in it
-  std::mt19937_64 rng(a.seed);
-  for (DType dt : a.dtypes) {
-    const int64_t n = dtype_is_fp8(dt) ? a.fp8_shapes : a.shapes;
-    for (int64_t i = 0; i < n; ++i) {
-      const runtime::GemmShape s = profile::draw_match_shape(rng, dt, a.limits);
-      (void)rng();  // the match draws its input seed here
-      Count& c = counts[profile::family_of(s)];
-      ++c.shapes;
-      const absl::Status st = profile::lookup(t, s).status();
-      if (st.ok()) {
-        ++c.covered;
-      } else if (absl::IsOutOfRange(st) || absl::IsNotFound(st)) {
-        ++c.outside;
-      } else if (absl::IsFailedPrecondition(st) &&
-                 std::string(st.message()).find("has no validated descriptor") !=
-                     std::string::npos) {
-        ++c.no_desc;
-        if (absl::StatusOr<profile::MapRun> run = profile::lookup_run(t, s); run.ok() && run->variant >= 0) {
-          ++open_shapes[t.variants[static_cast<size_t>(run->variant)].cls];
-        }
-      } else {
-        ++c.refused;  // a refused cell (or any other failure of the lookup)
+  for (const profile::MatchDraw& draw :
+       profile::draw_match_sequence(a.seed, a.dtypes, a.shapes, a.fp8_shapes, a.limits)) {
+    const runtime::GemmShape& s = draw.shape;
+    Count& c = counts[profile::family_of(s)];
+    ++c.shapes;
+    const absl::Status st = profile::lookup(t, s).status();
+    if (st.ok()) {
+      ++c.covered;
+    } else if (absl::IsOutOfRange(st) || absl::IsNotFound(st)) {
+      ++c.outside;
+    } else if (absl::IsFailedPrecondition(st) &&
+               std::string(st.message()).find("has no validated descriptor") !=
+                   std::string::npos) {
+      ++c.no_desc;
+      if (absl::StatusOr<profile::MapRun> run = profile::lookup_run(t, s); run.ok() && run->variant >= 0) {
+        ++open_shapes[t.variants[static_cast<size_t>(run->variant)].cls];
       }
+    } else {
+      ++c.refused;  // a refused cell (or any other failure of the lookup)
     }
   }
   std::printf("%s\n%-16s %8s %10s %8s %8s %8s %8s %8s %9s\n", title, "family", "classes",

@@ -26,7 +26,7 @@
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
-//          [--probe-batch=B] [--retry-failed]
+//          [--probe-batch=B] [--retry-failed] [--rank-shapes=N]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -52,6 +52,11 @@
 //   --probe-batch: one cuBLAS launch answers up to B x B of a probe's placements, inside
 //   the shape (rows <= M, columns <= N; dsl/probe/Experiments.h, batching). Default
 //   128; 1 runs one launch per placement.
+//   --rank-shapes: classes are probed in the order of how many of fixbits-cublas-match's
+//   default draws (seed 1: N shapes per f16/bf16 family, N/10 fp8) land in them, then
+//   by scanned shapes (default 10000; 0: scanned shapes only). Every probe point is
+//   first checked against cuBLASLt's heuristic (ProbeOptions::heuristic), so the
+//   separating probe may take K values between the grid's.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -74,6 +79,7 @@
 #include "profile/CublasBlackBox.h"
 #include "profile/CublasProfile.h"
 #include "profile/CublasScan.h"
+#include "profile/MatchDraws.h"
 #include "profile/ProbeDeadline.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Runtime.h"
@@ -94,6 +100,7 @@ struct Args {
   int64_t max_mn = 16384;  // M and N grids run to it
   int64_t max_k = int64_t{1} << 19;
   profile::ProbeOptions probe;
+  int64_t rank_shapes = 10000;  // the match's draws per f16/bf16 family that rank classes
   bool no_probe = false;
   std::string command;
 };
@@ -161,6 +168,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       if (!absl::SimpleAtod(*v, &a.probe.budget_s) || a.probe.budget_s < 0) {
         return absl::InvalidArgumentError("--probe-budget-s takes a number of seconds >= 0.");
       }
+    } else if (value("--rank-shapes=")) {
+      st = int_flag("--rank-shapes=", 0, &a.rank_shapes);
     } else if (arg == "--no-probe") {
       a.no_probe = true;
     } else {
@@ -384,6 +393,14 @@ int main(int argc, char** argv) {
           profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr,
           limits, profile::deadline_check(args->probe_timeout_s));
     };
+    // The match's shapes rank the classes (fixbits-cublas-match's defaults: seed 1, a
+    // tenth as many fp8 shapes), and every probe point is checked against the heuristic.
+    args->probe.rank_shapes.clear();
+    for (const profile::MatchDraw& d : profile::draw_match_sequence(
+             1, args->dtypes, args->rank_shapes, args->rank_shapes / 10, {})) {
+      args->probe.rank_shapes.push_back(d.shape);
+    }
+    args->probe.heuristic = heuristic;
     const double t0 = progress.elapsed();
     absl::StatusOr<profile::ProbeStats> stats =
         profile::probe_classes(table, state, probe, args->probe, show);

@@ -520,6 +520,133 @@ TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
   EXPECT_FALSE(*same) << "K = 57 must tell step 32 from step 64, or the test proves nothing";
 }
 
+// The same class on a grid whose K values all have K mod 64 = K mod 32 (17, 257, 259:
+// session 8's device run 1, where the wmma class kept step 32): no grid point separates
+// step 32 from 64. With the heuristic to check points against (ProbeOptions::heuristic),
+// the separating probe takes a K between grid points inside the class's map run and
+// finds step 64; a heuristic that answers another algorithm there makes that point an
+// instrument failure, and the class keeps what its probes give.
+TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic) {
+  dsl::GemmDesc step64;
+  step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 17, 257, 259}};
+  const AlgoConfig wmma{.id = 24, .tile_id = 11};
+  auto truth = [&](const GemmShape&, int64_t) { return step64; };
+  auto k_of_probe = [](const CublasTable& t) {
+    std::set<int64_t> ks;
+    for (const ProbePoint& p : t.classes[0].probes) ks.insert(p.k);
+    return ks;
+  };
+  {  // grid points only: nothing separates, the class keeps a step that K = 57 refutes
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0;
+    absl::StatusOr<ProbeStats> stats = scan_and_probe(
+        t, st, wmma, grid, truth, ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16}, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->separating, 0);
+    ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+    EXPECT_NE(t.classes[0].desc->k_loop_step.step, 64) << "the grid alone told the steps apart: "
+                                                          "the test below proves nothing";
+    // Probing the same table again with the heuristic (a --resume): the validated class
+    // is revalidated for its separating point alone and ends with step 64.
+    ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
+    o.heuristic = always(wmma);
+    probes = 0;
+    stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->revalidated, 1);
+    EXPECT_EQ(stats->separating, 1);
+    EXPECT_EQ(probes, 1);
+    ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+    EXPECT_EQ(t.classes[0].desc->k_loop_step.step, 64) << *t.classes[0].desc;
+  }
+  {  // with the heuristic: one probe at an off-grid K, and step 64
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0, asked = 0;
+    ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
+    o.heuristic = [&](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+      ++asked;
+      return always(wmma)(s);
+    };
+    absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, wmma, grid, truth, o, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->separating, 1);
+    EXPECT_EQ(asked, probes);
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    const std::set<int64_t> ks = k_of_probe(t);
+    EXPECT_EQ(ks.size(), 3u);  // two grid points (class_probes) and the separating one
+    int off_grid = 0;
+    for (int64_t k : ks) {
+      if (k == 17 || k == 257 || k == 259) continue;
+      ++off_grid;
+      EXPECT_NE(k % 64, k % 32) << "off-grid K " << k;
+    }
+    EXPECT_EQ(off_grid, 1);
+    for (int64_t k : {57, 100, 121}) {
+      absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+      ASSERT_TRUE(d.ok()) << d.status();
+      dsl::probe::ProbeOptions po;
+      po.k = k;
+      std::string why;
+      absl::StatusOr<bool> same = dsl::probe::reproduces(*d, step64, po, &why);
+      ASSERT_TRUE(same.ok()) << same.status();
+      EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+    }
+  }
+  {  // the heuristic answers another algorithm off the grid: no evidence, no probe there
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0;
+    const std::set<int64_t> grid_ks(grid.ks.begin(), grid.ks.end());
+    ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
+    o.heuristic = [&](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+      if (grid_ks.count(s.k)) return wmma;
+      return AlgoConfig{.id = 23, .tile_id = 11};
+    };
+    absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, wmma, grid, truth, o, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->separating, 1);
+    EXPECT_EQ(stats->instrument_errors, 1);
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    EXPECT_EQ(k_of_probe(t).size(), 2u);
+    EXPECT_TRUE(has(c.note, "heuristic answers id=23")) << c.note;
+  }
+}
+
+// ProbeOptions::rank_shapes: the class the most of those shapes land in is probed
+// first, even when another class has more scanned shapes; without them, scanned shapes
+// decide. Two ids: 66 at M >= 4 (3 of 4 grid rows), 24 at M = 1.
+TEST(CublasScan, ClassesAreProbedInTheOrderOfTheRankShapes) {
+  const ScanGrid grid{.ms = {1, 4, 16, 64}, .ns = {1, 16}, .ks = {1, 2, 257, 300}};
+  const HeuristicFn two = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
+  };
+  for (bool ranked : {false, true}) {
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two).ok());
+    ASSERT_EQ(t.classes.size(), 2u);
+    std::vector<int32_t> order;
+    int probes = 0;
+    const ProbeFn inner = reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; },
+                                          &probes);
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+      if (order.empty() || order.back() != key.id) order.push_back(key.id);
+      return inner(s, key);
+    };
+    ProbeOptions o{.max_probe_k = 4096};
+    if (ranked) o.rank_shapes = {GemmShape{.m = 1, .n = 1, .k = 300}, GemmShape{.m = 1, .n = 16, .k = 257}};
+    absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const std::vector<int32_t> want = ranked ? std::vector<int32_t>{24, 66} : std::vector<int32_t>{66, 24};
+    EXPECT_EQ(order, want);
+  }
+}
+
 // Split granules the probes cannot tell apart: a split of 3 whose span is ceil(K/3)
 // rounded up to 4, probed at K = 257, 1000 and 760 (spans 88, 336, 256: granule 8 gives
 // the same), would keep split/8, the coarsest rule that fits. The class gets one more
