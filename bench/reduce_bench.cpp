@@ -13,9 +13,12 @@
 // groups do) and twice that (columns: and half); RMSNorm and softmax rows also try
 // each config with keep_passes N (the row's first N passes kept in registers: a row of
 // at most N passes is read once) for N = 1, 2, 4, ... and N = ceil(cols / Q), up to
-// the rows' passes and the register bound dsl::max_keep_passes. The label says which
-// won (bpr=1: one block per row; keep=N: N passes kept; such a kernel has the same
-// bits but is not yet in the checker's one pinned class).
+// the rows' passes and the register bound dsl::max_keep_passes; pinned RMSNorm and
+// softmax rows that get a split also try it as one cluster kernel (cluster_rows, P =
+// 2, 4, 8, each block keeping its share of strips). The label says which won (bpr=1:
+// one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
+// cluster kernel; such kernels have the same bits but are not yet in the checker's one
+// pinned class).
 // vs_free (pinned cases whose free-order case is also benchmarked): the free order's
 // tuned time over the pinned order's, both the 20-sample medians of their tuning
 // (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned
@@ -298,6 +301,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
   std::vector<dsl::ReduceConfig> candidates(configs.begin(), configs.end());
   const bool two_pass = desc.op == dsl::ReduceOp::kRmsNorm || desc.op == dsl::ReduceOp::kSoftmax;
   for (dsl::ReduceConfig c : configs) {
+    const dsl::ReduceConfig base = c;  // c gets the split knobs below
     if (two_pass && desc.axis == dsl::ReduceAxis::kRow) {
       // The first N passes kept in registers (label keep=N): powers of two and the
       // whole row's passes, no more than the row has and the registers allow.
@@ -331,6 +335,23 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
       if (!by_row && p / 2 > 1) {
         c.blocks_per_row = p / 2;
         candidates.push_back(c);
+      }
+    }
+    // Cluster rows (label cl=1; NVIDIA sm_90): an RMSNorm/softmax split row as one
+    // kernel, its P = 2, 4, 8 blocks one thread-block cluster, each keeping its share of
+    // the row's strips in registers (keep=K strips a block; at most the register bound,
+    // then the rest is read again), so x is read from memory once instead of twice
+    // (softmax: three times).
+    if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
+      const int64_t strips = dsl::strip_count(desc, cols);
+      for (int parts : {2, 4, 8}) {
+        if (parts > strips) break;
+        dsl::ReduceConfig k = base;
+        k.blocks_per_row = parts;
+        k.cluster_rows = true;
+        const int64_t share = (strips - 1) / parts + 1;
+        k.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, k)));
+        candidates.push_back(k);  // a config whose block exceeds the strip fails to build: skipped
       }
     }
   }
@@ -447,9 +468,9 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d", tc.cfg.warps,
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d", tc.cfg.warps,
                                  tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes));
+                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \

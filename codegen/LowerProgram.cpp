@@ -8,7 +8,9 @@
 // computed redundantly by every thread; a scalar store is done by thread 0.
 // Masked loads/stores guard each element with a branch (no out-of-bounds access);
 // a thread's consecutive elements first try one vector path (load_vectorized,
-// store_vectorized) taken only when all are in bounds and aligned.
+// store_vectorized) taken only when all are in bounds and aligned. A cluster barrier
+// and a program's cluster shape are the target's (TargetInfo::cluster_barrier,
+// mark_cluster); a target without clusters makes them an Unimplemented Status.
 #include <algorithm>
 #include <bit>
 
@@ -381,6 +383,12 @@ class Lowerer {
                                                 {at(op, 0, r), at(op, 1, r), at(op, 2, r)}));
         }
         return set_result(op, out);
+      case tile::OpKind::kClusterBarrier:
+        if (!ctx_.target.cluster_barrier(b_)) {
+          return unsupported(op, n, absl::StrFormat("target %s has no thread-block clusters",
+                                                    target_name(ctx_.target.target())));
+        }
+        return absl::OkStatus();
       case tile::OpKind::kXorPermute: {
         // Rank-1 blocked layout: i = tid * R + r. An offset below R swaps registers;
         // a larger one (a multiple of R) moves to thread tid ^ (d / R), same register.
@@ -602,6 +610,11 @@ absl::Status lower_program(const tile::Program& program, const TargetInfo& targe
       llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, program.name, module);
   const int block_threads = target.warp_size() * program.num_warps;
   target.mark_kernel(f, block_threads);
+  if (program.cluster > 1 && !target.mark_cluster(f, program.cluster)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "program %s: cluster %d: target %s has no thread-block clusters.", program.name,
+        program.cluster, target_name(target.target())));
+  }
   for (size_t i = 0; i < program.params.size(); ++i) {
     f->getArg(i)->setName(program.params[i].name);  // no noalias: x and y may be one buffer
   }

@@ -7,7 +7,9 @@
 // warp_reduce may decline (return false, emitting nothing), in which case the
 // caller builds the same tree from shuffle_xor steps; when it accepts, it must
 // produce exactly the tree of combining partners lane ^ off for off in `offsets`,
-// in that order, with every lane holding the result.
+// in that order, with every lane holding the result. cluster_barrier / mark_cluster
+// (thread-block clusters, tile::OpKind::kClusterBarrier) may decline by returning
+// false, emitting nothing; the lowering then reports the op as unsupported.
 #pragma once
 
 #include <memory>
@@ -35,6 +37,10 @@ class TargetInfo {
   virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int offset) const = 0;
   virtual void barrier(llvm::IRBuilder<>& b) const = 0;
   virtual void mark_kernel(llvm::Function* f, int block_threads) const = 0;
+  // Declares that the kernel runs in clusters of `blocks` blocks along x.
+  virtual bool mark_cluster(llvm::Function* f, int blocks) const { return false; }
+  // Cluster-wide barrier: arrive (release) then wait (acquire), every thread.
+  virtual bool cluster_barrier(llvm::IRBuilder<>& b) const { return false; }
   virtual bool warp_reduce(llvm::IRBuilder<>& b, llvm::Value*& v, tile::Combine c,
                            const std::vector<int>& offsets) const {
     return false;

@@ -1,8 +1,8 @@
 // ReduceRunner.cpp: host<->device packing and the launch of a reduction, with the
 // parameter order ReduceProgram.h documents (LINE = cols, or rows, cols by column):
 //   sum/max/min: (x, y, LINE)   rmsnorm: (x, w, y, LINE, eps)   softmax: (x, y, LINE)
-// and, for split rows and split columns, the parameters each phase lists in
-// dsl/tile/ReduceProgram.h.
+// and, for split rows (also as one cluster kernel) and split columns, the parameters
+// each phase lists in dsl/tile/ReduceProgram.h.
 #include "jit/ReduceRunner.h"
 
 #include <cstring>
@@ -57,7 +57,8 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                                           config.warps, config.elems_per_thread,
                                           config.keep_passes > 0
                                               ? absl::StrFormat(" keep_passes=%d", config.keep_passes)
-                                              : "");
+                                              : "") +
+                          (config.cluster_rows ? " cluster_rows" : "");
   ReduceRunner r;
   if (config.blocks_per_row == 1) {
     absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
@@ -81,6 +82,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   r.device_ = std::move(device);
   r.desc_ = desc;
   r.blocks_per_row_ = config.blocks_per_row;
+  r.cluster_rows_ = config.cluster_rows;
   return r;
 }
 
@@ -227,11 +229,13 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
         else args = {{x, ws, rows, cols}, {ws, y, rows, cols}};  // split columns
         break;
       case dsl::ReduceOp::kRmsNorm:
-        args = {{x, ws, cols}, {x, KernelArg::pointer(*w_), ws, y, cols, eps}};
+        if (cluster_rows_) args = {{x, KernelArg::pointer(*w_), ws, y, cols, eps}};  // one kernel
+        else args = {{x, ws, cols}, {x, KernelArg::pointer(*w_), ws, y, cols, eps}};
         break;
       case dsl::ReduceOp::kSoftmax: {
         const KernelArg wss = KernelArg::pointer(*ws2_);
-        args = {{x, ws, cols}, {x, ws, wss, cols}, {x, ws, wss, y, cols}};
+        if (cluster_rows_) args = {{x, ws, wss, y, cols}};
+        else args = {{x, ws, cols}, {x, ws, wss, cols}, {x, ws, wss, y, cols}};
         break;
       }
     }

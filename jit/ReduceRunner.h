@@ -9,7 +9,9 @@
 // rows * strip_count(cols) floats per statistic, then the in-order fold; for a
 // pinned column sum/max/min, P blocks per column group for the strip-part partials
 // into strip_count(rows) * P * cols floats, then the per-column fold:
-// dsl::split_workspace_floats); the bits are the same for every P;
+// dsl::split_workspace_floats); with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
+// NVIDIA) the one cluster kernel instead, one launch of rows * P blocks whose kernel
+// declares its cluster shape (P, 1, 1), same workspaces; the bits are the same for every P;
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
 // layout, so a caller compares them with memcmp.
 //
@@ -83,6 +85,7 @@ class ReduceRunner {
   dsl::ReduceDesc desc_;
   std::vector<std::shared_ptr<const JitKernel>> phases_;
   int blocks_per_row_ = 1;
+  bool cluster_rows_ = false;  // split rows as the one cluster kernel
   int64_t rows_ = 0, cols_ = 0;
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;

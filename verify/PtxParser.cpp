@@ -220,6 +220,9 @@ absl::Status parse_header(absl::string_view hdr, int line, Function* f) {
     size_t d = tail.find(dir);
     if (d == std::string::npos) continue;
     absl::string_view v = absl::string_view(tail).substr(d + 8);
+    // Up to the next directive: `.maxntid 256 .explicitcluster .reqnctapercluster 4, 2, 1`
+    // must not read the cluster shape as the block's y and z bounds.
+    v = v.substr(0, v.find('.'));
     std::vector<std::string> dims = absl::StrSplit(v, ',');
     for (size_t i = 0; i < dims.size() && i < 3; ++i) {
       std::string t(absl::StripAsciiWhitespace(dims[i]));

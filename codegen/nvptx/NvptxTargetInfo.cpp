@@ -41,6 +41,15 @@ class NvptxTargetInfo final : public TargetInfo {
     f->setCallingConv(llvm::CallingConv::PTX_Kernel);
     f->addFnAttr("nvvm.maxntid", std::to_string(block_threads));
   }
+  bool mark_cluster(llvm::Function* f, int blocks) const override {
+    f->addFnAttr("nvvm.cluster_dim", std::to_string(blocks) + ",1,1");
+    return true;
+  }
+  bool cluster_barrier(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, llvm::ArrayRef<llvm::Value*>{});
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, llvm::ArrayRef<llvm::Value*>{});
+    return true;
+  }
 };
 
 }  // namespace

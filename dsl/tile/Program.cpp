@@ -255,6 +255,34 @@ struct ValidateWalk {
   }
 };
 
+// Cluster barriers sit at the top level of a program whose cluster is > 1: every
+// thread of the cluster then reaches each one exactly once. Returns the ops counted
+// (pre-order numbering, as errors name them).
+absl::StatusOr<int> check_cluster_barriers(const Program& p, const std::vector<Op>& ops, bool top,
+                                           int number) {
+  for (const Op& op : ops) {
+    const int n = number++;
+    if (op.kind == OpKind::kClusterBarrier) {
+      if (!top) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "cluster_barrier #%d: a cluster barrier must be at the top level of the program, "
+            "not in a loop body.", n));
+      }
+      if (p.cluster < 2) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "cluster_barrier #%d: program %s has cluster %d; a cluster barrier needs "
+            "Program.cluster > 1.", n, p.name, p.cluster));
+      }
+    }
+    if (op.kind == OpKind::kFor) {
+      absl::StatusOr<int> r = check_cluster_barriers(p, op.body, false, number);
+      if (!r.ok()) return r.status();
+      number = *r;
+    }
+  }
+  return number;
+}
+
 }  // namespace
 
 std::string op_name(const Op& op) {
@@ -278,6 +306,7 @@ std::string op_name(const Op& op) {
     case OpKind::kXorPermute: return "xor_permute";
     case OpKind::kMmaSync: return "mma_sync";
     case OpKind::kWgmma: return "wgmma";
+    case OpKind::kClusterBarrier: return "cluster_barrier";
   }
   return "unknown";
 }
@@ -288,7 +317,9 @@ std::string to_string(const Program& p) {
     absl::StrAppend(&out, i ? ", " : "", "%", i, " ", p.params[i].name, ": ",
                     to_string(p.params[i].type));
   }
-  absl::StrAppend(&out, ") warps=", p.num_warps, " grid=", p.grid, " {\n");
+  absl::StrAppend(&out, ") warps=", p.num_warps, " grid=", p.grid);
+  if (p.cluster != 1) absl::StrAppend(&out, " cluster=", p.cluster);  // old texts unchanged
+  absl::StrAppend(&out, " {\n");
   print_ops(p, p.body, 1, &out);
   absl::StrAppend(&out, "}\n");
   return out;
@@ -330,6 +361,12 @@ absl::Status validate(const Program& p) {
     }
     w.defined[i] = true;
   }
+  if (p.cluster < 1 || p.cluster > 8) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "program %s: cluster %d is not in [1, 8] (blocks per thread-block cluster; 8 is the "
+        "portable limit).", p.name, p.cluster));
+  }
+  if (absl::Status s = check_cluster_barriers(p, p.body, /*top=*/true, 0).status(); !s.ok()) return s;
   return w.walk(p.body);
 }
 
@@ -534,6 +571,17 @@ Value Builder::wgmma(Value a, Value b, Value c) {
   op.kind = OpKind::kWgmma;
   op.args = {a.id, b.id, c.id};
   return emit(std::move(op));
+}
+
+void Builder::cluster_barrier() {
+  Op op;
+  op.kind = OpKind::kClusterBarrier;
+  if (!open_loops_.empty() && error_.ok()) {
+    error_ = absl::InvalidArgumentError(absl::StrFormat(
+        "cluster_barrier #%d: a cluster barrier must be at the top level of the program, not "
+        "in a loop body (every thread of the cluster must reach it once).", ops_emitted_));
+  }
+  emit(std::move(op));
 }
 
 Value Builder::xor_permute(Value t, int64_t d) {

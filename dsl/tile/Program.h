@@ -99,6 +99,13 @@ enum class OpKind : uint8_t {
                // 4j + r (8j + r) being fragment value r of column tile j; every warp of a
                // warpgroup holds the same b. c: 4W f32 per thread (the m64nN D layout).
                // W = c's extent / (a's / 2 or 4) in [1, 32]. Needs warps % 4 == 0.
+  kClusterBarrier,  // cluster_barrier(): no operands, no result. Every thread of every block
+               // of this block's cluster (Program.cluster consecutive blocks along x)
+               // arrives with release semantics and waits with acquire semantics, so the
+               // global writes of any of them before it are visible to all of them after
+               // it; it is also a block-wide barrier. Top level only (never in a loop
+               // body), in a program whose cluster is > 1. NVIDIA sm_90
+               // (barrier.cluster.arrive / barrier.cluster.wait); no AMDGPU lowering.
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -147,6 +154,9 @@ struct Program {
   int num_warps = 4;         // speed knob: threads per block = 32 * num_warps (wave: 64)
   std::string grid = "rows"; // grid.x = the named problem size (one block per row);
                              // "cols/128": ceil(cols / 128) blocks (dsl::grid_blocks)
+  int cluster = 1;           // blocks per thread-block cluster along x, in [1, 8]; > 1: the
+                             // kernel declares cluster dims (cluster, 1, 1) and the grid
+                             // must be a multiple of it (printed only when > 1)
   bool operator==(const Program& o) const;
 };
 
@@ -196,12 +206,14 @@ class Builder {
   Value xor_permute(Value t, int64_t d);
   Value mma_sync(Value a, Value b, Value c);
   Value wgmma(Value a, Value b, Value c);
+  void cluster_barrier();
   // Loops: begin_for returns [iv, carried...]; end_for takes the yields and
   // returns the loop's results (the final carried values).
   std::vector<Value> begin_for(Value lo, Value hi, Value step, const std::vector<Value>& inits);
   std::vector<Value> end_for(const std::vector<Value>& yields);
   void set_num_warps(int w) { prog_.num_warps = w; }
   void set_grid(std::string g) { prog_.grid = std::move(g); }
+  void set_cluster(int blocks) { prog_.cluster = blocks; }
   Type type_of(Value v) const;
   absl::StatusOr<Program> finish();
 

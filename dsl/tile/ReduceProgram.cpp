@@ -16,6 +16,12 @@
 //                                     ws[row*n + k/S] = reduce(f32(load(...)), pinned, strip S)
 //   fold, block of row r:          acc = -0.0; for j in [0, n): acc = acc + ws[r*n + j]
 //                                  y[r] = out(acc)       // uniform: every thread, in order
+// Cluster rows (RMSNorm, P blocks of a row in one cluster, K strips kept, cluster_phase):
+//   kept: xk_i = load(strip part + i*P)                         // (S) each, registers
+//         ws[row*n + j] = reduce(xk_i*xk_i, pinned, strip S)    // as partials
+//   rest: for k in [(part + K*P)*S, cols) step P*S: ws[...] = ...  // as partials
+//   cluster_barrier()                                          // arrive.release, wait.acquire
+//   ss = fold(ws) (as normalize); y = (xk_i * r) * w for the kept strips, the rest read again
 // Split columns (a pinned column sum, P parts per strip, column_split_phases below):
 //   partials, block (group g, part p): ws[(j*P + p)*cols + c] = node of strip j's tree
 //                                      over rows [j*S + p*S/P, j*S + (p+1)*S/P)
@@ -202,6 +208,16 @@ absl::Status validate(const ReduceConfig& c) {
         "ReduceConfig.keep_passes %d is not in [0, %d] (0: off; N: the row's first N passes "
         "kept in registers).", c.keep_passes, kMaxKeptPerThread));
   }
+  if (c.cluster_rows && c.lanes != 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.cluster_rows needs lanes 32 (NVIDIA sm_90 thread-block clusters); lanes "
+        "%d (AMD gfx942) has no clusters, so split rows there run as separate kernels.", c.lanes));
+  }
+  if (c.cluster_rows && (c.blocks_per_row < 2 || c.blocks_per_row > 8)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.blocks_per_row %d with cluster_rows is not in [2, 8]: the blocks of a "
+        "row form one thread-block cluster (8 is the portable limit).", c.blocks_per_row));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -248,11 +264,24 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
           "ReduceConfig.keep_passes %d applies to rms_norm and softmax (a second pass over the "
           "row); a plain reduction reads its row once, so it must be 0.", cfg.keep_passes));
     }
-    if (d.axis != ReduceAxis::kRow || cfg.blocks_per_row != 1) {
+    if (d.axis != ReduceAxis::kRow || (cfg.blocks_per_row != 1 && !cfg.cluster_rows)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "ReduceConfig.keep_passes %d needs axis=row and blocks_per_row 1 (got %s, %d): a split "
-          "row's passes run in different kernels.",
+          "ReduceConfig.keep_passes %d needs axis=row and blocks_per_row 1 or cluster_rows (got "
+          "%s, %d): a split row's passes run in different kernels.",
           cfg.keep_passes, d.axis == ReduceAxis::kRow ? "row" : "column", cfg.blocks_per_row));
+    }
+  }
+  if (cfg.cluster_rows) {
+    if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
+      return absl::InvalidArgumentError(
+          "ReduceConfig.cluster_rows applies to rms_norm and softmax (a row read again after "
+          "its reduction); a split sum/max/min already reads x once.");
+    }
+    if (d.axis != ReduceAxis::kRow || d.order != TreeOrder::kPinned) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ReduceConfig.cluster_rows needs axis=row and order=pinned (got %s, %s): it is a form "
+          "of split rows.", d.axis == ReduceAxis::kRow ? "row" : "column",
+          d.order == TreeOrder::kPinned ? "pinned" : "free"));
     }
   }
   const int64_t q = pass_extent(d, cfg);
@@ -266,7 +295,8 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
   if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.keep_passes %d keeps %d x %d = %d values of x per thread (passes of %d "
-        "elements over %d threads); the limit is %d registers, so at most %d passes here.",
+        "elements over %d threads; with cluster_rows a pass is one strip); the limit is %d "
+        "registers, so at most %d passes here.",
         cfg.keep_passes, cfg.keep_passes, per_thread, cfg.keep_passes * per_thread, q,
         cfg.lanes * cfg.warps, kMaxKeptPerThread, kMaxKeptPerThread / per_thread));
   }
@@ -326,12 +356,13 @@ SplitFrame make_row_frame(Builder& b, Value cols, int64_t strip) { return make_s
 
 // The partials loop: this block's strips, each reduced by one pinned tree of
 // `strip` elements (the pass extent is the strip) and stored to ws[row*n + k/S].
+// `from` (cluster rows): the first strip's index k instead of part*S.
 template <class Leaf>
 void store_strip_partials(Builder& b, const SplitFrame& f, const ReduceDesc& d, int p, Value ws,
-                          Combine c, Leaf leaf) {
+                          Combine c, Leaf leaf, std::optional<Value> from = std::nullopt) {
   RowFrame line = with_extent(b, f.line, d.strip);
   Value strip = b.const_int(Elem::kI32, d.strip);
-  Value lo = b.mul(f.part, strip);
+  Value lo = from ? *from : b.mul(f.part, strip);
   Value step = b.const_int(Elem::kI32, d.strip * p);
   std::vector<Value> loop = b.begin_for(lo, line.cols, step, {});
   Value v = leaf(pass_index(b, line, loop[0]), identity(c));  // (S)
@@ -527,6 +558,140 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
     }
   }
   return phases;
+}
+
+// ---- Cluster rows (kRmsNorm / kSoftmax, cluster_rows) ---------------------------
+
+// The strips this block keeps in registers: j_i = part + i*P for i < K, each an
+// S-element pass at k = j_i * S; `stored` says j_i < n (a kept strip past the row's
+// end is all padding: neither stored to ws nor written to y). `rest` is the first
+// index k of the strips the block walks in a loop afterwards: (part + K*P) * S.
+struct KeptStrips {
+  std::vector<PassIndex> pass;  // (S) each
+  std::vector<Value> ws_off;    // i64 ws_base + j_i
+  std::vector<Value> stored;    // i1 j_i < n
+  Value rest;                   // i32
+};
+KeptStrips kept_strips(Builder& b, const SplitFrame& f, const RowFrame& line, int64_t strip, int p,
+                       int kept) {
+  KeptStrips k;
+  Value s = b.const_int(Elem::kI32, strip);
+  for (int i = 0; i < kept; ++i) {
+    Value j = i == 0 ? f.part : b.add(f.part, b.const_int(Elem::kI32, int64_t{i} * p));
+    k.pass.push_back(pass_index(b, line, b.mul(j, s)));
+    k.ws_off.push_back(b.add(f.ws_base, b.cast(j, Elem::kI64)));
+    k.stored.push_back(b.compare(tile::CompareOp::kLt, j, f.n));
+  }
+  k.rest = b.mul(b.add(f.part, b.const_int(Elem::kI32, int64_t{kept} * p)), s);
+  return k;
+}
+
+// One kernel for a split RMSNorm / softmax row (ReduceProgram.h, "Cluster rows"):
+//   kept x (K strips) -> strip trees to ws (kept, then the rest as the partials loop)
+//   -> cluster barrier -> fold (as normalize) -> outputs (kept from registers, rest read).
+absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, const ReduceConfig& cfg) {
+  const int p = cfg.blocks_per_row;
+  const int kept = cfg.keep_passes;
+  const Elem in = *tile::elem_of(d.in_dtype);
+  const Elem out = *tile::elem_of(d.out_dtype);
+  Builder b(kernel_name(d, cfg, "cluster"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("row_blocks");
+  b.set_cluster(p);
+  auto f32ptr = [] { return tile::Type::ptr(DType::kF32); };
+  auto i32 = [] { return tile::Type::scalar(Elem::kI32); };
+  // The rest of the block's strips (those not kept), S elements each, as `body` needs.
+  auto rest_strips = [&](const RowFrame& line, Value from, auto body) {
+    std::vector<Value> loop = b.begin_for(from, line.cols, b.const_int(Elem::kI32, d.strip * p), {});
+    body(pass_index(b, line, loop[0]));
+    b.end_for({});
+  };
+  if (d.op == ReduceOp::kRmsNorm) {
+    Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+    Value w = b.param("w", tile::Type::ptr(d.in_dtype));
+    Value ws = b.param("ws", f32ptr());
+    Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+    Value cols = b.param("cols", i32());
+    Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+    SplitFrame f = make_split_frame(b, cols, d.strip, p);
+    RowFrame line = with_extent(b, f.line, d.strip);
+    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
+    auto square = [&](const PassIndex& pi, Value v, float pad) {
+      return b.select(pi.mask, b.mul(v, v), b.const_f32(pad));  // (S) x_i*x_i, -0.0 padded
+    };
+    std::vector<Value> kx;  // (S) each: the kept strips of x, loaded before any combine
+    for (const PassIndex& pi : ks.pass) kx.push_back(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
+    for (int i = 0; i < kept; ++i) {
+      Value r = b.reduce(square(ks.pass[i], kx[i], identity(Combine::kAdd)), 0, Combine::kAdd,
+                         TreeOrder::kPinned, d.strip);
+      b.store(ws, ks.ws_off[i], r, ks.stored[i]);
+    }
+    store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
+      return square(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);
+    }, ks.rest);
+    b.cluster_barrier();  // every ws[row*n + j] of the row is written and visible
+    Value ss = fold_strips(b, f, ws, Combine::kAdd);
+    Value ms = b.div(ss, b.cast(cols, Elem::kF32));
+    Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+    auto normalize = [&](const PassIndex& pi, Value xv) {
+      Value wv = load_f32(b, w, b.cast(pi.idx, Elem::kI64), pi.mask, in, 0.0f);
+      Value yv = b.mul(b.mul(xv, r), wv);  // (S) (x_i * r) * w_i
+      b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+    };
+    for (int i = 0; i < kept; ++i) normalize(ks.pass[i], kx[i]);
+    rest_strips(line, ks.rest, [&](const PassIndex& pi) {
+      normalize(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f));
+    });
+  } else {
+    Value x = b.param("x", tile::Type::ptr(d.in_dtype));
+    Value wsm = b.param("wsm", f32ptr());
+    Value wss = b.param("wss", f32ptr());
+    Value y = b.param("y", tile::Type::ptr(d.out_dtype));
+    Value cols = b.param("cols", i32());
+    SplitFrame f = make_split_frame(b, cols, d.strip, p);
+    RowFrame line = with_extent(b, f.line, d.strip);
+    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
+    std::vector<Value> kx;  // (S) each, padded with the max identity -inf
+    for (const PassIndex& pi : ks.pass) {
+      kx.push_back(load_f32(b, x, pi.off, pi.mask, in, identity(Combine::kMax)));
+    }
+    for (int i = 0; i < kept; ++i) {
+      b.store(wsm, ks.ws_off[i], b.reduce(kx[i], 0, Combine::kMax, TreeOrder::kPinned, d.strip),
+              ks.stored[i]);
+    }
+    store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
+      return load_f32(b, x, pi.off, pi.mask, in, pad);
+    }, ks.rest);
+    b.cluster_barrier();  // the row's strip maxima
+    Value m = fold_strips(b, f, wsm, Combine::kMax);
+    auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
+    std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
+    for (int i = 0; i < kept; ++i) {
+      ke.push_back(exp_of(kx[i]));
+      Value e = b.select(ks.pass[i].mask, ke[i], b.const_f32(identity(Combine::kAdd)));
+      b.store(wss, ks.ws_off[i], b.reduce(e, 0, Combine::kAdd, TreeOrder::kPinned, d.strip),
+              ks.stored[i]);
+    }
+    store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
+      Value e = exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
+      return b.select(pi.mask, e, b.const_f32(pad));  // (S) e_i, -0.0 padded
+    }, ks.rest);
+    b.cluster_barrier();  // the row's strip sums
+    Value s = fold_strips(b, f, wss, Combine::kAdd);
+    auto store_y = [&](const PassIndex& pi, Value e) {
+      Value yv = b.div(e, s);  // (S) e_i / s
+      b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+    };
+    for (int i = 0; i < kept; ++i) store_y(ks.pass[i], ke[i]);
+    rest_strips(line, ks.rest, [&](const PassIndex& pi) {
+      store_y(pi, exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f)));
+    });
+  }
+  absl::StatusOr<tile::Program> prog = b.finish();
+  if (!prog.ok()) return prog.status();
+  std::vector<tile::Program> v;
+  v.push_back(*std::move(prog));
+  return v;
 }
 
 // ---- Coalesced column reductions (pinned kSum/kMax/kMin) ----------------------
@@ -836,6 +1001,7 @@ absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, co
   if (!q.ok()) return q.status();
   if (absl::Status s = check_split(d, cfg); !s.ok()) return s;
   if (d.axis == ReduceAxis::kColumn) return column_split_phases(d, cfg);
+  if (cfg.cluster_rows) return cluster_phase(d, cfg);
   return split_phases(d, cfg);
 }
 

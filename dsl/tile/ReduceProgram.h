@@ -39,6 +39,21 @@
 //                   eps) on row_blocks (each block folds ss, then writes its chunks)
 //   kSoftmax:       max partials (x, wsm, cols); exp partials (x, wsm, wss, cols),
 //                   folding m first; normalize (x, wsm, wss, y, cols) on row_blocks
+// Cluster rows (ReduceConfig.cluster_rows, kRmsNorm / kSoftmax, P in [2, 8]): one
+// kernel "cluster" on grid "row_blocks" whose P blocks of a row form one thread-block
+// cluster (Program.cluster = P: cluster dims (P, 1, 1), so a plain launch of rows * P
+// blocks puts each row's blocks in one cluster). Block part = b % P loads its first K =
+// keep_passes strips (part + iP, i < K) into registers, reduces each with the partials
+// kernel's tree and stores it to ws[row * n + strip] exactly as the partials kernel
+// does (a kept strip at or past n is neither stored nor written), then its other
+// strips (part + KP, part + (K+1)P, ...) as the partials loop does; cluster barrier
+// (arrive.release / wait.acquire: every block sees the row's n results); every block
+// folds the chain from ws in index order as the normalize kernel does and writes its
+// own strips' outputs, the kept ones from registers, the others read again. Softmax:
+// max partials -> barrier -> fold m -> exp partials (kept: from registers) -> barrier
+// -> fold s -> outputs. The same combines in the same order as the split phases: the
+// same bits for every P and K.
+//   kRmsNorm: cluster (x, w, ws, y, cols, eps)    kSoftmax: cluster (x, wsm, wss, y, cols)
 // Split columns (pinned kSum/kMax/kMin, axis=column, blocks_per_row = P > 1, a power
 // of two at most S/Rq): P blocks share each column group of C columns and the
 // reduction becomes two kernels. Part p of strip j is the aligned subtree over rows
@@ -84,7 +99,8 @@ struct ReduceConfig {
   // power of two at most strip / column_pass_rows, each block one aligned part of
   // every strip).
   int blocks_per_row = 1;
-  // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1: load the row's first N passes
+  // kRmsNorm / kSoftmax, axis=row, blocks_per_row 1 (or cluster_rows: the block's
+  // first N strips, see below): load the row's first N passes
   // (elements [0, N*Q), Q = pass_extent) once and keep them in registers for the later
   // passes, so a row of at most N*Q elements is read from memory once instead of twice
   // (three times for softmax). 0: off; 1: the first pass only. The same combines in
@@ -94,6 +110,14 @@ struct ReduceConfig {
   // not yet collapse passes peeled out of the pass loop, so these kernels sign as a
   // class of their own rather than the descriptor's one pinned class.
   int keep_passes = 0;
+  // kRmsNorm / kSoftmax, axis=row, order=pinned, blocks_per_row P in [2, 8], lanes 32
+  // (NVIDIA sm_90 thread-block clusters; gfx942 has none): the split row as one kernel
+  // (reduce_phases returns one program, "cluster" below) instead of the split phases.
+  // keep_passes = K then counts the block's own strips kept in registers (strips part,
+  // part + P, ..., part + (K-1)P; a split pass is one strip), with the same bound
+  // K * strip / (lanes*warps) <= kMaxKeptPerThread; a row of at most K*P strips is read
+  // from memory once (0: every strip is read again after the barrier).
+  bool cluster_rows = false;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'
@@ -134,8 +158,9 @@ int64_t max_column_parts(const ReduceDesc& d, const ReduceConfig& c);
 // strip_count(cols) for rows, strip_count(rows) * blocks_per_row * cols for columns.
 int64_t split_workspace_floats(const ReduceDesc& d, int blocks_per_row, int64_t rows, int64_t cols);
 // Every kernel of the reduction, in launch order: {reduce(desc, config)} when
-// blocks_per_row == 1, the split phases above (rows or columns) otherwise. Program
-// names end in _p<P>_<phase> (partials, fold, normalize, maxpart, exppart).
+// blocks_per_row == 1, the split phases above (rows or columns) otherwise, the one
+// cluster kernel with cluster_rows. Program names end in _p<P>_<phase> (partials,
+// fold, normalize, maxpart, exppart, cluster).
 absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& desc,
                                                          const ReduceConfig& config = {});
 

@@ -372,6 +372,8 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       }
       out->push_back(*a);
       return absl::OkStatus();
+    case OpKind::kClusterBarrier:
+      return c.arity(0);  // no result; placement is checked by validate(Program)
   }
   return c.fail("unknown op kind");
 }

@@ -24,6 +24,9 @@
 //   Buffers mem{{"x", {DType::kF32, bits}}, {"y", {DType::kF32, out}}};
 //   run_block(program, /*block=*/0, {{"cols", 1000}}, {}, mem, /*lanes=*/32);
 //   run_block(gemm_main, /*block=*/{x, y, z}, ints, floats, mem, 32);   // 3-D grid
+//   run_cluster(cluster_prog, /*first_block=*/row * P, ints, floats, mem, 32);  // P blocks
+// A cluster barrier (kClusterBarrier) runs only under run_cluster: all blocks of the
+// cluster reach it before any passes it (run_block fails on one).
 #pragma once
 
 #include <array>
@@ -87,6 +90,20 @@ class Interpreter {
   }
 
   absl::Status run() { return run_ops(p_.body); }
+  // Runs the top-level ops from where the last call stopped up to the next cluster
+  // barrier (stepping over it) or the end; *done is set at the end.
+  absl::Status run_segment(bool* done) {
+    for (; next_ < p_.body.size(); ++next_) {
+      if (p_.body[next_].kind == tile::OpKind::kClusterBarrier) {
+        ++next_;
+        *done = false;
+        return absl::OkStatus();
+      }
+      if (absl::Status s = step(p_.body[next_]); !s.ok()) return s;
+    }
+    *done = true;
+    return absl::OkStatus();
+  }
 
  private:
   const tile::Type& type(int id) const { return p_.values[id]; }
@@ -274,6 +291,10 @@ class Interpreter {
         out.is_float = true;
         break;
       }
+      case tile::OpKind::kClusterBarrier:
+        // Only run_cluster, which runs every block of the cluster up to the barrier
+        // before any goes on, gives it its meaning.
+        return fail(op, "a cluster barrier needs run_cluster (the blocks of a cluster run together)");
       case tile::OpKind::kFor: {
         const int64_t lo = iat(op.args[0], 0), hi = iat(op.args[1], 0), st = iat(op.args[2], 0);
         std::vector<Val> carried;
@@ -427,6 +448,7 @@ class Interpreter {
   int lanes_;
   std::vector<Val> vals_;
   std::map<int, std::string> ptr_name_;
+  size_t next_ = 0;  // run_segment: the next top-level op
 };
 
 }  // namespace interp_detail
@@ -443,6 +465,29 @@ inline absl::Status run_block(const tile::Program& p, int64_t block,
                               const std::map<std::string, int64_t>& ints,
                               const std::map<std::string, float>& floats, Buffers& mem, int lanes) {
   return run_block(p, std::array<int64_t, 3>{block, 0, 0}, ints, floats, mem, lanes);
+}
+
+// Runs the p.cluster blocks first_block, first_block + 1, ... of one thread-block
+// cluster (along x) as a cluster barrier orders them: every block runs up to the
+// barrier, then every block goes on to the next one. Within a segment the blocks run
+// last to first, so a program that reads what a later block writes before a barrier
+// separates them sees that block's data unwritten.
+inline absl::Status run_cluster(const tile::Program& p, int64_t first_block,
+                                const std::map<std::string, int64_t>& ints,
+                                const std::map<std::string, float>& floats, Buffers& mem, int lanes) {
+  std::vector<std::unique_ptr<interp_detail::Interpreter>> blocks;
+  for (int64_t k = 0; k < p.cluster; ++k) {
+    blocks.push_back(std::make_unique<interp_detail::Interpreter>(
+        p, std::array<int64_t, 3>{first_block + k, 0, 0}, ints, floats, mem, lanes));
+  }
+  for (bool done = false; !done;) {
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      bool end = false;
+      if (absl::Status s = (*it)->run_segment(&end); !s.ok()) return s;
+      done = end;  // every block meets the same top-level barriers
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fixbits::testing

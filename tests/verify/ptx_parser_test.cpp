@@ -33,6 +33,37 @@ $L__BB0_2:
 }
 )";
 
+// A cluster kernel (sm_90): the cluster shape after .maxntid is not the block's y/z
+// bound, and the cluster barrier parses as two plain instructions.
+TEST(PtxParser, ClusterDirectivesAreNotLaunchBounds) {
+  constexpr const char* kCluster = R"(.version 8.6
+.target sm_90a
+.address_size 64
+.visible .entry c(
+	.param .u64 .ptr .global .align 1 c_param_0
+)
+.maxntid 256
+.explicitcluster
+.reqnctapercluster 4, 2, 1
+{
+	barrier.cluster.arrive;
+	barrier.cluster.wait;
+	ret;
+}
+)";
+  auto m = parse_ptx(kCluster);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->functions.size(), 1u);
+  const Function& f = m->functions[0];
+  EXPECT_EQ(f.launch_bound[0], 256);
+  EXPECT_EQ(f.launch_bound[1], 0);  // not the cluster's 2
+  EXPECT_EQ(f.launch_bound[2], 0);
+  EXPECT_FALSE(f.launch_bound_exact);
+  ASSERT_EQ(f.body.size(), 3u);
+  EXPECT_EQ(f.body[0].opcode, "barrier.cluster.arrive");
+  EXPECT_EQ(f.body[1].opcode, "barrier.cluster.wait");
+}
+
 TEST(PtxParser, ReadsHeaderDeclarationsAndBody) {
   auto m = parse_ptx(kPtx);
   ASSERT_TRUE(m.ok()) << m.status();
