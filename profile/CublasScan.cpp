@@ -366,9 +366,7 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
     };
     std::vector<SpanRule> tries;
     if (i == 0 && split) {
-      for (int64_t g = 1024; g >= 1; g /= 2) {
-        tries.push_back(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g});
-      }
+      tries = split_rules();
     }
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kWhole});
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kFixed});
@@ -654,10 +652,10 @@ class ClassProber {
       }
       const bool separable = separating_point(c).has_value();
       if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable) {
-        cls.desc.reset();
-        cls.rules.clear();
-        cls.probes.clear();
-        cls.note = "revalidated";
+        // The class keeps its descriptor, rules, probes and note until its visit
+        // (process()), so a table saved before then, or a run cut short, still has them
+        // (session 8's device run 3, killed at its time limit, saved 39 such classes
+        // without their descriptors and 247 without their notes).
         revalidating_.insert(ci);
         ++stats_.revalidated;
         work_.push_back(ci);
@@ -668,8 +666,9 @@ class ClassProber {
     sort_work();
     for (int c : work_) {
       // A note of an earlier table (--resume) says why that run left the class without
-      // a descriptor; this run writes its own. A re-keyed class keeps its origin.
-      if (!state_.kept.count(c) && !revalidating_.count(c)) table_.classes[c].note.clear();
+      // a descriptor; this run writes its own when it visits the class (process()). A
+      // re-keyed class keeps its origin.
+      if (!state_.kept.count(c) && !revalidating_.count(c)) stale_note_.insert(c);
     }
     for (const auto& [c, kept] : state_.kept) {
       if (c < 0 || c >= static_cast<int>(results_.size()) || table_.classes[c].desc) continue;
@@ -824,42 +823,57 @@ class ClassProber {
       if (!rules.ok() || rules->size() != 1) return std::nullopt;
       rule = (*rules)[0];
     }
-    std::vector<int64_t> granules;  // split granules that fit every probe's span
-    if (bd.k_cuts.size() == 1 && table_.classes[c].cls.values.split) {
-      for (int64_t g = 1024; g >= 1; g /= 2) {
-        bool fits = true;
-        for (const ProbeResult& r : done) {
-          fits = fits && apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g},
-                                         0, r.at.k, r.at.splitk) == r.desc->k_cuts[0].span;
+    // Split rules that fit every probe's span: plain granules (split/G), and the
+    // aligned forms of the class's own granule (split/G'/A, A its granule or its A):
+    // whether that granule holds only at K that are multiples of it.
+    std::vector<SpanRule> split_alts;
+    if (bd.k_cuts.size() == 1 && table_.classes[c].cls.values.split && rule &&
+        rule->kind == SpanRule::Kind::kSplit) {
+      // An aligned rule split/G/A also has the alternatives split/G/A' (another
+      // alignment; device run 3 fitted split/8/16 where an earlier probe at K = 2240
+      // had needed A = 64).
+      const int64_t own = rule->aligned > 0 ? rule->aligned : rule->granule;
+      for (const SpanRule& r : split_rules()) {
+        if (r.aligned > 0 && r.aligned != own && !(rule->aligned > 0 && r.granule == rule->granule)) {
+          continue;
         }
-        if (fits) granules.push_back(g);
+        bool fits = true;
+        for (const ProbeResult& pr : done) {
+          fits = fits && apply_span_rule(r, 0, pr.at.k, pr.at.splitk) == pr.desc->k_cuts[0].span;
+        }
+        if (fits) split_alts.push_back(r);
       }
-      if (granules.size() < 2) granules.clear();
+      if (split_alts.size() < 2) split_alts.clear();
     }
-    if (alts.empty() && granules.empty()) return std::nullopt;
-    // Whether a point (k, p) tells the alternatives apart.
-    auto separates_at = [&](int64_t k, int64_t p) {
+    if (alts.empty() && split_alts.empty()) return std::nullopt;
+    // How many of the alternatives a point (k, p) tells apart from the class's own
+    // descriptor and rule (0: none): the probe there rules out at least that many.
+    auto separated_at = [&](int64_t k, int64_t p) {
       dsl::GemmDesc at = bd;
       if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
-      for (int64_t len : leaf_lengths(at, k)) {
-        for (const dsl::GemmDesc& a : alts) {
-          if (steps_differ_at(bd, a, len)) return true;
-        }
+      int64_t n = 0;
+      for (const dsl::GemmDesc& a : alts) {
+        bool differs = false;
+        for (int64_t len : leaf_lengths(at, k)) differs = differs || steps_differ_at(bd, a, len);
+        n += differs;
       }
-      std::set<int64_t> spans;
-      for (int64_t g : granules) {
-        spans.insert(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g}, 0, k, p));
+      for (const SpanRule& r : split_alts) {
+        n += apply_span_rule(r, 0, k, p) != apply_span_rule(*rule, 0, k, p);
       }
-      return spans.size() > 1;
+      return n;
     };
+    // The point that separates the most alternatives, the cheapest among those (points
+    // over max_probe_mnk last): one probe at K = 3 tells split/1 and split/2 from
+    // split/64, but not split/8/64 (the scan test AnAlignedSplitGranule...).
     std::optional<ProbePoint> best;
-    std::pair<bool, int64_t> best_cost;
+    std::tuple<bool, int64_t, int64_t> best_cost;
     auto consider = [&](int v, int64_t m, int64_t n, int64_t k, uint32_t p) {
       if (k < 3 || k > options_.max_probe_k || tried_.count({v, k, p})) return;
+      const int64_t separated = separated_at(k, p);
+      if (separated == 0) return;
       const int64_t mnk = m * n * k;
-      const std::pair<bool, int64_t> cost = {mnk > options_.max_probe_mnk, mnk};
+      const std::tuple<bool, int64_t, int64_t> cost = {mnk > options_.max_probe_mnk, -separated, mnk};
       if (best && !(cost < best_cost)) return;
-      if (!separates_at(k, p)) return;
       best = ProbePoint{.variant = v, .m = m, .n = n, .k = k, .splitk = p};
       best_cost = cost;
     };
@@ -909,6 +923,18 @@ class ClassProber {
 
   template <typename Elapsed>
   void process(int c, const Elapsed& elapsed) {
+    // The first visit of a class replaces what the earlier run left (a class split
+    // off during this run is visited again with the note the split gave it).
+    if (revalidating_.count(c) && !visited_.count(c)) {
+      TableClass& cls = table_.classes[c];
+      cls.desc.reset();
+      cls.rules.clear();
+      cls.probes.clear();
+      cls.note = "revalidated";
+    } else if (stale_note_.count(c) && !visited_.count(c)) {
+      table_.classes[c].note.clear();
+    }
+    visited_.insert(c);
     std::vector<ProbeResult>& done = results_[c];
     const bool split = table_.classes[c].cls.values.split;
     // Probes handed down from a split parent are checked before new ones run.
@@ -922,11 +948,13 @@ class ClassProber {
     // all group the products differently (separating_point), if the class has such a
     // point.
     std::optional<ProbePoint> forced;
-    bool separated = false;
+    int separated = 0;
     while (true) {
       if (static_cast<int>(done.size()) >= wanted(c)) {
-        if (separated) break;
-        separated = true;
+        // Up to kMaxSeparating per visit: one point rarely rules out every split rule
+        // (split/16/128 and split/8/64 agree at K = 190, 382, 4096 and 33 with P = 3).
+        if (separated >= kMaxSeparating) break;
+        ++separated;
         forced = separating_point(c);
         if (!forced) break;
         ++stats_.separating;
@@ -1140,12 +1168,15 @@ class ClassProber {
   const ProbeFn& probe_;
   const ProbeOptions& options_;
   static constexpr int kMaxInstrumentErrors = 3;  // per class visit
+  static constexpr int kMaxSeparating = 3;        // separating probes per class visit
   static constexpr const char* kTimedOut = "a probe passed its time limit";
   std::vector<int> work_;                         // classes still to process
   std::set<std::tuple<int, int64_t, uint32_t>> tried_;  // (variant, K, P) probed
   std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant
   std::vector<std::vector<ProbeResult>> results_;  // per class
   std::set<int> revalidating_;  // classes that had a descriptor and are probed again
+  std::set<int> stale_note_;    // classes whose earlier run's note process() replaces
+  std::set<int> visited_;       // classes process() has started on
   ProbeStats stats_;
 };
 

@@ -43,8 +43,9 @@
 //       once, and such a class is probed after every other on a later resume);
 //     * a class (plain, or one cut level) whose probes other K-loop steps explain as
 //       well (they group the products of every probed leaf range alike), or a split
-//       class whose probed spans several split granules fit, gets one more probe, at
-//       its cheapest point where they differ, if it has one (ProbeStats.separating);
+//       class whose probed spans several split rules fit (granules split/G, and
+//       split/G'/A with A the class's own granule), gets one more probe, at its
+//       cheapest point where they differ, if it has one (ProbeStats.separating);
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted
@@ -68,8 +69,10 @@
 //     keeps). Variants of other families get no shapes, so probe_classes leaves them.
 //   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
 //     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
-//     (split/G); else "whole" when every probe saw span == K, else "fixed" when all
-//     agree; anything else is FailedPrecondition naming the level and the spans.
+//     (split/G), else the first split/G/A of split_rules() (granule A at K that are
+//     multiples of A, G elsewhere); else "whole" when every probe saw span == K, else
+//     "fixed" when all agree; anything else is FailedPrecondition naming the level and
+//     the spans.
 // Example: a split class probed at (K, P) = (577, 3) (span 256) and (1000, 4) (span
 //   256): G = 1024 gives 577 at K = 577 (no); G = 256 gives 256 and 256 (yes), so the
 //   rule is split/256; a third probe at (500, 3) (span 192) moves it to split/64

@@ -212,7 +212,9 @@ std::string to_string(const SpanRule& r) {
   switch (r.kind) {
     case SpanRule::Kind::kFixed: return "fixed";
     case SpanRule::Kind::kWhole: return "whole";
-    case SpanRule::Kind::kSplit: return absl::StrFormat("split/%d", r.granule);
+    case SpanRule::Kind::kSplit:
+      return r.aligned > 0 ? absl::StrFormat("split/%d/%d", r.granule, r.aligned)
+                           : absl::StrFormat("split/%d", r.granule);
     case SpanRule::Kind::kParts: return absl::StrFormat("parts/%d", r.granule);
   }
   return "?";
@@ -230,11 +232,16 @@ absl::StatusOr<SpanRule> parse_span_rule(std::string_view text) {
     }
     return r;
   }
-  if (text.substr(0, 6) != "split/" || !absl::SimpleAtoi(av(text.substr(6)), &r.granule) ||
-      r.granule < 1) {
+  const std::string_view rest = text.substr(0, 6) == "split/" ? text.substr(6) : "";
+  const size_t slash = rest.find('/');
+  const bool ok =
+      !rest.empty() && absl::SimpleAtoi(av(rest.substr(0, slash)), &r.granule) && r.granule >= 1 &&
+      (slash == std::string_view::npos ||
+       (absl::SimpleAtoi(av(rest.substr(slash + 1)), &r.aligned) && r.aligned > r.granule));
+  if (!ok) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "The span rule \"%s\" is not fixed, whole, split/<G> with G >= 1 or parts/<c> with "
-        "c >= 2.", text));
+        "The span rule \"%s\" is not fixed, whole, split/<G> with G >= 1, split/<G>/<A> with "
+        "A > G, or parts/<c> with c >= 2.", text));
   }
   return r;
 }
@@ -243,14 +250,31 @@ int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k, int64_
   switch (r.kind) {
     case SpanRule::Kind::kFixed: return fixed_span;
     case SpanRule::Kind::kWhole: return std::max<int64_t>(k, 1);
-    case SpanRule::Kind::kSplit:
+    case SpanRule::Kind::kSplit: {
+      const int64_t g = r.aligned > 0 && k % r.aligned == 0 ? r.aligned : r.granule;
       return std::max<int64_t>(
-          1, std::min(k, ceil_div(ceil_div(k, std::max<int64_t>(splitk, 1)), r.granule) *
-                             r.granule));
+          1, std::min(k, ceil_div(ceil_div(k, std::max<int64_t>(splitk, 1)), g) * g));
+    }
     case SpanRule::Kind::kParts:
       return std::max<int64_t>(1, ceil_div(k, std::max<int64_t>(r.granule, 1)));
   }
   return fixed_span;
+}
+
+const std::vector<SpanRule>& split_rules() {
+  static const std::vector<SpanRule>* rules = [] {
+    auto* v = new std::vector<SpanRule>;
+    for (int64_t g = 1024; g >= 1; g /= 2) {
+      v->push_back(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g});
+    }
+    for (int64_t a = 2; a <= 1024; a *= 2) {
+      for (int64_t g = a / 2; g >= 1; g /= 2) {
+        v->push_back(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = g, .aligned = a});
+      }
+    }
+    return v;
+  }();
+  return *rules;
 }
 
 std::string write_table(const CublasTable& t) {

@@ -63,13 +63,23 @@ struct SpanRule {
   enum class Kind : uint8_t { kFixed, kWhole, kSplit, kParts };
   Kind kind = Kind::kFixed;
   int64_t granule = 1;  // kSplit: G; kParts: the part count c
+  // kSplit, > granule: the granule is this A instead when K is a multiple of A
+  // ("split/8/64"). Session 8: id 23/24 tile 11 split classes round ceil(K/P) up to 64
+  // at K = 2240 and 4096 and to 8 at every other K seen (289, 4264, 51534, ...: the
+  // CPU replay of the match's differing elements and the probes' spans).
+  int64_t aligned = 0;
   bool operator==(const SpanRule&) const = default;
 };
-std::string to_string(const SpanRule& r);  // "fixed", "whole", "split/64", "parts/4"
+// "fixed", "whole", "split/64", "split/8/64", "parts/4"
+std::string to_string(const SpanRule& r);
 absl::StatusOr<SpanRule> parse_span_rule(std::string_view text);
 // The span rule `r` gives a level at depth K with split count `splitk`; `fixed_span`
 // is the recovered span.
 int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k, int64_t splitk);
+// The split rules the fit and the separating probe consider, in the fit's order:
+// split/G for G = 1024, 512, ..., 1 (coarsest first), then split/G/A for A = 2, 4, ...,
+// 1024 (the least alignment that explains the aligned K first) and G = A/2, ..., 1.
+const std::vector<SpanRule>& split_rules();
 
 // Where one probe of a class ran: a variant of the class at a full shape.
 struct ProbePoint {

@@ -556,12 +556,12 @@ TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic
     stats = probe_classes(t, st, reference_probe(truth, &probes), o);
     ASSERT_TRUE(stats.ok()) << stats.status();
     EXPECT_EQ(stats->revalidated, 1);
-    EXPECT_EQ(stats->separating, 1);
-    EXPECT_EQ(probes, 1);
+    EXPECT_GE(stats->separating, 1);
+    EXPECT_EQ(probes, stats->separating);
     ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
     EXPECT_EQ(t.classes[0].desc->k_loop_step.step, 64) << *t.classes[0].desc;
   }
-  {  // with the heuristic: one probe at an off-grid K, and step 64
+  {  // with the heuristic: separating probes (at most 3) off the grid, and step 64
     CublasTable t{.arch = "sm_90"};
     ScanState st;
     int probes = 0, asked = 0;
@@ -572,19 +572,22 @@ TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic
     };
     absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, wmma, grid, truth, o, &probes);
     ASSERT_TRUE(stats.ok()) << stats.status();
-    EXPECT_EQ(stats->separating, 1);
+    EXPECT_GE(stats->separating, 1);
+    EXPECT_LE(stats->separating, 3);
     EXPECT_EQ(asked, probes);
     const TableClass& c = t.classes[0];
     ASSERT_TRUE(c.desc.has_value()) << c.note;
     const std::set<int64_t> ks = k_of_probe(t);
-    EXPECT_EQ(ks.size(), 3u);  // two grid points (class_probes) and the separating one
-    int off_grid = 0;
+    // two grid points (class_probes) and the separating ones
+    EXPECT_EQ(static_cast<int64_t>(ks.size()), 2 + stats->separating);
+    int off_grid = 0, tells_32_from_64 = 0;
     for (int64_t k : ks) {
       if (k == 17 || k == 257 || k == 259) continue;
       ++off_grid;
-      EXPECT_NE(k % 64, k % 32) << "off-grid K " << k;
+      tells_32_from_64 += k % 64 != k % 32;
     }
-    EXPECT_EQ(off_grid, 1);
+    EXPECT_EQ(off_grid, stats->separating);
+    EXPECT_GE(tells_32_from_64, 1);
     for (int64_t k : {57, 100, 121}) {
       absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
       ASSERT_TRUE(d.ok()) << d.status();
@@ -608,12 +611,96 @@ TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic
     };
     absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, wmma, grid, truth, o, &probes);
     ASSERT_TRUE(stats.ok()) << stats.status();
-    EXPECT_EQ(stats->separating, 1);
-    EXPECT_EQ(stats->instrument_errors, 1);
+    EXPECT_GE(stats->separating, 1);
+    EXPECT_EQ(stats->instrument_errors, stats->separating);
     const TableClass& c = t.classes[0];
     ASSERT_TRUE(c.desc.has_value()) << c.note;
     EXPECT_EQ(k_of_probe(t).size(), 2u);
     EXPECT_TRUE(has(c.note, "heuristic answers id=23")) << c.note;
+  }
+}
+
+// A split class whose span is ceil(K/3) rounded up to 64 where K is a multiple of 64
+// and to 8 elsewhere (split/8/64: session 8's replay of the id 23 tile 11 split
+// classes), probed where both give the same span (K = 190, 382, 4096): the fit takes
+// split/64, the separating probes (off the grid, checked by the heuristic; at most 3,
+// each at the point that rules out the most fitting rules) find K where the aligned
+// forms differ, and the class ends with split/8/64.
+TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
+  const SpanRule truth_rule{.kind = SpanRule::Kind::kSplit, .granule = 8, .aligned = 64};
+  auto truth = [&](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_cuts = {{apply_span_rule(truth_rule, 0, k, 3), dsl::Fold::kChain}};
+    return d;
+  };
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 190, 382, 4096}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
+  o.heuristic = always(kSplit3);
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, kSplit3, grid, truth, o, &probes);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  std::string where;
+  for (const ProbePoint& p : c.probes) where += absl::StrFormat(" %d/%d", p.k, p.splitk);
+  EXPECT_GE(stats->separating, 1) << c.note << where;
+  EXPECT_LE(stats->separating, 3) << c.note << where;
+  ASSERT_EQ(c.rules.size(), 1u);
+  EXPECT_EQ(to_string(c.rules[0]), "split/8/64") << where;
+  for (int64_t k : {100, 1000, 2000, 2048, 3001}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
+  }
+  // split/64 alone gives another span at K = 1000, or the test proves nothing.
+  EXPECT_NE(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}, 0, 1000, 3),
+            truth(GemmShape{}, 1000).k_cuts[0].span);
+}
+
+// A class waiting for its revalidation keeps its descriptor, probes and note until its
+// visit, so a table saved meanwhile (the sample saves every 30 s; session 8's device run
+// 3 was killed at its time limit) has them: while one class's separating probe runs,
+// the other class still has its descriptor.
+TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
+  dsl::GemmDesc step64;
+  step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}};
+  const HeuristicFn two = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two).ok());
+  ASSERT_EQ(t.classes.size(), 2u);
+  int probes = 0;
+  const ProbeFn truth = reference_probe([&](const GemmShape&, int64_t) { return step64; }, &probes);
+  ASSERT_TRUE(probe_classes(t, st, truth, ProbeOptions{.max_probe_k = 4096}).ok());
+  for (const TableClass& c : t.classes) ASSERT_TRUE(c.desc.has_value()) << c.note;
+  const std::vector<std::string> notes = {t.classes[0].note, t.classes[1].note};
+  int checked = 0;
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+    for (size_t i = 0; i < t.classes.size(); ++i) {
+      const TableClass& c = t.classes[i];
+      if (c.cls.values.id == key.id) continue;  // the class being probed
+      if (c.note.find("revalidated;") != std::string::npos) continue;  // visited already
+      EXPECT_TRUE(c.desc.has_value()) << "class " << i << " lost its descriptor before its visit";
+      EXPECT_EQ(c.note, notes[i]);
+      ++checked;
+    }
+    return truth(s, key);
+  };
+  ProbeOptions o{.max_probe_k = 4096};
+  o.heuristic = two;
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, watch, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->revalidated, 2);
+  EXPECT_GT(checked, 0);
+  for (const TableClass& c : t.classes) {
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    EXPECT_EQ(c.desc->k_loop_step.step, 64) << *c.desc;
   }
 }
 
@@ -1220,6 +1307,13 @@ TEST(CublasScan, SpanRuleFitUsesEachProbesSplitCount) {
   r = fit_span_rules(true, {4096}, {3}, {split_desc(1408)});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(to_string((*r)[0]), "split/128");
+  // No plain granule fits 80 at (289, 4) and 128 at (2240, 33) (session 8, device run 2:
+  // "No span rule fits"); the granule 64 at K multiples of 64 does, with 16 elsewhere
+  // (the coarsest; 8 fits too, for a separating probe to tell).
+  r = fit_span_rules(true, {289, 293, 297, 2240}, {4, 4, 4, 33},
+                     {split_desc(80), split_desc(80), split_desc(80), split_desc(128)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(to_string((*r)[0]), "split/16/64");
   r = fit_span_rules(false, {576, 1000}, {1, 1}, {split_desc(128), split_desc(128)});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(to_string((*r)[0]), "fixed");

@@ -167,13 +167,33 @@ TEST(SpanRule, AppliesInKAndTheSplitCount) {
   EXPECT_EQ(apply_span_rule(split, 0, 10, 3), 10);      // 64 > K: one part, span K
   EXPECT_EQ(apply_span_rule(SpanRule{}, 77, 1000, 3), 77);
   EXPECT_EQ(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kWhole}, 77, 1000, 3), 1000);
-  for (const char* t : {"fixed", "whole", "split/64", "split/1"}) {
+  for (const char* t : {"fixed", "whole", "split/64", "split/1", "split/8/64", "parts/4"}) {
     absl::StatusOr<SpanRule> r = parse_span_rule(t);
     ASSERT_TRUE(r.ok()) << t;
     EXPECT_EQ(to_string(*r), t);
   }
-  for (const char* t : {"split/0", "split3/64", "split", "fixd", "split/-2"}) {
+  for (const char* t : {"split/0", "split3/64", "split", "fixd", "split/-2", "split/64/8",
+                        "split/8/8", "split/8/", "split//64", "split/8/64/128"}) {
     EXPECT_FALSE(parse_span_rule(t).ok()) << t;
+  }
+  // split/8/64: granule 64 where K is a multiple of 64, 8 elsewhere (session 8's id 24
+  // tile 11 split class: spans 80 at 289/4, 293/4, 297/4 and 128 at 2240/33).
+  const SpanRule aligned{.kind = SpanRule::Kind::kSplit, .granule = 8, .aligned = 64};
+  EXPECT_EQ(apply_span_rule(aligned, 0, 289, 4), 80);     // ceil = 73 -> 80
+  EXPECT_EQ(apply_span_rule(aligned, 0, 2240, 33), 128);  // 68 -> 128 (2240 = 35 * 64)
+  EXPECT_EQ(apply_span_rule(aligned, 0, 4264, 33), 136);  // 130 -> 136 (4264 = 66.6 * 64)
+  EXPECT_EQ(apply_span_rule(aligned, 0, 4096, 5), 832);   // 820 -> 832
+  EXPECT_EQ(apply_span_rule(aligned, 0, 4096, 132), 64);  // 32 -> 64
+  EXPECT_EQ(apply_span_rule(aligned, 0, 40, 3), 16);      // 14 -> 16
+  // The list the fit walks: plain granules first, coarsest first, then the aligned ones.
+  const std::vector<SpanRule>& rules = split_rules();
+  ASSERT_GE(rules.size(), 11u);
+  EXPECT_EQ(to_string(rules[0]), "split/1024");
+  EXPECT_EQ(to_string(rules[10]), "split/1");
+  EXPECT_EQ(to_string(rules[11]), "split/1/2");
+  EXPECT_EQ(to_string(rules.back()), "split/1/1024");
+  for (size_t i = 11; i < rules.size(); ++i) {
+    EXPECT_GT(rules[i].aligned, rules[i].granule) << to_string(rules[i]);
   }
 }
 
