@@ -24,6 +24,9 @@
 // (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned
 // once per case (memoized), so its own benchmark reuses that search; a filter that
 // leaves the free benchmark out still pays its tuning, unless FIXBITS_BENCH_VS_FREE=0.
+// Counters tried / failed (cl_tried / cl_failed / cl_vs_best for cluster candidates)
+// say how the tuning went; FIXBITS_BENCH_TRACE=1 prints every candidate's median or
+// error on stderr ([tune] lines).
 // Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
 // launches, divided), reported as the median of --benchmark_repetitions; the
 // counter vs_copy is the copy kernel's time for the same bytes over the case's.
@@ -250,6 +253,9 @@ struct Search {
   dsl::ReduceConfig cfg;
   float ms = 0;
   std::string error;  // non-empty: no candidate compiled and ran
+  int tried = 0, failed = 0;        // candidates, and those that did not build or run
+  int cluster_tried = 0, cluster_failed = 0;
+  float cluster_ms = 0;             // the fastest cluster_rows candidate, 0: none ran
 };
 using CaseKey = std::tuple<int, int, int, DType, int64_t, int64_t>;
 CaseKey case_key(const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
@@ -372,12 +378,38 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     return s;
   }
   float best_ms = 1e30f;
+  // FIXBITS_BENCH_TRACE=1: one stderr line per candidate (its knobs, then its median or
+  // why it did not run), so a device run shows what lost and what failed.
+  const char* trace_env = std::getenv("FIXBITS_BENCH_TRACE");
+  const bool trace = trace_env != nullptr && std::string(trace_env) == "1";
   for (const auto& c : candidates_of(dev, desc, rows, cols)) {
-    auto r = jit::ReduceRunner::create(dev, desc, c);
-    if (!r.ok()) continue;  // e.g. a config the codegen rejects for this shape
-    if (!r->share_inputs(*in).ok()) continue;
-    auto ms = median_ms(*dev, [&] { return r->launch(); }, 20);
-    if (ms.ok() && *ms < best_ms) {
+    ++s.tried;
+    s.cluster_tried += c.cluster_rows;
+    const std::string knobs =
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d", dsl::to_string(desc),
+                        static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
+                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.cluster_rows ? 1 : 0);
+    absl::StatusOr<float> ms = absl::UnknownError("not run");
+    auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
+    if (!r.ok()) {
+      ms = r.status();
+    } else if (absl::Status shared = r->share_inputs(*in); !shared.ok()) {
+      ms = shared;
+    } else {
+      ms = median_ms(*dev, [&] { return r->launch(); }, 20);
+    }
+    if (trace) {
+      std::fprintf(stderr, "[tune] %s: %s\n", knobs.c_str(),
+                   ms.ok() ? absl::StrFormat("%.2f us", *ms * 1000).c_str()
+                           : std::string(ms.status().message()).substr(0, 200).c_str());
+    }
+    if (!ms.ok()) {
+      ++s.failed;
+      s.cluster_failed += c.cluster_rows;
+      continue;
+    }
+    if (c.cluster_rows && (s.cluster_ms == 0 || *ms < s.cluster_ms)) s.cluster_ms = *ms;
+    if (*ms < best_ms) {
       best_ms = *ms;
       s.cfg = c;
     }
@@ -460,6 +492,18 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
   // Achieved bandwidth as a share of the copy kernel's at the same bytes moved.
   if (tc.copy_ms > 0 && total_ms > 0) {
     state.counters["vs_copy"] = tc.copy_ms / (total_ms / static_cast<double>(state.iterations()));
+  }
+  {
+    // How the tuning went: candidates tried and failed (cluster ones too), and the
+    // fastest cluster_rows candidate against the winner (> 1: the cluster kernel slower).
+    const Search& mine = search(dev, desc, rows, cols);
+    state.counters["tried"] = mine.tried;
+    state.counters["failed"] = mine.failed;
+    if (mine.cluster_tried > 0) {
+      state.counters["cl_tried"] = mine.cluster_tried;
+      state.counters["cl_failed"] = mine.cluster_failed;
+      if (mine.cluster_ms > 0 && mine.ms > 0) state.counters["cl_vs_best"] = mine.cluster_ms / mine.ms;
+    }
   }
   if (order == dsl::TreeOrder::kPinned && with_free(rows, cols) && vs_free_on()) {
     dsl::ReduceDesc free = desc;
