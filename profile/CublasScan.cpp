@@ -790,12 +790,12 @@ class ClassProber {
     return best;
   }
 
-  // For a plain class whose probes all found a descriptor that other K-loop steps
-  // explain as well (step_alternatives): its cheapest untried point (in [3,
-  // max_probe_k], within max_probe_mnk if it has one) at a K where one of them groups
-  // the products differently from the class's descriptor; nullopt when there is none.
-  // A split class whose probes several split granules fit (fit_span_rules takes the
-  // coarsest): the same, at a point where two of them give different spans.
+  // For a class whose probes all found a descriptor that other K-loop steps explain as
+  // well (step_alternatives), or, split, whose probed spans other split rules fit
+  // (fit_span_rules takes the first): the untried point (K in [3, max_probe_k]) that
+  // tells the most of them apart from the class's own, the cheapest of those (points
+  // over max_probe_mnk last); grid points, and with ProbeOptions::heuristic K values
+  // inside the map's runs too. nullopt when no point tells any apart.
   std::optional<ProbePoint> separating_point(int c) const {
     const std::vector<ProbeResult>& done = results_[c];
     if (done.empty()) return std::nullopt;

@@ -44,8 +44,11 @@
 //     * a class (plain, or one cut level) whose probes other K-loop steps explain as
 //       well (they group the products of every probed leaf range alike), or a split
 //       class whose probed spans several split rules fit (granules split/G, and
-//       split/G'/A with A the class's own granule), gets one more probe, at its
-//       cheapest point where they differ, if it has one (ProbeStats.separating);
+//       split/G'/A with A the class's own granule or alignment), gets up to three more
+//       probes, each at the point that tells the most of them apart, the cheapest of
+//       those (ProbeStats.separating); with ProbeOptions::heuristic such points may lie
+//       between grid points. A validated class with such a point is revalidated for it;
+//       a class waiting for its revalidation keeps its descriptor until its visit;
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted
