@@ -15,13 +15,17 @@
 //
 // Usage: fixbits-cublas-match [--table=PATH] [--shapes=N] [--fp8-shapes=N] [--seed=S]
 //          [--max-dim=N] [--max-k=N] [--max-elems=N] [--compile-budget-s=T]
-//          [--show=N] [--budget-s=T] [--dtypes=f16,bf16,f8e4m3]
+//          [--show=N] [--budget-s=T] [--dtypes=f16,bf16,f8e4m3] [--skip=N]
 //   --table: a table written by fixbits-cublas-scan (default: the embedded sm_90 table).
 //   Defaults: 10000 shapes each for f16 and bf16, 1000 for f8e4m3; M, N log-uniform
 //   in [1, 16384], K log-uniform in [1, 2^19] (fp8: multiples of 16), redrawn until
 //   M*K + K*N + M*N <= 2^22 elements; seed 1; compile budget 120 s (kernels past it
 //   take the reference path); 10 mismatches shown; --budget-s=540 (no new shape after
 //   it, the tallies so far are printed). fp8 rounds K and N up to 16s.
+//   --skip=N: the first N shapes of each dtype are drawn (the sequence stays the same)
+//   but not matched, so one match of 10,000 shapes can run as slices over several
+//   device calls: --shapes=3000, then --skip=3000 --shapes=6000, ... (a slice's "budget"
+//   line says where it stopped; the next slice skips to there).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -54,6 +58,7 @@ struct Args {
   int64_t max_dim = 16384, max_k = int64_t{1} << 19, max_elems = int64_t{1} << 22;
   double compile_budget_s = 120;
   double budget_s = 540;  // no new shape after this (one device call is 600 s at most)
+  int64_t skip = 0;       // shapes of each dtype drawn but not matched
   int64_t show = 10;
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
 };
@@ -72,6 +77,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.table_path = *v;
     } else if (value("--shapes=")) {
       st = int_flag("--shapes=", 0, &a.shapes);
+    } else if (value("--skip=")) {
+      st = int_flag("--skip=", 0, &a.skip);
     } else if (value("--fp8-shapes=")) {
       st = int_flag("--fp8-shapes=", 0, &a.fp8_shapes);
     } else if (auto v = value("--seed=")) {
@@ -197,7 +204,9 @@ int main(int argc, char** argv) {
       }
       const runtime::GemmShape s = profile::draw_match_shape(
           rng, t, {.max_dim = args->max_dim, .max_k = args->max_k, .max_elems = args->max_elems});
-      absl::StatusOr<profile::MatchResult> r = matcher.match(s, rng());
+      const uint64_t input_seed = rng();
+      if (i < args->skip) continue;  // an earlier slice's shape
+      absl::StatusOr<profile::MatchResult> r = matcher.match(s, input_seed);
       if (!r.ok()) {
         ++failures;
         std::printf("error at %s: %s\n", runtime::to_string(s).c_str(),
