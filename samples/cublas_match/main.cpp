@@ -24,8 +24,9 @@
 //   it, the tallies so far are printed). fp8 rounds K and N up to 16s.
 //   --skip=N: the first N shapes of each dtype are drawn (the sequence stays the same)
 //   but not matched, so one match of 10,000 shapes can run as slices over several
-//   device calls: --shapes=3000, then --skip=3000 --shapes=6000, ... (a slice's "budget"
-//   line says where it stopped; the next slice skips to there).
+//   device calls, one dtype at a time (a dtype's draws follow those of the dtypes before
+//   it): --dtypes=f16 --shapes=3000, then --dtypes=f16 --skip=3000 --shapes=6000, ...
+//   (a slice's "budget" line says where it stopped; the next slice skips to there).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
