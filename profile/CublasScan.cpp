@@ -650,7 +650,7 @@ class ClassProber {
         results_[c].push_back(ProbeResult{at, carried(*cls.desc, cls.rules, at.k, at.splitk)});
         tried_.insert({at.variant, at.k, at.splitk});
       }
-      const bool separable = separating_point(c).has_value();
+      const bool separable = options_.separate_validated && separating_point(c).has_value();
       if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable) {
         // The class keeps its descriptor, rules, probes and note until its visit
         // (process()), so a table saved before then, or a run cut short, still has them
@@ -823,20 +823,20 @@ class ClassProber {
       if (!rules.ok() || rules->size() != 1) return std::nullopt;
       rule = (*rules)[0];
     }
-    // Split rules that fit every probe's span: plain granules (split/G), and the
-    // aligned forms of the class's own granule (split/G'/A, A its granule or its A):
-    // whether that granule holds only at K that are multiples of it.
+    // Split rules that fit every probe's span: plain granules (split/G), and aligned
+    // ones (split/G'/A) whose A is the class's granule (or its A), or whose G is the
+    // class's G: whether a granule holds only at K that are multiples of it, or has an
+    // exception there.
     std::vector<SpanRule> split_alts;
     if (bd.k_cuts.size() == 1 && table_.classes[c].cls.values.split && rule &&
         rule->kind == SpanRule::Kind::kSplit) {
-      // An aligned rule split/G/A also has the alternatives split/G/A' (another
-      // alignment; device run 3 fitted split/8/16 where an earlier probe at K = 2240
-      // had needed A = 64).
+      // The rule's granule G also has the alternatives split/G/A (an alignment
+      // exception: the CPU replays of session 8 found split/8 classes that round to 64
+      // at K multiples of 64, and device run 3 fitted split/8/16 where an earlier probe
+      // at K = 2240 had needed A = 64).
       const int64_t own = rule->aligned > 0 ? rule->aligned : rule->granule;
       for (const SpanRule& r : split_rules()) {
-        if (r.aligned > 0 && r.aligned != own && !(rule->aligned > 0 && r.granule == rule->granule)) {
-          continue;
-        }
+        if (r.aligned > 0 && r.aligned != own && r.granule != rule->granule) continue;
         bool fits = true;
         for (const ProbeResult& pr : done) {
           fits = fits && apply_span_rule(r, 0, pr.at.k, pr.at.splitk) == pr.desc->k_cuts[0].span;

@@ -44,11 +44,12 @@
 //     * a class (plain, or one cut level) whose probes other K-loop steps explain as
 //       well (they group the products of every probed leaf range alike), or a split
 //       class whose probed spans several split rules fit (granules split/G, and
-//       split/G'/A with A the class's own granule or alignment), gets up to three more
-//       probes, each at the point that tells the most of them apart, the cheapest of
-//       those (ProbeStats.separating); with ProbeOptions::heuristic such points may lie
-//       between grid points. A validated class with such a point is revalidated for it;
-//       a class waiting for its revalidation keeps its descriptor until its visit;
+//       split/G'/A with A the class's own granule or alignment, or G its granule), gets
+//       up to three more probes, each at the point that tells the most of them apart,
+//       the cheapest of those (ProbeStats.separating); with ProbeOptions::heuristic such
+//       points may lie between grid points. A validated class with such a point is
+//       revalidated for it; a class waiting for its revalidation keeps its descriptor
+//       until its visit;
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
 //       no descriptor and a note saying why. A coarse key is therefore never trusted
@@ -196,6 +197,10 @@ struct ProbeOptions {
   // made): session 8's device run 1 found the wmma class's only grid points at K mod 64
   // = K mod 32, so step 32 and step 64 had no separating grid point.
   HeuristicFn heuristic;
+  // true: a validated class whose probes leave a separating point is revalidated for
+  // it (about 60 of the 100 validated classes of session 8's table, one to three
+  // probes each); false: only classes under `revalidate` probes are.
+  bool separate_validated = true;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made

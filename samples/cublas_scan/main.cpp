@@ -26,7 +26,7 @@
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
-//          [--probe-batch=B] [--retry-failed] [--rank-shapes=N]
+//          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -57,6 +57,8 @@
 //   by scanned shapes (default 10000; 0: scanned shapes only). Every probe point is
 //   first checked against cuBLASLt's heuristic (ProbeOptions::heuristic), so the
 //   separating probe may take K values between the grid's.
+//   --no-separate-validated: a validated class is not revalidated just because its
+//   probes leave a separating point (by default it is, for up to three probes).
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -170,6 +172,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       }
     } else if (value("--rank-shapes=")) {
       st = int_flag("--rank-shapes=", 0, &a.rank_shapes);
+    } else if (arg == "--no-separate-validated") {
+      a.probe.separate_validated = false;
     } else if (arg == "--no-probe") {
       a.no_probe = true;
     } else {

@@ -549,10 +549,17 @@ TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic
     EXPECT_NE(t.classes[0].desc->k_loop_step.step, 64) << "the grid alone told the steps apart: "
                                                           "the test below proves nothing";
     // Probing the same table again with the heuristic (a --resume): the validated class
-    // is revalidated for its separating point alone and ends with step 64.
+    // is revalidated for its separating point alone and ends with step 64 (not with
+    // separate_validated off).
     ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
     o.heuristic = always(wmma);
+    o.separate_validated = false;
     probes = 0;
+    stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->revalidated, 0);
+    EXPECT_EQ(probes, 0);
+    o.separate_validated = true;
     stats = probe_classes(t, st, reference_probe(truth, &probes), o);
     ASSERT_TRUE(stats.ok()) << stats.status();
     EXPECT_EQ(stats->revalidated, 1);
@@ -658,6 +665,26 @@ TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
   // split/64 alone gives another span at K = 1000, or the test proves nothing.
   EXPECT_NE(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}, 0, 1000, 3),
             truth(GemmShape{}, 1000).k_cuts[0].span);
+
+  // The same truth probed where the fit takes split/8 (K = 70, 382, 1000: spans 24, 128,
+  // 336, no K a multiple of 16): its alignment exceptions split/8/A are the alternatives
+  // (session 8's replays: split/8 classes that round to 64 at K = 1664, 2560, 31744).
+  const ScanGrid grid8{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 70, 382, 1000}};
+  CublasTable t8{.arch = "sm_90"};
+  ScanState st8;
+  probes = 0;
+  stats = scan_and_probe(t8, st8, kSplit3, grid8, truth, o, &probes);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c8 = t8.classes[0];
+  ASSERT_TRUE(c8.desc.has_value()) << c8.note;
+  EXPECT_GE(stats->separating, 1) << c8.note;
+  ASSERT_EQ(c8.rules.size(), 1u);
+  EXPECT_EQ(to_string(c8.rules[0]), "split/8/64");
+  for (int64_t k : {128, 256, 448, 640, 1000}) {  // the grid runs to K = 1000
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t8, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
+  }
 }
 
 // A class waiting for its revalidation keeps its descriptor, probes and note until its
