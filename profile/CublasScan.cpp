@@ -885,8 +885,8 @@ class ClassProber {
     }
     // With the heuristic to check a point against (ProbeOptions::heuristic), K values
     // between the grid points too: each map run of the class's variants holds for
-    // [k0, next k0), and its first kOffGridKs values past its grid points are tried at
-    // the run's cell (the smallest M*N first, as the grid points are).
+    // [k0, next k0), and its first kOffGridKs + 1 K values from k0 are tried at the
+    // smallest M*N cell holding that run (as the grid points are).
     if (options_.heuristic) {
       constexpr int64_t kOffGridKs = 256;
       // Each distinct (K range, split count) once, at its smallest cell.
