@@ -24,7 +24,7 @@
 //     earlier table is dropped; a class of state.kept starts from its kept probes,
 //     which count towards its probes and are never probed again):
 //     * it probes up to `class_probes` points (a split class: 1 + `fit_probes`), each
-//       a (variant, K, split count) of the class at the smallest M*N seen there, K in
+//       a (variant, K, split count) of the class at its best cell (VariantShapes), K in
 //       [min_probe_k, max_probe_k] first (else the largest K in [3, min_probe_k)),
 //       chosen in this order: variants differing from the probed ones in the most
 //       fields outside the class's mask; for split classes a new ceil(K / P); the
@@ -69,8 +69,9 @@
 //     needs, which the table does not store: for each (M, N) cell corner of each map
 //     (of `families`; all when empty), each run's k0 and each K of the family's
 //     default_grid(per_octave) up to the map's kmax inside the run give the run's
-//     variant the point (K, P) at M*N (the smallest M*N, then M, per (K, P) as the scan
-//     keeps). Variants of other families get no shapes, so probe_classes leaves them.
+//     variant the point (K, P) at (M, N) (the best cell per (K, P), as the scan keeps:
+//     VariantShapes). Variants of other families get no shapes, so probe_classes leaves
+//     them.
 //   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
 //     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
 //     (split/G), else the first split/G/A of split_rules() (granule A at K that are
@@ -121,7 +122,9 @@ using ProbeFn = std::function<absl::StatusOr<dsl::GemmDesc>(const runtime::GemmS
 // Called now and then: a phase name, work done and total (total may grow).
 using ProgressFn = std::function<void(std::string_view phase, int64_t done, int64_t total)>;
 
-// Shapes seen per variant: for every distinct (K, split count), the smallest M*N (then M).
+// Shapes seen per variant: for every distinct (K, split count), the cell a probe runs
+// best at: the most placements per launch (min(M, 128) * min(N, 128)), then the
+// smallest M*N, then the smallest M.
 struct VariantShapes {
   std::map<std::pair<int64_t, uint32_t>, std::pair<int64_t, int64_t>> points;
 };

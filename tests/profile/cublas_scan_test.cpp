@@ -405,16 +405,17 @@ TEST(CublasScan, HugeProbeShapesAreTakenLast) {
     ks.push_back(s.m * s.n * s.k);
     return dsl::GemmDesc{};
   };
-  // Every point of the small grid has M = N = 1 (the smallest M*N per K), so M*N*K = K.
-  // With the cap at 600: K = 512 first (in range), then K = 64 (under the cap, though
-  // below min_probe_k), and only then a point over the cap (2048 or 4096).
+  // Every point of the small grid has M = N = 64 (the cell with the most placements per
+  // launch, better_probe_cell), so M*N*K = 4096 K. With the cap at 4096 * 600: K = 512
+  // first (in range), then K = 64 (under the cap, though below min_probe_k), and only
+  // then a point over the cap (2048 or 4096).
   ASSERT_TRUE(probe_classes(t, st, probe,
                             ProbeOptions{.max_probe_k = 4096, .class_probes = 3,
-                                         .max_probe_mnk = 600}).ok());
+                                         .max_probe_mnk = 4096 * 600}).ok());
   ASSERT_EQ(ks.size(), 3u);
-  EXPECT_EQ(ks[0], 512);
-  EXPECT_EQ(ks[1], 64);
-  EXPECT_GT(ks[2], 600);
+  EXPECT_EQ(ks[0], 4096 * 512);
+  EXPECT_EQ(ks[1], 4096 * 64);
+  EXPECT_GT(ks[2], 4096 * 600);
   // Without the cap the chooser stays in range: 512, 2048, 4096 in some order.
   ks.clear();
   CublasTable t2{.arch = "sm_90"};
@@ -422,7 +423,33 @@ TEST(CublasScan, HugeProbeShapesAreTakenLast) {
   ASSERT_TRUE(scan_heuristic(t2, st2, GemmShape{}, small_grid(), one).ok());
   ASSERT_TRUE(probe_classes(t2, st2, probe, ProbeOptions{.max_probe_k = 4096, .class_probes = 3}).ok());
   ASSERT_EQ(ks.size(), 3u);
-  for (int64_t k : ks) EXPECT_GE(k, 512);
+  for (int64_t k : ks) EXPECT_GE(k, 4096 * 512);
+}
+
+// The cell a (K, P) is probed at: the most placements per launch (min(M, 128) *
+// min(N, 128)), then the smallest M*N. 97 x 3 answers 291 placements a launch, 128 x
+// 128 answers 16384; 16384 x 16384 answers no more than 128 x 128 and costs more.
+TEST(CublasScan, ProbesRunAtTheCellWithTheMostPlacementsPerLaunch) {
+  const ScanGrid grid{.ms = {1, 97, 128, 16384}, .ns = {1, 3, 128, 16384}, .ks = {300}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(AlgoConfig{.id = 24})).ok());
+  ASSERT_EQ(st.shapes.size(), 1u);
+  ASSERT_EQ(st.shapes[0].points.size(), 1u);
+  const std::pair<int64_t, int64_t> mn = st.shapes[0].points.begin()->second;
+  EXPECT_EQ(mn, (std::pair<int64_t, int64_t>{128, 128}));
+  // rebuild_shapes (--resume) chooses the same cell from the map.
+  ScanState again;
+  ASSERT_TRUE(rebuild_shapes(t, again, 2, {}).ok());
+  ASSERT_EQ(again.shapes.size(), 1u);
+  bool found = false;
+  for (const auto& [kp, cell] : again.shapes[0].points) {
+    if (kp.first == 300) {
+      found = true;
+      EXPECT_EQ(cell, (std::pair<int64_t, int64_t>{128, 128}));
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(CublasScan, RevalidationOptionsAreChecked) {
