@@ -115,6 +115,26 @@ Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad)
   return in == Elem::kF32 ? v : b.cast(v, Elem::kF32);
 }
 
+tile::Type f32_ptr() { return tile::Type::ptr(DType::kF32); }
+tile::Type i32_type() { return tile::Type::scalar(Elem::kI32); }
+
+// RMSNorm's pieces, one each for the unsplit, split and cluster kernels, so all three
+// build the reference's ops in the reference's order: x_i*x_i padded with `pad` where
+// masked off; r = 1 / sqrt(ss / cols + eps); y_i = (x_i * r) * w_i stored as out.
+Value padded_square(Builder& b, const PassIndex& p, Value v, float pad) {
+  return b.select(p.mask, b.mul(v, v), b.const_f32(pad));
+}
+Value rms_scale(Builder& b, Value ss, Value cols, Value eps) {
+  Value ms = b.div(ss, b.cast(cols, Elem::kF32));
+  return b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+}
+void store_rms_output(Builder& b, Value y, Value w, const PassIndex& p, Value xv, Value r, Elem in,
+                      Elem out) {
+  Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
+  Value yv = b.mul(b.mul(xv, r), wv);
+  b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+}
+
 // Where the loops over x start when the first `kept` passes are held in registers:
 // k = kept * Q (i32).
 Value kept_end(Builder& b, const RowFrame& f, int64_t q, int kept) {
@@ -444,8 +464,6 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
     phases.push_back(*std::move(prog));
     return absl::OkStatus();
   };
-  auto f32ptr = [] { return tile::Type::ptr(DType::kF32); };
-  auto i32 = [] { return tile::Type::scalar(Elem::kI32); };
 
   switch (d.op) {
     case ReduceOp::kSum:
@@ -455,8 +473,8 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("partials", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value ws = b.param("ws", f32ptr());
-        Value cols = b.param("cols", i32());
+        Value ws = b.param("ws", f32_ptr());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         store_strip_partials(b, f, d, p, ws, c, [&](const PassIndex& pi, float pad) {
           return load_f32(b, x, pi.off, pi.mask, in, pad);
@@ -465,9 +483,9 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       }
       {
         Builder b = start("fold", "rows", 1);
-        Value ws = b.param("ws", f32ptr());
+        Value ws = b.param("ws", f32_ptr());
         Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-        Value cols = b.param("cols", i32());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_row_frame(b, cols, d.strip);
         Value r = fold_strips(b, f, ws, c);
         b.store(y, f.line.row64, out == Elem::kF32 ? r : b.cast(r, out));
@@ -479,12 +497,11 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("partials", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value ws = b.param("ws", f32ptr());
-        Value cols = b.param("cols", i32());
+        Value ws = b.param("ws", f32_ptr());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
-          Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
-          return b.select(pi.mask, b.mul(v, v), b.const_f32(pad));  // (S) x_i*x_i, -0.0 padded
+          return padded_square(b, pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);  // (S)
         });
         if (absl::Status s = finish(b); !s.ok()) return s;
       }
@@ -492,19 +509,15 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Builder b = start("normalize", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
         Value w = b.param("w", tile::Type::ptr(d.in_dtype));
-        Value ws = b.param("ws", f32ptr());
+        Value ws = b.param("ws", f32_ptr());
         Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-        Value cols = b.param("cols", i32());
+        Value cols = b.param("cols", i32_type());
         Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         Value ss = fold_strips(b, f, ws, Combine::kAdd);
-        Value ms = b.div(ss, b.cast(cols, Elem::kF32));
-        Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
-        split_elementwise(b, f, block, p, [&](const PassIndex& pi) {
-          Value xv = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
-          Value wv = load_f32(b, w, b.cast(pi.idx, Elem::kI64), pi.mask, in, 0.0f);
-          Value yv = b.mul(b.mul(xv, r), wv);  // (B) (x_i * r) * w_i
-          b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+        Value r = rms_scale(b, ss, cols, eps);
+        split_elementwise(b, f, block, p, [&](const PassIndex& pi) {  // (B) (x_i * r) * w_i
+          store_rms_output(b, y, w, pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), r, in, out);
         });
         if (absl::Status s = finish(b); !s.ok()) return s;
       }
@@ -514,8 +527,8 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("maxpart", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value wsm = b.param("wsm", f32ptr());
-        Value cols = b.param("cols", i32());
+        Value wsm = b.param("wsm", f32_ptr());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
           return load_f32(b, x, pi.off, pi.mask, in, pad);
@@ -525,9 +538,9 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("exppart", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value wsm = b.param("wsm", f32ptr());
-        Value wss = b.param("wss", f32ptr());
-        Value cols = b.param("cols", i32());
+        Value wsm = b.param("wsm", f32_ptr());
+        Value wss = b.param("wss", f32_ptr());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
@@ -540,10 +553,10 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("normalize", "row_blocks", cfg.warps);
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value wsm = b.param("wsm", f32ptr());
-        Value wss = b.param("wss", f32ptr());
+        Value wsm = b.param("wsm", f32_ptr());
+        Value wss = b.param("wss", f32_ptr());
         Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-        Value cols = b.param("cols", i32());
+        Value cols = b.param("cols", i32_type());
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         Value s = fold_strips(b, f, wss, Combine::kAdd);
@@ -598,8 +611,6 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
   b.set_num_warps(cfg.warps);
   b.set_grid("row_blocks");
   b.set_cluster(p);
-  auto f32ptr = [] { return tile::Type::ptr(DType::kF32); };
-  auto i32 = [] { return tile::Type::scalar(Elem::kI32); };
   // The rest of the block's strips (those not kept), S elements each, as `body` needs.
   auto rest_strips = [&](const RowFrame& line, Value from, auto body) {
     std::vector<Value> loop = b.begin_for(from, line.cols, b.const_int(Elem::kI32, d.strip * p), {});
@@ -609,15 +620,15 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
   if (d.op == ReduceOp::kRmsNorm) {
     Value x = b.param("x", tile::Type::ptr(d.in_dtype));
     Value w = b.param("w", tile::Type::ptr(d.in_dtype));
-    Value ws = b.param("ws", f32ptr());
+    Value ws = b.param("ws", f32_ptr());
     Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-    Value cols = b.param("cols", i32());
+    Value cols = b.param("cols", i32_type());
     Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
     auto square = [&](const PassIndex& pi, Value v, float pad) {
-      return b.select(pi.mask, b.mul(v, v), b.const_f32(pad));  // (S) x_i*x_i, -0.0 padded
+      return padded_square(b, pi, v, pad);  // (S) x_i*x_i, -0.0 padded
     };
     std::vector<Value> kx;  // (S) each: the kept strips of x, loaded before any combine
     for (const PassIndex& pi : ks.pass) kx.push_back(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
@@ -631,12 +642,9 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     }, ks.rest);
     b.cluster_barrier();  // every ws[row*n + j] of the row is written and visible
     Value ss = fold_strips(b, f, ws, Combine::kAdd);
-    Value ms = b.div(ss, b.cast(cols, Elem::kF32));
-    Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+    Value r = rms_scale(b, ss, cols, eps);
     auto normalize = [&](const PassIndex& pi, Value xv) {
-      Value wv = load_f32(b, w, b.cast(pi.idx, Elem::kI64), pi.mask, in, 0.0f);
-      Value yv = b.mul(b.mul(xv, r), wv);  // (S) (x_i * r) * w_i
-      b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+      store_rms_output(b, y, w, pi, xv, r, in, out);  // (S) (x_i * r) * w_i
     };
     for (int i = 0; i < kept; ++i) normalize(ks.pass[i], kx[i]);
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
@@ -644,10 +652,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     });
   } else {
     Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-    Value wsm = b.param("wsm", f32ptr());
-    Value wss = b.param("wss", f32ptr());
+    Value wsm = b.param("wsm", f32_ptr());
+    Value wss = b.param("wss", f32_ptr());
     Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-    Value cols = b.param("cols", i32());
+    Value cols = b.param("cols", i32_type());
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
@@ -1056,7 +1064,7 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
       RowFrame f = make_frame(b, len, width, q);
       auto square = [&](const PassIndex& p, Value v, float pad) {
-        return b.select(p.mask, b.mul(v, v), b.const_f32(pad));  // (Q) x_i*x_i, -0.0 padded
+        return padded_square(b, p, v, pad);  // (Q) x_i*x_i, -0.0 padded
       };
       // keep_passes N: the row's first N passes (k = 0, Q, ...) are loaded once, all
       // before any combine, and kept in registers for the elementwise pass, so a row
@@ -1069,12 +1077,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
       }, first);
-      Value ms = b.div(ss, b.cast(f.cols, Elem::kF32));
-      Value r = b.div(b.const_f32(1.0f), b.unary(tile::UnaryOp::kSqrt, b.add(ms, eps)));
+      Value r = rms_scale(b, ss, f.cols, eps);
       auto normalize = [&](const PassIndex& p, Value xv) {
-        Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
-        Value yv = b.mul(b.mul(xv, r), wv);  // (x_i * r) * w_i
-        b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+        store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
       };
       for (int j = 0; j < keep; ++j) normalize(kp[j], kx[j]);  // (Q) elements [jQ, jQ+Q) from registers
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
