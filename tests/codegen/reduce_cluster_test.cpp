@@ -19,6 +19,7 @@
 #include "dsl/reference/Reference.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
+#include "tests/codegen/ReduceInputs.h"
 
 namespace fixbits {
 namespace {
@@ -29,33 +30,11 @@ using dsl::ReduceOp;
 using dsl::TreeOrder;
 using testing::Buffers;
 
-// Adversarial values: +-large, subnormals, +-0, small; with `specials` also NaN, +-inf.
+// Adversarial rows at this test's scales (large: 2^6, small: 2^-11).
 std::vector<uint32_t> adversarial_bits(DType t, size_t n, uint32_t seed, bool specials) {
-  std::mt19937 rng(seed);
-  std::vector<uint32_t> out(n);
-  for (auto& b : out) {
-    float v = 0.0f;
-    switch (rng() % (specials ? 10 : 6)) {
-      case 0: v = std::ldexp(static_cast<float>(rng() % 1000), 6); break;
-      case 1: v = -std::ldexp(static_cast<float>(rng() % 1000), 6); break;
-      case 2: v = std::bit_cast<float>(static_cast<uint32_t>(rng() % 0x7fffff)); break;  // subnormal
-      case 3: v = (rng() & 1) ? 0.0f : -0.0f; break;
-      case 6: v = std::bit_cast<float>(static_cast<uint32_t>(0x7fc00000u | (rng() & 0xffff))); break;  // NaN
-      case 7: v = (rng() & 1) ? INFINITY : -INFINITY; break;
-      default: v = std::ldexp(static_cast<float>(static_cast<int32_t>(rng() % 20001) - 10000), -11);
-    }
-    b = to_bits(t, v);
-  }
-  return out;
+  return testing::adversarial_bits(t, n, seed, specials, 6, -11);
 }
-
-std::vector<uint32_t> plain_bits(DType t, size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<uint32_t> out(n);
-  for (auto& b : out) b = to_bits(t, u(rng));
-  return out;
-}
+using testing::plain_bits;
 
 // Fresh buffers for one run: y and the workspaces poisoned (an unwritten ws entry
 // reads as NaN, an unwritten y keeps 0xdead).
