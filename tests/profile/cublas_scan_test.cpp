@@ -13,6 +13,8 @@
 // with no budget, or under the old key (id 23 without tile and stages), resumed from
 // its text alone ends with the lookups of one long scan; a finished table probes nothing.
 #include <cmath>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <set>
@@ -105,6 +107,32 @@ absl::StatusOr<ProbeStats> scan_and_probe(
         absl::StrFormat("the scan gave %d classes, not one", t.classes.size()));
   }
   return probe_classes(t, st, reference_probe(std::move(truth), probes), options);
+}
+
+// Each K of `ks`: the table's 1 x 1 x K lookup has truth(K)'s first span.
+void expect_spans(const CublasTable& t,
+                  const std::function<dsl::GemmDesc(const GemmShape&, int64_t)>& truth,
+                  std::initializer_list<int64_t> ks) {
+  for (int64_t k : ks) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
+  }
+}
+
+// Each K of `ks`: the table's 1 x 1 x K lookup gives `want`'s bits (dsl::probe::reproduces).
+void expect_reproduces(const CublasTable& t, const dsl::GemmDesc& want,
+                       std::initializer_list<int64_t> ks) {
+  for (int64_t k : ks) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    dsl::probe::ProbeOptions o;
+    o.k = k;
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, want, o, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+  }
 }
 
 // A split of 3 whose span is ceil(K/3) rounded up to `granule`, with K-loop step `step`,
@@ -526,16 +554,7 @@ TEST(CublasScan, StepsTheProbesCannotTellApartGetASeparatingProbe) {
   const TableClass& c = t.classes[0];
   ASSERT_TRUE(c.desc.has_value()) << c.note;
   ASSERT_EQ(c.probes.size(), 3u);
-  for (int64_t k : {57, 100, 121}) {
-    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
-    ASSERT_TRUE(d.ok()) << d.status();
-    dsl::probe::ProbeOptions o;
-    o.k = k;
-    std::string why;
-    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, step64, o, &why);
-    ASSERT_TRUE(same.ok()) << same.status();
-    EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_reproduces(t, step64, {57, 100, 121}));
   // Without the separating point the class would keep step 32, which K = 57 tells apart.
   dsl::GemmDesc step32 = step64;
   step32.k_loop_step.step = 32;
@@ -622,16 +641,7 @@ TEST(CublasScan, TheSeparatingProbeTakesAKBetweenGridPointsCheckedByTheHeuristic
     }
     EXPECT_EQ(off_grid, stats->separating);
     EXPECT_GE(tells_32_from_64, 1);
-    for (int64_t k : {57, 100, 121}) {
-      absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
-      ASSERT_TRUE(d.ok()) << d.status();
-      dsl::probe::ProbeOptions po;
-      po.k = k;
-      std::string why;
-      absl::StatusOr<bool> same = dsl::probe::reproduces(*d, step64, po, &why);
-      ASSERT_TRUE(same.ok()) << same.status();
-      EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_reproduces(t, step64, {57, 100, 121}));
   }
   {  // the heuristic answers another algorithm off the grid: no evidence, no probe there
     CublasTable t{.arch = "sm_90"};
@@ -684,11 +694,7 @@ TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
   EXPECT_LE(stats->separating, 3) << c.note << where;
   ASSERT_EQ(c.rules.size(), 1u);
   EXPECT_EQ(to_string(c.rules[0]), "split/8/64") << where;
-  for (int64_t k : {100, 1000, 2000, 2048, 3001}) {
-    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
-    ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {100, 1000, 2000, 2048, 3001}));
   // split/64 alone gives another span at K = 1000, or the test proves nothing.
   EXPECT_NE(apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 64}, 0, 1000, 3),
             truth(GemmShape{}, 1000).k_cuts[0].span);
@@ -707,11 +713,7 @@ TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
   EXPECT_GE(stats->separating, 1) << c8.note;
   ASSERT_EQ(c8.rules.size(), 1u);
   EXPECT_EQ(to_string(c8.rules[0]), "split/8/64");
-  for (int64_t k : {128, 256, 448, 640, 1000}) {  // the grid runs to K = 1000
-    absl::StatusOr<dsl::GemmDesc> d = lookup(t8, GemmShape{.m = 1, .n = 1, .k = k});
-    ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_spans(t8, truth, {128, 256, 448, 640, 1000}));  // the grid runs to K = 1000
 }
 
 // A class waiting for its revalidation keeps its descriptor, probes and note until its
@@ -811,11 +813,7 @@ TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
   ASSERT_EQ(c.rules.size(), 1u);
   EXPECT_EQ(to_string(c.rules[0]), "split/4");
   EXPECT_EQ(c.probes.back().k, 31);
-  for (int64_t k : {243, 500, 999}) {
-    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
-    ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_EQ(d->k_cuts[0].span, truth(GemmShape{}, k).k_cuts[0].span) << "K = " << k;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {243, 500, 999}));
 }
 
 // A split class's K-loop step the probes cannot tell apart: split 3, spans ceil(K/3)
