@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -642,6 +643,8 @@ class ClassProber {
       const int ci = static_cast<int>(c);
       TableClass& cls = table_.classes[c];
       if (!seen(ci)) continue;
+      const bool listed = options_.only_classes.count(ci) > 0;
+      if (!options_.only_classes.empty() && !listed) continue;
       if (!cls.desc) {
         // A probe of an earlier run (a resumed table) found no descriptor for this class:
         // probing it again costs the same probes for the same answer (device run 3 of
@@ -665,7 +668,8 @@ class ClassProber {
         tried_.insert({at.variant, at.k, at.splitk});
       }
       const bool separable = options_.separate_validated && separating_point(c).has_value();
-      if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable) {
+      if (listed) listed_probes_[ci] = static_cast<int>(cls.probes.size());
+      if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable || listed) {
         // The class keeps its descriptor, rules, probes and note until its visit
         // (process()), so a table saved before then, or a run cut short, still has them
         // (session 8's device run 3, killed at its time limit, saved 39 such classes
@@ -699,7 +703,15 @@ class ClassProber {
       const int c = work_.front();
       work_.erase(work_.begin());
       if (progress) progress("probe", stats_.probes, stats_.probes + planned());
+      visit_ = VisitTimes{};
+      const double t0 = elapsed();
       process(c, elapsed);
+      const double total = elapsed() - t0;
+      if (total - visit_.probe > kSlowVisitS) {
+        stats_.slow_visits.push_back(absl::StrFormat(
+            "class %d: %.1f s, probes %.1f s, heuristic %.1f s, separating %.1f s, next point %.1f s",
+            c, total, visit_.probe, visit_.heuristic, visit_.separating, visit_.next_point));
+      }
     }
     if (progress) progress("probe", stats_.probes, stats_.probes);
     return stats_;
@@ -716,7 +728,11 @@ class ClassProber {
   int wanted(int c) const {
     const int base =
         table_.classes[c].cls.values.split ? 1 + options_.fit_probes : options_.class_probes;
-    return revalidating_.count(c) ? std::max(base, options_.revalidate) : base;
+    int want = revalidating_.count(c) ? std::max(base, options_.revalidate) : base;
+    // A listed class (ProbeOptions::only_classes) gets at least one probe more than it
+    // came with.
+    if (auto it = listed_probes_.find(c); it != listed_probes_.end()) want = std::max(want, it->second + 1);
+    return want;
   }
   int64_t planned() const {
     int64_t n = 0;
@@ -862,53 +878,56 @@ class ClassProber {
     if (alts.empty() && split_alts.empty()) return std::nullopt;
     // How many of the alternatives a point (k, p) tells apart from the class's own
     // descriptor and rule (0: none): the probe there rules out at least that many.
+    // steps_differ_at is O(len) and the candidates share few leaf lengths: one answer
+    // per (length, alternative).
+    std::unordered_map<int64_t, std::vector<char>> differ_at_len;
+    auto differing = [&](int64_t len) -> const std::vector<char>& {
+      auto [it, fresh] = differ_at_len.try_emplace(len);
+      if (fresh) {
+        for (const dsl::GemmDesc& a : alts) it->second.push_back(steps_differ_at(bd, a, len));
+      }
+      return it->second;
+    };
+    dsl::GemmDesc at = bd;  // bd at the candidate's (K, P)
     auto separated_at = [&](int64_t k, int64_t p) {
-      dsl::GemmDesc at = bd;
-      if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
       int64_t n = 0;
-      for (const dsl::GemmDesc& a : alts) {
-        bool differs = false;
-        for (int64_t len : leaf_lengths(at, k)) differs = differs || steps_differ_at(bd, a, len);
-        n += differs;
+      if (!alts.empty()) {
+        if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
+        std::vector<char> differs(alts.size(), 0);
+        for (int64_t len : leaf_lengths(at, k)) {
+          const std::vector<char>& d = differing(len);
+          for (size_t i = 0; i < alts.size(); ++i) differs[i] |= d[i];
+        }
+        for (char d : differs) n += d;
       }
       for (const SpanRule& r : split_alts) {
         n += apply_span_rule(r, 0, k, p) != apply_span_rule(*rule, 0, k, p);
       }
       return n;
     };
-    // The point that separates the most alternatives, the cheapest among those (points
-    // over max_probe_mnk last): one probe at K = 3 tells split/1 and split/2 from
-    // split/64, but not split/8/64 (the scan test AnAlignedSplitGranule...).
-    std::optional<ProbePoint> best;
-    std::tuple<bool, int64_t, int64_t> best_cost;
-    auto consider = [&](int v, int64_t m, int64_t n, int64_t k, uint32_t p) {
+    // The candidates: each untried (K, P) once, at its best cell (better_probe_cell).
+    // One (K, P) is held by many cells and map runs (a split class of the committed
+    // table: up to 17,000 runs, 150,000 distinct (K, P)), so separated_at runs once per
+    // (K, P), not once per cell.
+    std::map<std::pair<int64_t, uint32_t>, ProbePoint> cands;
+    auto offer = [&](int v, int64_t m, int64_t n, int64_t k, uint32_t p) {
       if (k < 3 || k > options_.max_probe_k || tried_.count({v, k, p})) return;
-      const int64_t separated = separated_at(k, p);
-      if (separated == 0) return;
-      const int64_t mnk = m * n * k;
-      const std::tuple<bool, int64_t, int64_t> cost = {mnk > options_.max_probe_mnk, -separated, mnk};
-      if (best && !(cost < best_cost)) return;
-      best = ProbePoint{.variant = v, .m = m, .n = n, .k = k, .splitk = p};
-      best_cost = cost;
+      const ProbePoint pt{.variant = v, .m = m, .n = n, .k = k, .splitk = p};
+      auto [it, fresh] = cands.try_emplace({k, p}, pt);
+      if (!fresh && better_probe_cell({m, n}, {it->second.m, it->second.n})) it->second = pt;
     };
     for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
       if (table_.variants[v].cls != c) continue;
       for (const auto& [kp, mn] : state_.shapes[v].points) {
-        consider(static_cast<int>(v), mn.first, mn.second, kp.first, kp.second);
+        offer(static_cast<int>(v), mn.first, mn.second, kp.first, kp.second);
       }
     }
     // With the heuristic to check a point against (ProbeOptions::heuristic), K values
     // between the grid points too: each map run of the class's variants holds for
-    // [k0, next k0), and its first kOffGridKs + 1 K values from k0 are tried at the
-    // best cell holding that run (better_probe_cell, as the grid points are).
+    // [k0, next k0), and its first kOffGridKs + 1 K values from k0 are offered at the
+    // cell holding that run.
     if (options_.heuristic) {
       constexpr int64_t kOffGridKs = 256;
-      // Each distinct (K range, split count) once, at its best cell.
-      struct Cell {
-        int64_t m, n;
-        int variant;
-      };
-      std::map<std::tuple<int64_t, int64_t, uint32_t>, Cell> ranges;
       for (const FamilyMap& map : table_.maps) {
         if (map.family != table_.classes[c].family) continue;
         for (size_t cell = 0; cell < map.runs.size(); ++cell) {
@@ -921,20 +940,47 @@ class ClassProber {
               continue;
             }
             const int64_t end = r + 1 < runs.size() ? runs[r + 1].k0 : map.k_max + 1;
-            auto [it, fresh] = ranges.try_emplace({run.k0, end, run.splitk}, Cell{m, n, run.variant});
-            if (!fresh && better_probe_cell({m, n}, {it->second.m, it->second.n})) {
-              it->second = Cell{m, n, run.variant};
+            const int64_t hi = std::min({end - 1, options_.max_probe_k, run.k0 + kOffGridKs});
+            for (int64_t k = std::max<int64_t>(run.k0, 3); k <= hi; ++k) {
+              offer(run.variant, m, n, k, run.splitk);
             }
           }
         }
       }
-      for (const auto& [range, cell] : ranges) {
-        const auto [k0, end, p] = range;
-        const int64_t hi = std::min({end - 1, options_.max_probe_k, k0 + kOffGridKs});
-        for (int64_t k = std::max<int64_t>(k0, 3); k <= hi; ++k) consider(cell.variant, cell.m, cell.n, k, p);
-      }
+    }
+    // The point that separates the most alternatives, the cheapest among those: points
+    // over max_probe_mnk last, and cells with fewer than kSmallCell placements per launch
+    // after every larger one (a probe at 91x2x4257 took 117 s on the H200 in session 9's
+    // run 1, where 128 x 128 needs about a hundred launches); then the most placements,
+    // then the smallest M*N*K. One probe at K = 3 tells split/1 and split/2 from split/64,
+    // but not split/8/64 (the scan test AnAlignedSplitGranule...).
+    constexpr int64_t kSmallCell = 32 * 32;
+    std::optional<ProbePoint> best;
+    std::tuple<bool, bool, int64_t, int64_t, int64_t> best_cost;
+    for (const auto& [kp, pt] : cands) {
+      const int64_t separated = separated_at(pt.k, pt.splitk);
+      if (separated == 0) continue;
+      const int64_t mnk = pt.m * pt.n * pt.k;
+      const int64_t placements = std::min<int64_t>(pt.m, 128) * std::min<int64_t>(pt.n, 128);
+      const std::tuple<bool, bool, int64_t, int64_t, int64_t> cost = {
+          mnk > options_.max_probe_mnk, placements < kSmallCell, -separated, -placements, mnk};
+      if (best && !(cost < best_cost)) continue;
+      best = pt;
+      best_cost = cost;
     }
     return best;
+  }
+
+  // Seconds of one class visit by kind of work (stats_.slow_visits).
+  struct VisitTimes {
+    double probe = 0, heuristic = 0, separating = 0, next_point = 0;
+  };
+  template <typename F>
+  static auto timed(double* into, F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = f();
+    *into += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
   }
 
   template <typename Elapsed>
@@ -971,11 +1017,12 @@ class ClassProber {
         // (split/16/128 and split/8/64 agree at K = 190, 382, 4096 and 33 with P = 3).
         if (separated >= kMaxSeparating) break;
         ++separated;
-        forced = separating_point(c);
+        forced = timed(&visit_.separating, [&] { return separating_point(c); });
         if (!forced) break;
         ++stats_.separating;
       }
-      const std::optional<ProbePoint> pt = forced ? forced : next_point(c);
+      const std::optional<ProbePoint> pt =
+          forced ? forced : timed(&visit_.next_point, [&] { return next_point(c); });
       forced.reset();
       if (!pt) break;
       // The separating probe is an extra: without budget for it the class keeps what its
@@ -990,7 +1037,8 @@ class ClassProber {
       s.m = pt->m, s.n = pt->n, s.k = pt->k;
       if (options_.heuristic) {
         const CublasAnswer want{table_.variants[pt->variant].key, pt->splitk};
-        absl::StatusOr<runtime::AlgoConfig> got = options_.heuristic(s);
+        absl::StatusOr<runtime::AlgoConfig> got =
+            timed(&visit_.heuristic, [&] { return options_.heuristic(s); });
         if (!got.ok() || answer_of(*got) != want) {
           // Not this class's kernel here (an off-grid point the map's run does not hold
           // for): no evidence either way, and no count against the class.
@@ -1006,7 +1054,8 @@ class ClassProber {
       }
       ++stats_.probes;
       tried_.insert({pt->variant, pt->k, pt->splitk});
-      absl::StatusOr<dsl::GemmDesc> desc = probe_(s, table_.variants[pt->variant].key);
+      absl::StatusOr<dsl::GemmDesc> desc =
+          timed(&visit_.probe, [&] { return probe_(s, table_.variants[pt->variant].key); });
       if (!desc.ok() && !absl::IsNotFound(desc.status())) {
         // The instrument failed (the black box, the device): no evidence either way
         // about the class, so the point is dropped, not counted as a disagreement.
@@ -1184,6 +1233,9 @@ class ClassProber {
   const ProbeFn& probe_;
   const ProbeOptions& options_;
   static constexpr int kMaxInstrumentErrors = 3;  // per class visit
+  static constexpr double kSlowVisitS = 5;        // stats_.slow_visits
+  VisitTimes visit_;
+  std::map<int, int> listed_probes_;  // listed class -> the probes it came with
   static constexpr int kMaxSeparating = 3;        // separating probes per class visit
   static constexpr const char* kTimedOut = "a probe passed its time limit";
   std::vector<int> work_;                         // classes still to process
@@ -1202,6 +1254,13 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
                                          const ProbeFn& probe, const ProbeOptions& options,
                                          const ProgressFn& progress) {
   if (!probe) return absl::InvalidArgumentError("probe_classes was given no probe.");
+  for (int c : options.only_classes) {
+    if (c < 0 || c >= static_cast<int>(table.classes.size())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ProbeOptions.only_classes names class %d; the table has classes 0 to %d.", c,
+          static_cast<int>(table.classes.size()) - 1));
+    }
+  }
   if (options.max_probe_k < 3) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.max_probe_k is %d; the probe needs K >= 3.", options.max_probe_k));

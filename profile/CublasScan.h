@@ -87,6 +87,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -204,6 +205,11 @@ struct ProbeOptions {
   // it (about 60 of the 100 validated classes of session 8's table, one to three
   // probes each); false: only classes under `revalidate` probes are.
   bool separate_validated = true;
+  // Non-empty: only these classes (table indices) are visited, and each of them that
+  // has a descriptor is revalidated with at least one new probe (more up to
+  // `revalidate`, then the separating probes): the device time goes to the classes a
+  // match found differing.
+  std::set<int> only_classes;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made
@@ -215,6 +221,10 @@ struct ProbeStats {
   int64_t concluded = 0;          // classes skipped: an earlier probe found no descriptor
   // Extra probes at a K where K-loop steps that explain a plain class's probes differ.
   int64_t separating = 0;
+  // Class visits whose own CPU work (all but the probe calls) took over 5 s, each as
+  // "class <c>: <total> s, probes <p> s, heuristic <h> s, separating <s> s, next point
+  // <n> s": device runs 1-2 of session 9 lost 85-117 s between two probes.
+  std::vector<std::string> slow_visits;
 };
 absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
                                          const ProbeFn& probe, const ProbeOptions& options,

@@ -27,6 +27,7 @@
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
+//          [--classes=I,J,...]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -59,6 +60,8 @@
 //   separating probe may take K values between the grid's.
 //   --no-separate-validated: a validated class is not revalidated just because its
 //   probes leave a separating point (by default it is, for up to three probes).
+//   --classes=I,J,...: visit only these classes of the (resumed) table, revalidating
+//   each one that has a descriptor (the classes a match found differing).
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -172,6 +175,15 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       }
     } else if (value("--rank-shapes=")) {
       st = int_flag("--rank-shapes=", 0, &a.rank_shapes);
+    } else if (auto v = value("--classes=")) {
+      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        int c = 0;
+        if (!absl::SimpleAtoi(part, &c) || c < 0) {
+          return absl::InvalidArgumentError(
+              "--classes takes table class indices >= 0, comma-separated; got '" + std::string(part) + "'.");
+        }
+        a.probe.only_classes.insert(c);
+      }
     } else if (arg == "--no-separate-validated") {
       a.probe.separate_validated = false;
     } else if (arg == "--no-probe") {
@@ -392,10 +404,26 @@ int main(int argc, char** argv) {
       // launch when the problem fits the shape).
       const dsl::probe::BatchLimits limits{.rows = std::min<int64_t>(s.m, args->probe_batch),
                                            .cols = std::min<int64_t>(s.n, args->probe_batch)};
-      // One time limit for the probe's launches and its CPU search.
-      return profile::probe_key(
-          profile::with_deadline((*box)->as_black_box(), args->probe_timeout_s), s, key, instr,
-          limits, profile::deadline_check(args->probe_timeout_s));
+      // One time limit for the probe's launches and its CPU search. The box's calls and
+      // their time are counted, so a slow probe says whether cuBLAS or the CPU took it.
+      int64_t calls = 0;
+      double box_s = 0;
+      const dsl::probe::GemmBlackBox inner = (*box)->as_black_box();
+      const dsl::probe::GemmBlackBox counted = [&](const dsl::reference::GemmProblem& p) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = inner(p);
+        box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++calls;
+        return r;
+      };
+      const double started = progress.elapsed();
+      absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
+          profile::with_deadline(counted, args->probe_timeout_s), s, key, instr, limits,
+          profile::deadline_check(args->probe_timeout_s));
+      std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s; %s\n",
+                   progress.elapsed() - started, static_cast<long long>(calls), box_s,
+                   d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());
+      return d;
     };
     // The match's shapes rank the classes (fixbits-cublas-match's defaults: seed 1, a
     // tenth as many fp8 shapes), and every probe point is checked against the heuristic.
@@ -422,6 +450,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(stats->failed), static_cast<long long>(stats->revalidated),
                 static_cast<long long>(stats->concluded),
                 static_cast<long long>(stats->separating), progress.elapsed() - t0);
+    for (const std::string& v : stats->slow_visits) std::printf("slow visit: %s\n", v.c_str());
   }
   int with_desc = 0;
   for (size_t i = 0; i < table.classes.size(); ++i) {

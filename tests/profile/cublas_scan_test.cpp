@@ -760,6 +760,47 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
   }
 }
 
+// ProbeOptions::only_classes: only the listed class is visited, and, validated already,
+// it is revalidated although it has all the probes `revalidate` asks for; an index
+// outside the table is an error that names the field.
+TEST(CublasScan, OnlyTheListedClassesAreVisitedAndRevalidated) {
+  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}};
+  const HeuristicFn two = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+    return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two).ok());
+  ASSERT_EQ(t.classes.size(), 2u);
+  int probes = 0;
+  const ProbeFn truth =
+      reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
+  ASSERT_TRUE(probe_classes(t, st, truth, ProbeOptions{.max_probe_k = 4096, .revalidate = 1}).ok());
+  for (const TableClass& c : t.classes) ASSERT_TRUE(c.desc.has_value()) << c.note;
+  const int listed = t.classes[0].cls.values.id == 24 ? 0 : 1;
+  std::set<int32_t> visited;
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+    visited.insert(key.id);
+    return truth(s, key);
+  };
+  ProbeOptions o{.max_probe_k = 4096, .revalidate = 1};
+  o.only_classes = {listed};
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, watch, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(visited, std::set<int32_t>{24});
+  EXPECT_EQ(stats->revalidated, 1);
+  for (const TableClass& c : t.classes) EXPECT_TRUE(c.desc.has_value()) << c.note;
+  // Unlisted, the same table gets no probe at all (each class has its one probe).
+  visited.clear();
+  ASSERT_TRUE(probe_classes(t, st, watch, ProbeOptions{.max_probe_k = 4096, .revalidate = 1}).ok());
+  EXPECT_TRUE(visited.empty());
+  o.only_classes = {2};
+  absl::StatusOr<ProbeStats> bad = probe_classes(t, st, watch, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("ProbeOptions.only_classes"), std::string_view::npos)
+      << bad.status();
+}
+
 // ProbeOptions::rank_shapes: the class the most of those shapes land in is probed
 // first, even when another class has more scanned shapes; without them, scanned shapes
 // decide. Two ids: 66 at M >= 4 (3 of 4 grid rows), 24 at M = 1.
