@@ -65,4 +65,11 @@ std::vector<MatchDraw> draw_match_sequence(uint64_t seed, const std::vector<DTyp
   return out;
 }
 
+uint64_t draw_seed(uint64_t input_seed, int64_t d) {
+  uint64_t z = input_seed + static_cast<uint64_t>(d) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 }  // namespace fixbits::profile

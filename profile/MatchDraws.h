@@ -33,6 +33,11 @@ uint32_t draw_input_bits(DType t, std::mt19937_64& rng, bool with_subnormal);
 std::vector<int64_t> spread(int64_t extent, int64_t want);
 runtime::GemmShape draw_match_shape(std::mt19937_64& rng, DType t, const MatchShapeLimits& limits);
 
+// The seed of a shape's input draw d > 0 (fixbits-cublas-match --draws): draw 0 uses
+// the shape's own input seed, draw d this mix of it and d (splitmix64's finalizer), so
+// a replay of a shape's d-th draw needs only its input seed.
+uint64_t draw_seed(uint64_t input_seed, int64_t d);
+
 struct MatchDraw {
   runtime::GemmShape shape;
   uint64_t input_seed = 0;  // what fixbits-cublas-match seeds this shape's inputs with

@@ -16,6 +16,7 @@
 // Usage: fixbits-cublas-match [--table=PATH] [--shapes=N] [--fp8-shapes=N] [--seed=S]
 //          [--max-dim=N] [--max-k=N] [--max-elems=N] [--compile-budget-s=T]
 //          [--show=N] [--budget-s=T] [--dtypes=f16,bf16,f8e4m3] [--skip=N]
+//          [--draws=N] [--jobs=N] [--slice=J/N] [--tally-out=PATH]
 //   --table: a table written by fixbits-cublas-scan (default: the embedded sm_90 table).
 //   Defaults: 10000 shapes each for f16 and bf16, 1000 for f8e4m3; M, N log-uniform
 //   in [1, 16384], K log-uniform in [1, 2^19] (fp8: multiples of 16), redrawn until
@@ -27,6 +28,15 @@
 //   device calls, one dtype at a time (a dtype's draws follow those of the dtypes before
 //   it): --dtypes=f16 --shapes=3000, then --dtypes=f16 --skip=3000 --shapes=6000, ...
 //   (a slice's "budget" line says where it stopped; the next slice skips to there).
+//   --draws=N (default 2): each shape is judged on N independent input draws; it counts
+//   as identical only when every draw is (the first one that is not is the verdict).
+//   --jobs=N: N processes (this program again, each with --slice=j/N and --tally-out)
+//   judge the shapes together, one GPU shared; their counts are added and printed as
+//   one run. A device has 16 cores and a shape costs about 40 ms of CPU (its inputs), so
+//   --jobs=8 runs the 21,000 shapes of the default match inside one device call.
+//   --slice=j/N: judge only the j-th of N equal runs of each dtype's shapes (0 <= j < N);
+//   --tally-out=PATH: write the counts there (MatchTally.h's text) instead of printing
+//   the tables.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,7 +49,11 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
 #include "absl/strings/str_split.h"
@@ -47,6 +61,7 @@
 #include "profile/MatchDraws.h"
 #include "profile/match/CublasMatch.h"
 #include "runtime/Runtime.h"
+#include "profile/match/MatchTally.h"
 
 using namespace fixbits;
 
@@ -62,6 +77,11 @@ struct Args {
   int64_t skip = 0;       // shapes of each dtype drawn but not matched
   int64_t show = 10;
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
+  int64_t draws = 2;            // input draws per shape
+  int64_t jobs = 1;             // processes
+  int64_t slice = 0, slices = 1;  // this process's run of each dtype's shapes
+  std::string tally_out;        // counts go here instead of the tables
+  std::vector<std::string> passed;  // the arguments a job gets again
 };
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -74,10 +94,26 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       return flag_arg.int_value(flag, lo, out);
     };
     absl::Status st;
+    const bool for_jobs = !arg.starts_with("--jobs=") && !arg.starts_with("--slice=") &&
+                          !arg.starts_with("--tally-out=");
+    if (for_jobs) a.passed.push_back(arg);
     if (auto v = value("--table=")) {
       a.table_path = *v;
     } else if (value("--shapes=")) {
       st = int_flag("--shapes=", 0, &a.shapes);
+    } else if (value("--draws=")) {
+      st = int_flag("--draws=", 1, &a.draws);
+    } else if (value("--jobs=")) {
+      st = int_flag("--jobs=", 1, &a.jobs);
+      if (st.ok() && a.jobs > 64) return absl::InvalidArgumentError("--jobs takes 1 to 64 processes.");
+    } else if (auto v = value("--slice=")) {
+      const std::vector<std::string> jn = absl::StrSplit(*v, '/');
+      if (jn.size() != 2 || !absl::SimpleAtoi(jn[0], &a.slice) || !absl::SimpleAtoi(jn[1], &a.slices) ||
+          a.slices < 1 || a.slice < 0 || a.slice >= a.slices) {
+        return absl::InvalidArgumentError("--slice takes J/N with 0 <= J < N.");
+      }
+    } else if (auto v = value("--tally-out=")) {
+      a.tally_out = *v;
     } else if (value("--skip=")) {
       st = int_flag("--skip=", 0, &a.skip);
     } else if (value("--fp8-shapes=")) {
@@ -113,16 +149,88 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   return a;
 }
 
-struct Tally {
-  int64_t shapes = 0, identical = 0, differ = 0, tail_dropped = 0, no_desc = 0, refused = 0;
-  int64_t map_hits = 0, kernel = 0, reference = 0;
-  // Differing shapes whose map entry was cuBLASLt's own variant: a wrong descriptor (or
-  // class), not a map that is too coarse between its grid lines.
-  int64_t differ_at_hit = 0;
-  // The descriptor of cuBLASLt's own answer (lookup_answer): what the table's classes
-  // give with no map in the way.
-  int64_t ans_identical = 0, ans_differ = 0, ans_no_desc = 0;
-};
+// --jobs=N: this program N times, each with --slice=j/N and its own --tally-out, at
+// once; their counts are added and printed as one run. Exit as one run would: 2 when a
+// job rejects the arguments, 1 when a job failed or a shape differs, 0 otherwise (also
+// when every job skipped for want of a device, as one run does).
+int run_jobs(const Args& args, const char* self) {
+  char dir_template[] = "/tmp/fixbits-match-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) {
+    std::fprintf(stderr, "fixbits-cublas-match: --jobs: cannot make a directory under /tmp\n");
+    return 1;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> pids;
+  std::vector<std::string> outs;
+  for (int64_t j = 0; j < args.jobs; ++j) {
+    std::vector<std::string> argv_s = {self};
+    argv_s.insert(argv_s.end(), args.passed.begin(), args.passed.end());
+    argv_s.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
+    outs.push_back(absl::StrFormat("%s/job%d.tsv", dir, j));
+    argv_s.push_back("--tally-out=" + outs.back());
+    std::vector<char*> argv_c;
+    for (std::string& a : argv_s) argv_c.push_back(a.data());
+    argv_c.push_back(nullptr);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execv("/proc/self/exe", argv_c.data());
+      execvp(self, argv_c.data());
+      std::fprintf(stderr, "fixbits-cublas-match: --jobs: cannot start %s\n", self);
+      _exit(1);
+    }
+    if (pid < 0) {
+      std::fprintf(stderr, "fixbits-cublas-match: --jobs: fork failed after %lld jobs\n",
+                   static_cast<long long>(j));
+      break;
+    }
+    pids.push_back(pid);
+  }
+  int worst = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    worst = std::max(worst, code);
+  }
+  if (worst == 2) return 2;
+  profile::MatchTallies total;
+  int reported = 0;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    std::ifstream in(outs[j], std::ios::binary);
+    if (!in) continue;  // the job skipped (it said why) or failed
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<profile::MatchTallies> t = profile::parse_tallies(text.str());
+    std::remove(outs[j].c_str());
+    if (!t.ok()) {
+      std::fprintf(stderr, "fixbits-cublas-match: job %zu: %s\n", j,
+                   std::string(t.status().message()).c_str());
+      worst = std::max(worst, 1);
+      continue;
+    }
+    total.merge(*t);
+    ++reported;
+  }
+  rmdir(dir);
+  if (reported == 0) return worst;  // every job skipped (or failed) and said why
+  if (reported < static_cast<int>(pids.size())) {
+    std::printf("note: %d of %zu jobs reported counts; the tables below hold theirs only\n",
+                reported, pids.size());
+    worst = std::max(worst, 1);
+  }
+  total.print(args.show);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("\nsummary (%lld jobs): %lld kernels compiled in %.1f s (all jobs), %lld differ, "
+              "%lld errors, %.1f s\n",
+              static_cast<long long>(args.jobs), static_cast<long long>(total.compiled),
+              total.compile_s, static_cast<long long>(total.differ()),
+              static_cast<long long>(total.failures), elapsed);
+  return total.differ() == 0 && total.failures == 0 && worst == 0 ? 0 : 1;
+}
 
 }  // namespace
 
@@ -133,6 +241,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fixbits-cublas-match: %s\n", std::string(args.status().message()).c_str());
     return 2;
   }
+  if (args->jobs > 1) return run_jobs(*args, argv[0]);
   profile::CublasTable file_table;
   const profile::CublasTable* table = nullptr;
   if (!args->table_path.empty()) {
@@ -180,15 +289,8 @@ int main(int argc, char** argv) {
   profile::MatchOptions match_options;
   match_options.compile_budget_s = args->compile_budget_s;
   profile::CublasMatcher matcher(*dev, *lt, table, match_options);
-  std::map<std::string, Tally> tallies;
-  std::map<std::string, Tally> by_dtype;
-  int64_t shown = 0, failures = 0;
-  // Per cuBLASLt answer (algo), the answer path's compared and differing shapes.
-  struct AlgoTally {
-    int64_t compared = 0, differ = 0;
-    std::string example;  // the first differing shape and its detail
-  };
-  std::map<std::string, AlgoTally> by_algo;
+  profile::MatchTallies tallies;
+  int64_t shown = 0;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -207,36 +309,24 @@ int main(int argc, char** argv) {
           rng, t, {.max_dim = args->max_dim, .max_k = args->max_k, .max_elems = args->max_elems});
       const uint64_t input_seed = rng();
       if (i < args->skip) continue;  // an earlier slice's shape
-      absl::StatusOr<profile::MatchResult> r = matcher.match(s, input_seed);
+      // This process's run of the dtype's shapes (--slice).
+      if (i * args->slices / std::max<int64_t>(count, 1) != args->slice) continue;
+      // Every draw, until one is not identical on either path: that one is the verdict.
+      absl::StatusOr<profile::MatchResult> r;
+      for (int64_t d = 0; d < args->draws; ++d) {
+        r = matcher.match(s, d == 0 ? input_seed : profile::draw_seed(input_seed, d));
+        if (!r.ok() || r->verdict != profile::Verdict::kIdentical ||
+            r->answer_verdict != profile::Verdict::kIdentical) {
+          break;
+        }
+      }
       if (!r.ok()) {
-        ++failures;
+        ++tallies.failures;
         std::printf("error at %s: %s\n", runtime::to_string(s).c_str(),
                     std::string(r.status().message()).c_str());
         continue;
       }
-      for (Tally* tl : {&tallies[r->family], &by_dtype[profile::family_of(s)]}) {
-        ++tl->shapes;
-        tl->identical += r->verdict == profile::Verdict::kIdentical;
-        tl->differ += r->verdict == profile::Verdict::kDiffer;
-        tl->tail_dropped += r->verdict == profile::Verdict::kTailDropped;
-        tl->no_desc += r->verdict == profile::Verdict::kNoDesc;
-        tl->refused += r->verdict == profile::Verdict::kRefused;
-        tl->map_hits += r->map_hit;
-        tl->differ_at_hit += r->verdict == profile::Verdict::kDiffer && r->map_hit;
-        tl->kernel += r->path == "kernel";
-        tl->reference += r->path == "reference";
-        tl->ans_identical += r->answer_verdict == profile::Verdict::kIdentical;
-        tl->ans_differ += r->answer_verdict == profile::Verdict::kDiffer;
-        tl->ans_no_desc += r->answer_verdict == profile::Verdict::kNoDesc;
-      }
-      if (r->answer_verdict == profile::Verdict::kIdentical ||
-          r->answer_verdict == profile::Verdict::kDiffer) {
-        AlgoTally& at = by_algo[profile::family_of(s) + " " + r->answer_algo];
-        ++at.compared;
-        if (r->answer_verdict == profile::Verdict::kDiffer) {
-          if (at.differ++ == 0) at.example = runtime::to_string(s) + ": " + r->answer_detail;
-        }
-      }
+      tallies.add(profile::family_of(s), runtime::to_string(s), *r);
       if (r->verdict != profile::Verdict::kIdentical && shown < args->show) {
         ++shown;
         std::printf("%s %s (map %s): %s\n", runtime::to_string(s).c_str(),
@@ -247,60 +337,29 @@ int main(int argc, char** argv) {
                       profile::verdict_name(r->answer_verdict), r->answer_detail.c_str());
         }
       }
-      if ((i + 1) % 200 == 0 || i + 1 == count) {
+      if (args->tally_out.empty() && ((i + 1) % 200 == 0 || i + 1 == count)) {
         std::fprintf(stderr, "\r[match %s] %lld/%lld shapes, %d kernels compiled, %.1f s   ",
                      std::string(dtype_name(t)).c_str(), static_cast<long long>(i + 1),
                      static_cast<long long>(count), matcher.compiled(), elapsed());
       }
     }
-    std::fprintf(stderr, "\n");
+    if (args->tally_out.empty()) std::fprintf(stderr, "\n");
   }
-  auto print = [](const std::string& name, const Tally& t) {
-    const int64_t compared = t.identical + t.differ;
-    const int64_t ans_compared = t.ans_identical + t.ans_differ;
-    std::printf("%-28s %7lld %9lld %9lld %7lld %10lld %6lld %8lld %8lld %8.2f%% %7lld %7lld "
-                "| %8lld %7lld %7lld %8.2f%%\n",
-                name.c_str(), static_cast<long long>(t.shapes), static_cast<long long>(compared),
-                static_cast<long long>(t.identical), static_cast<long long>(t.differ),
-                static_cast<long long>(t.differ_at_hit), static_cast<long long>(t.tail_dropped), static_cast<long long>(t.no_desc),
-                static_cast<long long>(t.refused),
-                compared ? 100.0 * static_cast<double>(t.identical) / static_cast<double>(compared)
-                         : 0.0,
-                static_cast<long long>(t.map_hits), static_cast<long long>(t.kernel),
-                static_cast<long long>(ans_compared), static_cast<long long>(t.ans_differ),
-                static_cast<long long>(t.ans_no_desc),
-                ans_compared ? 100.0 * static_cast<double>(t.ans_identical) /
-                                   static_cast<double>(ans_compared)
-                             : 0.0);
-  };
-  // Left of '|': the table's map picks the class (what profile::cublas does). Right:
-  // cuBLASLt's own answer picks it (profile::cublas_answer): compared, differ, no_desc,
-  // match.
-  std::printf("\n%-28s %7s %9s %9s %7s %10s %6s %8s %8s %9s %7s %7s | %8s %7s %7s %9s\n",
-              "family", "shapes", "compared", "identical", "differ", "differ@hit", "tail",
-              "no_desc", "refused", "match", "map_hit", "kernel", "ans_cmp", "ans_dif",
-              "ans_nod", "ans_match");
-  int64_t differ = 0;
-  for (const auto& [name, t] : tallies) print(name, t);
-  std::printf("\n");
-  for (const auto& [name, t] : by_dtype) {
-    print(name + " (all)", t);
-    differ += t.differ;
+  tallies.compiled = matcher.compiled();
+  tallies.compile_s = matcher.compile_seconds();
+  if (!args->tally_out.empty()) {
+    std::ofstream out(args->tally_out, std::ios::binary | std::ios::trunc);
+    out << tallies.to_text();
+    if (!out.flush()) {
+      std::fprintf(stderr, "fixbits-cublas-match: cannot write --tally-out=%s\n", args->tally_out.c_str());
+      return 1;
+    }
+    return 0;
   }
-  // The answers whose descriptor gave other bits, most differences first.
-  std::vector<std::pair<std::string, AlgoTally>> wrong;
-  for (const auto& [algo, t] : by_algo)
-    if (t.differ > 0) wrong.push_back({algo, t});
-  std::sort(wrong.begin(), wrong.end(),
-            [](const auto& x, const auto& y) { return x.second.differ > y.second.differ; });
-  if (!wrong.empty()) std::printf("\nanswers whose descriptor differs (differ/compared, first shape):\n");
-  for (size_t i = 0; i < wrong.size() && i < static_cast<size_t>(args->show); ++i) {
-    std::printf("  %lld/%lld %s\n      %s\n", static_cast<long long>(wrong[i].second.differ),
-                static_cast<long long>(wrong[i].second.compared), wrong[i].first.c_str(),
-                wrong[i].second.example.substr(0, 400).c_str());
-  }
-  std::printf("\nsummary: %d kernels compiled in %.1f s, %lld differ, %lld errors, %.1f s\n",
-              matcher.compiled(), matcher.compile_seconds(), static_cast<long long>(differ),
-              static_cast<long long>(failures), elapsed());
-  return differ == 0 && failures == 0 ? 0 : 1;
+  tallies.print(args->show);
+  std::printf("\nsummary: %lld kernels compiled in %.1f s, %lld differ, %lld errors, %.1f s\n",
+              static_cast<long long>(tallies.compiled), tallies.compile_s,
+              static_cast<long long>(tallies.differ()), static_cast<long long>(tallies.failures),
+              elapsed());
+  return tallies.differ() == 0 && tallies.failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,60 @@
+// MatchTally: what the bit match (fixbits-cublas-match) counts, per family and per
+// cuBLASLt answer, and the one text form in which a job of a parallel match (--jobs)
+// hands its counts to the parent that prints them.
+//
+// Contract: MatchTallies::add(r) counts one judged shape; merge() adds another's counts
+// (the first differing example of an answer is kept); to_text()/parse_tallies() round-
+// trip exactly (tab-separated lines; an example's tabs and newlines become spaces);
+// parse_tallies names the line that does not parse; print() writes the tables that
+// fixbits-cublas-match has always printed (left of '|': the map's descriptor, as
+// profile::cublas; right: cuBLASLt's own answer's, as profile::cublas_answer).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "profile/match/CublasMatch.h"
+
+namespace fixbits::profile {
+
+struct Tally {
+  int64_t shapes = 0, identical = 0, differ = 0, tail_dropped = 0, no_desc = 0, refused = 0;
+  int64_t map_hits = 0, kernel = 0, reference = 0;
+  // Differing shapes whose map entry was cuBLASLt's own variant: a wrong descriptor (or
+  // class), not a map that is too coarse between its grid lines.
+  int64_t differ_at_hit = 0;
+  // The descriptor of cuBLASLt's own answer (lookup_answer): what the table's classes
+  // give with no map in the way.
+  int64_t ans_identical = 0, ans_differ = 0, ans_no_desc = 0;
+};
+
+// Per cuBLASLt answer (algo), the answer path's compared and differing shapes.
+struct AlgoTally {
+  int64_t compared = 0, differ = 0;
+  std::string example;  // the first differing shape and its detail
+};
+
+struct MatchTallies {
+  std::map<std::string, Tally> by_family;  // "<dtype family> <descriptor family>"
+  std::map<std::string, Tally> by_dtype;   // "<dtype family>"
+  std::map<std::string, AlgoTally> by_algo;
+  int64_t failures = 0;                    // shapes whose run failed
+  int64_t compiled = 0;
+  double compile_s = 0;
+
+  // One judged shape of dtype family `dtype_family`, `shape` its text.
+  void add(const std::string& dtype_family, const std::string& shape,
+           const MatchResult& r);
+  void merge(const MatchTallies& other);
+  std::string to_text() const;
+  // Exit status fixbits-cublas-match gives these counts: 0 when no compared shape
+  // differs and no run failed.
+  int64_t differ() const;
+  void print(int64_t show) const;
+};
+
+absl::StatusOr<MatchTallies> parse_tallies(const std::string& text);
+
+}  // namespace fixbits::profile

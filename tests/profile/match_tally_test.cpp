@@ -1,0 +1,79 @@
+// MatchTally: counting, merging and the text form a --jobs match hands between processes.
+#include "profile/match/MatchTally.h"
+
+#include <gtest/gtest.h>
+
+namespace fixbits::profile {
+namespace {
+
+MatchResult result(Verdict v, Verdict ans, bool hit, const std::string& path) {
+  MatchResult r;
+  r.family = "f16:f16:nn split_k";
+  r.verdict = v;
+  r.answer_verdict = ans;
+  r.map_hit = hit;
+  r.path = path;
+  r.answer_algo = "id=24 tile=11";
+  r.answer_detail = "D[0][1]: cuBLAS 0x3c00,\tfixbits 0x3c01\n(desc)";
+  return r;
+}
+
+TEST(MatchTallyTest, AddCountsBothPathsAndKeepsTheFirstDifferingExample) {
+  MatchTallies t;
+  t.add("f16:f16:nn", "3x4x5", result(Verdict::kIdentical, Verdict::kIdentical, true, "kernel"));
+  t.add("f16:f16:nn", "6x7x8", result(Verdict::kDiffer, Verdict::kDiffer, true, "reference"));
+  t.add("f16:f16:nn", "9x9x9", result(Verdict::kNoDesc, Verdict::kDiffer, false, ""));
+  const Tally& d = t.by_dtype.at("f16:f16:nn");
+  EXPECT_EQ(d.shapes, 3);
+  EXPECT_EQ(d.identical, 1);
+  EXPECT_EQ(d.differ, 1);
+  EXPECT_EQ(d.differ_at_hit, 1);
+  EXPECT_EQ(d.no_desc, 1);
+  EXPECT_EQ(d.map_hits, 2);
+  EXPECT_EQ(d.kernel, 1);
+  EXPECT_EQ(d.reference, 1);
+  EXPECT_EQ(d.ans_identical, 1);
+  EXPECT_EQ(d.ans_differ, 2);
+  const AlgoTally& a = t.by_algo.at("f16:f16:nn id=24 tile=11");
+  EXPECT_EQ(a.compared, 3);
+  EXPECT_EQ(a.differ, 2);
+  EXPECT_EQ(a.example.substr(0, 7), "6x7x8: ");
+  EXPECT_EQ(t.differ(), 1);
+}
+
+TEST(MatchTallyTest, TextRoundTripsAndMergeAdds) {
+  MatchTallies t;
+  t.add("f16:f16:nn", "6x7x8", result(Verdict::kDiffer, Verdict::kDiffer, true, "kernel"));
+  t.add("bf16:bf16:nn", "1x2x3", result(Verdict::kIdentical, Verdict::kIdentical, false, "kernel"));
+  t.failures = 2;
+  t.compiled = 5;
+  t.compile_s = 1.25;
+  absl::StatusOr<MatchTallies> back = parse_tallies(t.to_text());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->to_text(), t.to_text());
+  // The example's tab and newline became spaces, so the line form holds.
+  EXPECT_EQ(back->by_algo.at("f16:f16:nn id=24 tile=11").example.find('\t'), std::string::npos);
+
+  MatchTallies sum = *back;
+  sum.merge(t);
+  EXPECT_EQ(sum.by_dtype.at("f16:f16:nn").differ, 2);
+  EXPECT_EQ(sum.by_dtype.at("bf16:bf16:nn").identical, 2);
+  EXPECT_EQ(sum.by_family.at("f16:f16:nn split_k").shapes, 4);
+  EXPECT_EQ(sum.by_algo.at("f16:f16:nn id=24 tile=11").compared, 2);
+  EXPECT_EQ(sum.failures, 4);
+  EXPECT_EQ(sum.compiled, 10);
+  EXPECT_DOUBLE_EQ(sum.compile_s, 2.5);
+  EXPECT_EQ(sum.differ(), 2);
+}
+
+TEST(MatchTallyTest, ABadLineIsNamed) {
+  absl::StatusOr<MatchTallies> t = parse_tallies("run\t0\t1\t0.5\ndtype\tf16\t1\t2\n");
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("line 2"), std::string_view::npos) << t.status();
+  EXPECT_NE(t.status().message().find("13 counts"), std::string_view::npos) << t.status();
+  EXPECT_FALSE(parse_tallies("what\t1\n").ok());
+  EXPECT_FALSE(parse_tallies("dtype\tf16\t1\t2\t3\t4\t5\t6\t7\t8\t9\t10\t11\t12\t-1\n").ok());
+}
+
+}  // namespace
+}  // namespace fixbits::profile
