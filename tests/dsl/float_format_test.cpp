@@ -299,5 +299,20 @@ TEST(FloatFormat, F16EveryMidpointTiesToEven) {
   }
 }
 
+// to_float reads only a narrow format's own bits (it looks them up in a table of every
+// value since session 9): bits above the width change nothing, as before.
+TEST(FloatFormat, ToFloatIgnoresBitsAboveTheWidth) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF8E4M3, DType::kF8E5M2}) {
+    const uint32_t width = static_cast<uint32_t>(dtype_bits(t));
+    for (uint32_t b = 0; b < (1u << width); b += 7) {
+      const float plain = to_float(t, b);
+      const float high = to_float(t, b | (0xa5a5a5a5u << width));
+      EXPECT_EQ(float_bits(plain), float_bits(high)) << dtype_name(t) << " bits " << b;
+    }
+  }
+  EXPECT_EQ(to_float(DType::kF16, 0x12343c00u), 1.0f);
+  EXPECT_EQ(to_float(DType::kBF16, 0xffff3f80u), 1.0f);
+}
+
 }  // namespace
 }  // namespace fixbits
