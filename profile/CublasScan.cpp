@@ -426,9 +426,21 @@ dsl::GemmDesc carried(const dsl::GemmDesc& desc, const std::vector<SpanRule>& ru
 }
 
 // One probe of a class: where, and what it gave.
+// What explains() learned at one probe point: the replay of its experiments against a
+// box computing its descriptor (built on first need) and each descriptor's verdict.
+// A replay runs reference GEMMs at the probe's K: built anew at every base_of call, it
+// cost 83-94 s of CPU between two probes of a split class (CPU rerun of session 9's
+// device run 2).
+struct ReplayMemo {
+  std::unique_ptr<dsl::probe::ProbeReplay> replay;
+  std::map<std::string, bool> accepts;  // dsl::to_string(alt) -> verdict
+};
+
 struct ProbeResult {
   ProbePoint at;
   absl::StatusOr<dsl::GemmDesc> desc;
+  // Shared by the copies of this result (a class split hands its results on).
+  std::shared_ptr<ReplayMemo> memo = std::make_shared<ReplayMemo>();
 };
 
 std::string where(const ProbePoint& p) {
@@ -451,12 +463,14 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 // multiple of it: no short turn) recovers at its canonical value there and is explained
 // by the probe that saw it (device run 2 of 2026-12-03: 29 of 31 "disagreeing" classes
 // differed only so).
-bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k,
-              std::unique_ptr<dsl::probe::ProbeReplay>* replay) {
+bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
   if (d.k_cuts.size() != there.k_cuts.size()) return false;
   dsl::GemmDesc alt = d;
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) alt.k_cuts[i].span = there.k_cuts[i].span;
   if (alt == there) return true;
+  const std::string key = dsl::to_string(alt);
+  if (auto it = memo->accepts.find(key); it != memo->accepts.end()) return it->second;
+  std::unique_ptr<dsl::probe::ProbeReplay>* replay = &memo->replay;
   if (*replay == nullptr) {
     dsl::probe::ProbeOptions o;
     o.a_dtype = there.a_dtype;
@@ -472,12 +486,17 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k,
     o.k = k;
     absl::StatusOr<std::unique_ptr<dsl::probe::ProbeReplay>> r =
         dsl::probe::ProbeReplay::create(there, o);
-    if (!r.ok()) return false;
+    if (!r.ok()) {
+      memo->accepts.emplace(key, false);
+      return false;
+    }
     *replay = *std::move(r);
   }
   std::string why;
   absl::StatusOr<bool> ok = (*replay)->accepts(alt, &why);
-  return ok.ok() && *ok;
+  const bool verdict = ok.ok() && *ok;
+  memo->accepts.emplace(key, verdict);
+  return verdict;
 }
 
 // The class's descriptor over results[0..j]: the first probe's descriptor that explains
@@ -492,9 +511,8 @@ struct Base {
   dsl::GemmDesc desc;
 };
 std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
-  std::vector<std::unique_ptr<dsl::probe::ProbeReplay>> replays(j + 1);
   auto explains_point = [&](const dsl::GemmDesc& d, size_t i) {
-    return explains(d, *results[i].desc, results[i].at.k, &replays[i]);
+    return explains(d, *results[i].desc, results[i].at.k, results[i].memo.get());
   };
   auto explains_all = [&](const dsl::GemmDesc& d, size_t b) {
     for (size_t i = 0; i <= j; ++i) {
