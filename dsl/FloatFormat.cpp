@@ -179,8 +179,7 @@ uint32_t to_bits(DType t, float x, Saturation sat) {
 namespace {
 
 // Every value of a format of 16 bits or fewer, widened once (widen's ldexp is most of
-// a reference GEMM's time: the scan's probe replays, session 9). Built on first use;
-// a function-local static, so the first use from two threads is safe.
+// a reference GEMM's time: the scan's probe replays, session 9).
 std::vector<float> widen_all(DType t) {
   const Format f = format_of(t);
   std::vector<float> out(size_t{1} << f.width);
@@ -190,25 +189,20 @@ std::vector<float> widen_all(DType t) {
 
 }  // namespace
 
+// One table per format, each a function-local static (thread-safe first use).
+template <DType T>
+float from_table(uint32_t bits) {
+  static const std::vector<float> all = widen_all(T);
+  return all[bits & (all.size() - 1)];
+}
+
 float to_float(DType t, uint32_t bits) {
   switch (t) {
     case DType::kF32: return bits_float(bits);
-    case DType::kF16: {
-      static const std::vector<float> all = widen_all(DType::kF16);
-      return all[bits & 0xffffu];
-    }
-    case DType::kBF16: {
-      static const std::vector<float> all = widen_all(DType::kBF16);
-      return all[bits & 0xffffu];
-    }
-    case DType::kF8E4M3: {
-      static const std::vector<float> all = widen_all(DType::kF8E4M3);
-      return all[bits & 0xffu];
-    }
-    case DType::kF8E5M2: {
-      static const std::vector<float> all = widen_all(DType::kF8E5M2);
-      return all[bits & 0xffu];
-    }
+    case DType::kF16: return from_table<DType::kF16>(bits);
+    case DType::kBF16: return from_table<DType::kBF16>(bits);
+    case DType::kF8E4M3: return from_table<DType::kF8E4M3>(bits);
+    case DType::kF8E5M2: return from_table<DType::kF8E5M2>(bits);
     case DType::kTF32: break;
   }
   return widen(format_of(t), bits);

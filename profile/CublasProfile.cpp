@@ -1,15 +1,12 @@
-// CublasProfile: see CublasProfile.h. The embedded text comes from the generated
-// CublasTableData.cpp (profile/CMakeLists.txt, EmbedTable.cmake); it is parsed on
-// first use and kept for the process.
+// CublasProfile: see CublasProfile.h. The table text comes from EmbeddedTable (the
+// gzip'ed file linked into the library); it is inflated and parsed on first use and
+// kept for the process.
 #include "profile/CublasProfile.h"
 
 #include "absl/strings/str_format.h"
+#include "profile/EmbeddedTable.h"
 
 namespace fixbits::profile {
-
-// profile/data/cublas_sm90.tsv, embedded at build time.
-extern const char kCublasSm90Table[];
-
 namespace {
 
 struct Parsed {
@@ -17,7 +14,11 @@ struct Parsed {
 };
 
 const Parsed& sm90_table() {
-  static const Parsed* parsed = new Parsed{parse_table(kCublasSm90Table)};
+  // A function-local static: the first use from two threads parses once.
+  static const Parsed* parsed = [] {
+    absl::StatusOr<std::string> text = embedded_cublas_sm90_text();
+    return new Parsed{text.ok() ? parse_table(*text) : absl::StatusOr<CublasTable>(text.status())};
+  }();
   return *parsed;
 }
 
@@ -59,12 +60,12 @@ absl::StatusOr<const CublasTable*> cublas_table(Arch arch) {
   const Parsed& p = sm90_table();
   if (!p.table.ok()) {
     return absl::InternalError(absl::StrFormat(
-        "The embedded cuBLAS table for sm_90 (profile/data/cublas_sm90.tsv) does not parse: %s",
+        "The embedded cuBLAS table for sm_90 (profile/data/cublas_sm90.tsv.gz) cannot be read: %s",
         p.table.status().message()));
   }
   if (p.table->maps.empty()) {
     return absl::FailedPreconditionError(
-        "The committed cuBLAS table for sm_90 (profile/data/cublas_sm90.tsv) holds no scan yet; "
+        "The committed cuBLAS table for sm_90 (profile/data/cublas_sm90.tsv.gz) holds no scan yet; "
         "run fixbits-cublas-scan on an H200 and commit its output (docs/cublas.md).");
   }
   return &*p.table;

@@ -11,8 +11,9 @@
 //      that differ in tile/stages/cluster and at different K / split count), fits the
 //      split span rule, and splits a class whose probes disagree; most-used classes
 //      first, until --probe-budget-s is spent;
-//   3. writes the table (profile/CublasTable.h) to --out; commit it as
-//      profile/data/cublas_sm90.tsv so profile::cublas() embeds it.
+//   3. writes the table (profile/CublasTable.h) to --out; commit it gzip'ed as
+//      profile/data/cublas_sm90.tsv.gz (gzip -9 -c out.tsv > ...) so profile::cublas()
+//      embeds it.
 // With --resume=PATH step 1 is skipped: the table at PATH is re-keyed with today's
 // class key (profile::rekey_table), the probe chooser's shapes are rebuilt from its map
 // (profile::rebuild_shapes), and only its classes without a descriptor are probed

@@ -5,7 +5,7 @@
 // generator cannot build is checked against its CPU reference instead. A shape
 // where cuBLAS drops the tail of its sum is reported, not failed.
 // Skips with [SKIP] <reason> without a device, without cuBLASLt, or while the
-// committed table (profile/data/cublas_sm90.tsv) holds no scan.
+// committed table (profile/data/cublas_sm90.tsv.gz) holds no scan.
 #include <cmath>
 #include <iostream>
 #include <random>

@@ -720,17 +720,24 @@ TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
 // visit, so a table saved meanwhile (the sample saves every 30 s; session 8's device run
 // 3 was killed at its time limit) has them: while one class's separating probe runs,
 // the other class still has its descriptor.
+// Two classes: id 66 at M >= 4, id 24 at M = 1 (grid K 1, 2, 17, 257, 259); two_ids is
+// the heuristic that answers so.
+const HeuristicFn two_ids = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+  return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
+};
+void scan_two_ids(CublasTable& t, ScanState& st) {
+  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two_ids).ok());
+  ASSERT_EQ(t.classes.size(), 2u);
+}
+
 TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
   dsl::GemmDesc step64;
   step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
-  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}};
-  const HeuristicFn two = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
-  };
+  const HeuristicFn two = two_ids;
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two).ok());
-  ASSERT_EQ(t.classes.size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(scan_two_ids(t, st));
   int probes = 0;
   const ProbeFn truth = reference_probe([&](const GemmShape&, int64_t) { return step64; }, &probes);
   ASSERT_TRUE(probe_classes(t, st, truth, ProbeOptions{.max_probe_k = 4096}).ok());
@@ -764,14 +771,9 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
 // it is revalidated although it has all the probes `revalidate` asks for; an index
 // outside the table is an error that names the field.
 TEST(CublasScan, OnlyTheListedClassesAreVisitedAndRevalidated) {
-  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}};
-  const HeuristicFn two = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
-    return AlgoConfig{.id = s.m >= 4 ? 66 : 24};
-  };
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, two).ok());
-  ASSERT_EQ(t.classes.size(), 2u);
+  ASSERT_NO_FATAL_FAILURE(scan_two_ids(t, st));
   int probes = 0;
   const ProbeFn truth =
       reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
