@@ -17,10 +17,11 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <unordered_map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -425,7 +426,6 @@ dsl::GemmDesc carried(const dsl::GemmDesc& desc, const std::vector<SpanRule>& ru
   return d;
 }
 
-// One probe of a class: where, and what it gave.
 // What explains() learned at one probe point: the replay of its experiments against a
 // box computing its descriptor (built on first need) and each descriptor's verdict.
 // A replay runs reference GEMMs at the probe's K: built anew at every base_of call, it
@@ -436,6 +436,7 @@ struct ReplayMemo {
   std::map<std::string, bool> accepts;  // dsl::to_string(alt) -> verdict
 };
 
+// One probe of a class: where, and what it gave.
 struct ProbeResult {
   ProbePoint at;
   absl::StatusOr<dsl::GemmDesc> desc;

@@ -32,8 +32,9 @@
 //   as identical only when every draw is (the first one that is not is the verdict).
 //   --jobs=N: N processes (this program again, each with --slice=j/N and --tally-out)
 //   judge the shapes together, one GPU shared; their counts are added and printed as
-//   one run. A device has 16 cores and a shape costs about 40 ms of CPU (its inputs), so
-//   --jobs=8 runs the 21,000 shapes of the default match inside one device call.
+//   one run. A shape costs about 40 ms of CPU (its inputs and the kernel's compile), so
+//   one process takes most of a device call for a few thousand shapes; with --jobs=14
+//   the default match (21,000 shapes, two draws) took 84 s on the H200 (16 cores).
 //   --slice=j/N: judge only the j-th of N equal runs of each dtype's shapes (0 <= j < N);
 //   --tally-out=PATH: write the counts there (MatchTally.h's text) instead of printing
 //   the tables.
