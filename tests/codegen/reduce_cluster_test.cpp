@@ -20,6 +20,7 @@
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
 #include "tests/codegen/ReduceInputs.h"
+#include "tests/codegen/ReducePhases.h"
 
 namespace fixbits {
 namespace {
@@ -36,44 +37,16 @@ std::vector<uint32_t> adversarial_bits(DType t, size_t n, uint32_t seed, bool sp
 }
 using testing::plain_bits;
 
-// Fresh buffers for one run: y and the workspaces poisoned (an unwritten ws entry
-// reads as NaN, an unwritten y keeps 0xdead).
-Buffers buffers_for(const ReduceDesc& d, const dsl::reference::ReduceProblem& p) {
-  const size_t ws = static_cast<size_t>(p.rows * dsl::strip_count(d, p.cols));
-  Buffers mem;
-  mem["x"] = {d.in_dtype, p.x};
-  mem["w"] = {d.in_dtype, p.w};
-  mem["y"] = {d.out_dtype, std::vector<uint32_t>(p.x.size(), 0xdeadu)};
-  for (const char* name : {"ws", "wsm", "wss"}) mem[name] = {DType::kF32, std::vector<uint32_t>(ws, 0xffffffffu)};
-  return mem;
-}
-
 // Runs the cluster program `prog` (grid row_blocks, clusters of prog.cluster blocks)
 // over every row; returns y's bits.
 absl::StatusOr<std::vector<uint32_t>> run_clusters(const tile::Program& prog, const ReduceDesc& d,
                                                    const dsl::reference::ReduceProblem& p, int lanes) {
   if (prog.grid != "row_blocks") return absl::InternalError("unexpected grid " + prog.grid);
-  Buffers mem = buffers_for(d, p);
+  Buffers mem = testing::reduce_buffers(d, p);
   for (int64_t row = 0; row < p.rows; ++row) {
     absl::Status s = testing::run_cluster(prog, row * prog.cluster, {{"cols", p.cols}}, {{"eps", p.eps}},
                                           mem, lanes);
     if (!s.ok()) return s;
-  }
-  return mem["y"].bits;
-}
-
-// Runs every kernel of reduce_phases(d, cfg) block by block (no clusters).
-absl::StatusOr<std::vector<uint32_t>> run_split(const ReduceDesc& d, const ReduceConfig& cfg,
-                                                const dsl::reference::ReduceProblem& p) {
-  absl::StatusOr<std::vector<tile::Program>> phases = dsl::reduce_phases(d, cfg);
-  if (!phases.ok()) return phases.status();
-  Buffers mem = buffers_for(d, p);
-  for (const tile::Program& prog : *phases) {
-    const int64_t blocks = prog.grid == "row_blocks" ? p.rows * cfg.blocks_per_row : p.rows;
-    for (int64_t b = 0; b < blocks; ++b) {
-      absl::Status s = testing::run_block(prog, b, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, cfg.lanes);
-      if (!s.ok()) return s;
-    }
   }
   return mem["y"].bits;
 }
@@ -110,7 +83,7 @@ TEST(ReduceCluster, BitIdenticalToReferenceAndSplitForEveryPAndKeep) {
               ASSERT_TRUE(ref.ok()) << ref.status();
               ReduceConfig split = c;
               split.blocks_per_row = p;
-              auto want = run_split(d, split, prob);
+              auto want = testing::run_reduce_phases(d, split, prob);
               ASSERT_TRUE(want.ok()) << want.status();
               ASSERT_EQ(*want, *ref) << where(d, split, cols, specials);
               for (int64_t keep : {int64_t{0}, int64_t{1}, int64_t{2}, most}) {
@@ -182,7 +155,7 @@ TEST(ReduceCluster, WithoutTheBarrierTheBitsDiffer) {
     ASSERT_TRUE(without.ok()) << without.status();
     EXPECT_NE(*without, *ref) << "a missing cluster barrier went unnoticed";
     // And block by block, a barrier is refused rather than ignored.
-    Buffers mem = buffers_for(d, prob);
+    Buffers mem = testing::reduce_buffers(d, prob);
     absl::Status s = testing::run_block(progs->front(), 0, {{"cols", 2000}}, {}, mem, 32);
     EXPECT_NE(std::string(s.message()).find("run_cluster"), std::string::npos) << s;
   }

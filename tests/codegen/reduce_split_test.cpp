@@ -19,6 +19,7 @@
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
 #include "tests/codegen/ReduceInputs.h"
+#include "tests/codegen/ReducePhases.h"
 
 namespace fixbits {
 namespace {
@@ -35,31 +36,7 @@ std::vector<uint32_t> adversarial_bits(DType t, size_t n, uint32_t seed, bool sp
 }
 using testing::plain_bits;
 
-// Runs every kernel of reduce_phases(d, cfg) on the interpreter; returns y's bits.
-absl::StatusOr<std::vector<uint32_t>> run_phases(const ReduceDesc& d, const ReduceConfig& cfg,
-                                                 const dsl::reference::ReduceProblem& p) {
-  absl::StatusOr<std::vector<tile::Program>> phases = dsl::reduce_phases(d, cfg);
-  if (!phases.ok()) return phases.status();
-  const bool elementwise = d.op == ReduceOp::kRmsNorm || d.op == ReduceOp::kSoftmax;
-  const size_t ws = static_cast<size_t>(p.rows * dsl::strip_count(d, p.cols));
-  Buffers mem;
-  mem["x"] = {d.in_dtype, p.x};
-  mem["w"] = {d.in_dtype, p.w};
-  mem["y"] = {d.out_dtype, std::vector<uint32_t>(elementwise ? p.x.size() : p.rows, 0xdeadu)};
-  // Unwritten workspace reads as NaN, which no plain row's result is.
-  for (const char* name : {"ws", "wsm", "wss"}) mem[name] = {DType::kF32, std::vector<uint32_t>(ws, 0xffffffffu)};
-  for (const tile::Program& prog : *phases) {
-    const int64_t blocks = prog.grid == "row_blocks" ? p.rows * cfg.blocks_per_row : p.rows;
-    if (prog.grid != "rows" && prog.grid != "row_blocks") {
-      return absl::InternalError("unexpected grid " + prog.grid);
-    }
-    for (int64_t b = 0; b < blocks; ++b) {
-      absl::Status s = testing::run_block(prog, b, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, cfg.lanes);
-      if (!s.ok()) return s;
-    }
-  }
-  return mem["y"].bits;
-}
+using testing::run_reduce_phases;
 
 std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols) {
   return absl::StrFormat("%s warps=%d ept=%d blocks_per_row=%d rows=%d cols=%d", dsl::to_string(d),
@@ -83,7 +60,7 @@ TEST(ReduceSplit, SumMaxMinBitIdenticalToReferenceForEveryBlocksPerRow) {
                                  ReduceConfig{.warps = 4, .elems_per_thread = 1}}) {
             for (int bpr : {1, 2, 3, 7}) {
               c.blocks_per_row = bpr;
-              auto got = run_phases(d, c, p);
+              auto got = run_reduce_phases(d, c, p);
               ASSERT_TRUE(got.ok()) << where(d, c, rows, cols) << ": " << got.status();
               ASSERT_EQ(*got, *ref) << where(d, c, rows, cols);
               ++cases;
@@ -112,7 +89,7 @@ TEST(ReduceSplit, RmsNormAndSoftmaxBitIdenticalToReferenceForEveryBlocksPerRow) 
                                ReduceConfig{.warps = 2, .elems_per_thread = 2}}) {
           for (int bpr : {1, 2, 5}) {
             c.blocks_per_row = bpr;
-            auto got = run_phases(d, c, p);
+            auto got = run_reduce_phases(d, c, p);
             ASSERT_TRUE(got.ok()) << where(d, c, rows, cols) << ": " << got.status();
             ASSERT_EQ(*got, *ref) << where(d, c, rows, cols);
           }
@@ -137,7 +114,7 @@ TEST(ReduceSplit, UnsplitFusedFormsWithStripAboveBlockExtentMatchReference) {
     ASSERT_TRUE(prog.ok()) << prog.status();
     EXPECT_NE(tile::to_string(*prog).find("arange 1024"), std::string::npos)
         << "the elementwise pass should use the block extent";
-    auto got = run_phases(d, c, p);
+    auto got = run_reduce_phases(d, c, p);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(*got, *ref);
   }
@@ -149,7 +126,7 @@ TEST(ReduceSplit, LongOddRowSplitOverManyBlocks) {
   p.x = adversarial_bits(d.in_dtype, 1000003, 11u, false);
   auto ref = dsl::reference::reduce(d, p);
   ASSERT_TRUE(ref.ok());
-  auto got = run_phases(d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 64}, p);
+  auto got = run_reduce_phases(d, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 64}, p);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, *ref);
 }

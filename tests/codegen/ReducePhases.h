@@ -1,0 +1,51 @@
+// ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
+// interpreter, for the codegen tests that compare against them (reduce_split_test,
+// reduce_cluster_test).
+// Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
+// with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
+// NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);
+// run_reduce_phases runs every phase block by block, in order, on one such set, and
+// returns y's bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dsl/reference/Reference.h"
+#include "dsl/tile/ReduceProgram.h"
+#include "tests/codegen/ProgramInterpreter.h"
+
+namespace fixbits::testing {
+
+inline Buffers reduce_buffers(const dsl::ReduceDesc& d, const dsl::reference::ReduceProblem& p) {
+  const bool elementwise = d.op == dsl::ReduceOp::kRmsNorm || d.op == dsl::ReduceOp::kSoftmax;
+  const size_t ws = static_cast<size_t>(p.rows * dsl::strip_count(d, p.cols));
+  Buffers mem;
+  mem["x"] = {d.in_dtype, p.x};
+  mem["w"] = {d.in_dtype, p.w};
+  mem["y"] = {d.out_dtype, std::vector<uint32_t>(elementwise ? p.x.size() : p.rows, 0xdeadu)};
+  for (const char* name : {"ws", "wsm", "wss"}) mem[name] = {DType::kF32, std::vector<uint32_t>(ws, 0xffffffffu)};
+  return mem;
+}
+
+inline absl::StatusOr<std::vector<uint32_t>> run_reduce_phases(const dsl::ReduceDesc& d,
+                                                              const dsl::ReduceConfig& cfg,
+                                                              const dsl::reference::ReduceProblem& p) {
+  absl::StatusOr<std::vector<tile::Program>> phases = dsl::reduce_phases(d, cfg);
+  if (!phases.ok()) return phases.status();
+  Buffers mem = reduce_buffers(d, p);
+  for (const tile::Program& prog : *phases) {
+    if (prog.grid != "rows" && prog.grid != "row_blocks") {
+      return absl::InternalError("unexpected grid " + prog.grid);
+    }
+    const int64_t blocks = prog.grid == "row_blocks" ? p.rows * cfg.blocks_per_row : p.rows;
+    for (int64_t b = 0; b < blocks; ++b) {
+      absl::Status s = run_block(prog, b, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, cfg.lanes);
+      if (!s.ok()) return s;
+    }
+  }
+  return mem["y"].bits;
+}
+
+}  // namespace fixbits::testing
