@@ -118,6 +118,35 @@ Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad)
 tile::Type f32_ptr() { return tile::Type::ptr(DType::kF32); }
 tile::Type i32_type() { return tile::Type::scalar(Elem::kI32); }
 
+// The parameters of the kernels that write a split row's outputs, in their launch
+// order: the split normalize kernel and the cluster kernel take the same list, so a
+// runner passes both the same arguments.
+struct RmsNormOutParams {
+  Value x, w, ws, y, cols, eps;
+};
+RmsNormOutParams rms_norm_out_params(Builder& b, const ReduceDesc& d) {
+  RmsNormOutParams q;
+  q.x = b.param("x", tile::Type::ptr(d.in_dtype));
+  q.w = b.param("w", tile::Type::ptr(d.in_dtype));
+  q.ws = b.param("ws", f32_ptr());
+  q.y = b.param("y", tile::Type::ptr(d.out_dtype));
+  q.cols = b.param("cols", i32_type());
+  q.eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+  return q;
+}
+struct SoftmaxOutParams {
+  Value x, wsm, wss, y, cols;
+};
+SoftmaxOutParams softmax_out_params(Builder& b, const ReduceDesc& d) {
+  SoftmaxOutParams q;
+  q.x = b.param("x", tile::Type::ptr(d.in_dtype));
+  q.wsm = b.param("wsm", f32_ptr());
+  q.wss = b.param("wss", f32_ptr());
+  q.y = b.param("y", tile::Type::ptr(d.out_dtype));
+  q.cols = b.param("cols", i32_type());
+  return q;
+}
+
 // RMSNorm's pieces, one each for the unsplit, split and cluster kernels, so all three
 // build the reference's ops in the reference's order: x_i*x_i padded with `pad` where
 // masked off; r = 1 / sqrt(ss / cols + eps); y_i = (x_i * r) * w_i stored as out.
@@ -507,12 +536,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       }
       {
         Builder b = start("normalize", "row_blocks", cfg.warps);
-        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value w = b.param("w", tile::Type::ptr(d.in_dtype));
-        Value ws = b.param("ws", f32_ptr());
-        Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-        Value cols = b.param("cols", i32_type());
-        Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+        const auto [x, w, ws, y, cols, eps] = rms_norm_out_params(b, d);
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         Value ss = fold_strips(b, f, ws, Combine::kAdd);
         Value r = rms_scale(b, ss, cols, eps);
@@ -552,11 +576,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       }
       {
         Builder b = start("normalize", "row_blocks", cfg.warps);
-        Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-        Value wsm = b.param("wsm", f32_ptr());
-        Value wss = b.param("wss", f32_ptr());
-        Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-        Value cols = b.param("cols", i32_type());
+        const auto [x, wsm, wss, y, cols] = softmax_out_params(b, d);
         SplitFrame f = make_split_frame(b, cols, d.strip, p);
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         Value s = fold_strips(b, f, wss, Combine::kAdd);
@@ -618,12 +638,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     b.end_for({});
   };
   if (d.op == ReduceOp::kRmsNorm) {
-    Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-    Value w = b.param("w", tile::Type::ptr(d.in_dtype));
-    Value ws = b.param("ws", f32_ptr());
-    Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-    Value cols = b.param("cols", i32_type());
-    Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
+    const auto [x, w, ws, y, cols, eps] = rms_norm_out_params(b, d);
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
@@ -651,11 +666,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
       normalize(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f));
     });
   } else {
-    Value x = b.param("x", tile::Type::ptr(d.in_dtype));
-    Value wsm = b.param("wsm", f32_ptr());
-    Value wss = b.param("wss", f32_ptr());
-    Value y = b.param("y", tile::Type::ptr(d.out_dtype));
-    Value cols = b.param("cols", i32_type());
+    const auto [x, wsm, wss, y, cols] = softmax_out_params(b, d);
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
