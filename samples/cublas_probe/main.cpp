@@ -14,6 +14,7 @@
 // Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
 //                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv]
 //                             [--walks] [--positions[=D]] [--positions-max-k=N]
+//                             [--tree=F:L,F:L,...]
 //   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
 //   and trailing walk (+L/-L at m, m+1, r at m+2) as one character per m (r: r
 //   survived, 0: lost, x: neither), 64 per line: the raw evidence for a kernel no
@@ -22,6 +23,10 @@
 //   output sits in D (Positions.h): D random draws (default 2) and the pair walk
 //   (K <= --positions-max-k, default 1024) with every row of A and every column of B
 //   equal, grouped and mapped by position.
+//   --tree=F:L,...: before the probe, recover the whole summation tree of D[0][0]
+//   induced on the K window [F, F+L) (dsl/probe/SumTree.h; L <= 2048 for f16 out, 256
+//   for bf16) and print it in its canonical text, one line per window: the raw
+//   evidence for kernels whose reduction no GemmDesc family models (dot/GEMV).
 //   S = MxNxK[:in[:out]][:tn]  e.g. 1x4096x4096, 8192x8192x8192:bf16,
 //       128x4096x4096:f8e4m3:f16 (fp8 always runs TN: B column-major).
 //   Defaults: the shapes of shared/device/README.md, and K in {576, 4096, 16384,
@@ -48,6 +53,7 @@
 #include "absl/strings/str_split.h"
 #include "dsl/GemmDesc.h"
 #include "dsl/probe/Probe.h"
+#include "dsl/probe/SumTree.h"
 #include "dsl/reference/Reference.h"
 #include "profile/CublasBlackBox.h"
 #include "profile/MatchDraws.h"
@@ -69,6 +75,7 @@ struct Args {
   bool walks = false;
   int positions = 0;  // random draws of the position test; 0: no position test
   int64_t positions_max_k = 1024;
+  std::vector<std::pair<int64_t, int64_t>> trees;  // --tree windows (first, length)
 };
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
@@ -152,6 +159,15 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (auto v = value("--positions=")) {
       if (!absl::SimpleAtoi(std::string(*v), &a.positions) || a.positions < 1) {
         return absl::InvalidArgumentError("--positions takes a count of draws >= 1.");
+      }
+    } else if (auto v = value("--tree=")) {
+      for (absl::string_view w : absl::StrSplit(absl::string_view(v->data(), v->size()), ',', absl::SkipEmpty())) {
+        std::vector<std::string> fl = absl::StrSplit(w, ':');
+        int64_t first = 0, length = 0;
+        if (fl.size() != 2 || !absl::SimpleAtoi(fl[0], &first) || !absl::SimpleAtoi(fl[1], &length)) {
+          return absl::InvalidArgumentError("--tree takes windows FIRST:LENGTH, comma-separated.");
+        }
+        a.trees.push_back({first, length});
       }
     } else if (auto v = value("--positions-max-k=")) {
       if (!absl::SimpleAtoi(std::string(*v), &a.positions_max_k)) {
@@ -362,6 +378,21 @@ int main(int argc, char** argv) {
         std::printf("  positions: error: %s\n", msg(st).c_str());
       }
       std::printf("  positions: %.1f s\n", elapsed() - t0);
+    }
+    for (const auto& [first, length] : args->trees) {
+      const double t0 = elapsed();
+      absl::StatusOr<dsl::probe::SumTree> t = dsl::probe::recover_sum_tree(
+          (*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype,
+          {.k = s.k, .first = first, .length = std::min(length, s.k - first)});
+      if (!t.ok()) {
+        std::printf("  tree [%lld, +%lld): error: %s\n", static_cast<long long>(first),
+                    static_cast<long long>(length), msg(t.status()).c_str());
+        continue;
+      }
+      std::printf("  tree [%lld, +%lld): %lld rows in %lld calls, %.1f s\n    %s\n",
+                  static_cast<long long>(first), static_cast<long long>(length),
+                  static_cast<long long>(t->rows), static_cast<long long>(t->calls),
+                  elapsed() - t0, dsl::probe::to_string(*t).c_str());
     }
     if (s.k > args->max_probe_k) {
       std::printf("  probe: skipped, K = %lld is above --max-probe-k=%lld\n",
