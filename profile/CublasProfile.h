@@ -1,30 +1,46 @@
 // CublasProfile: the arch profiles of cuBLASLt, (arch, shape) -> the GemmDesc whose
-// reference bits equal cuBLASLt's output (reference §4). The table is the file
+// reference bits equal cuBLASLt's output (reference §4). As the reference has it, the
+// descriptor depends on the shape only through the answer of cuBLASLt's cost model (its
+// heuristic), and the arch profile is a table from each answer's class to a descriptor:
 // profile/data/cublas_<arch>.tsv.gz (fixbits-cublas-scan's output, gzip'ed), linked into
 // the library (EmbeddedTable.h), so a clean clone needs no data file at run time.
 //
-// How far to trust it (fixbits-cublas-match on the H200, 10,000 random shapes per dtype,
-// two input draws each; docs/cublas.md, "Session 9"): of the shapes whose class has a
-// descriptor, cublas() gave cuBLAS's bytes on 85.3% (f16), 84.0% (bf16) and 100% (fp8);
-// almost every miss is the map choosing another class than cuBLASLt's heuristic does
-// between its grid points. cublas_answer(), which asks the heuristic, gave 98.6%, 98.7%
-// and 100%. 11-13% of f16/bf16 shapes fall in classes without a descriptor
-// (FailedPrecondition naming the class). Either way the descriptor fixes the bits: the
-// kernel's output is the same on every run; it is cuBLAS's only where the match says so.
+// How far to trust it (fixbits-cublas-match on the H200, 10,000 random f16 and bf16
+// shapes and 1,000 fp8 ones, two input draws each; docs/cublas.md, "Session 9", run 3):
+// of the shapes whose class has a descriptor, cublas() (cuBLASLt's answer) gave cuBLAS's
+// bytes on 98.63% (f16), 98.66% (bf16) and 100% (fp8); cublas_map() (the table's sampled
+// map of the answers) on 85.32%, 83.96% and 100%, almost every miss the map choosing
+// another class than the heuristic between its grid points. 11-13% of f16/bf16 shapes
+// fall in classes without a descriptor (FailedPrecondition naming the class). Either way
+// the descriptor fixes the bits: the kernel's output is the same on every run; it is
+// cuBLAS's only where the match says so.
 //
 // Contract:
-//   cublas(arch, shape) looks `shape` (its M, N, K, dtypes and layout) up in the
-//   embedded table of `arch` (CublasTable.h, "semantics of a lookup"). Errors name the
-//   field: InvalidArgument for an arch with no table compiled in; FailedPrecondition
-//   when the committed table holds no scan yet (or a class without a validated descriptor);
-//   NotFound for a dtype/layout family the table lacks; OutOfRange naming
-//   GemmShape.m, .n or .k outside the scanned range.
+//   cublas(arch, shape): cuBLASLt's heuristic answer for `shape` (its M, N, K, dtypes and
+//   layout; the default 32 MiB workspace), asked on runtime::cuda(0) through one
+//   process-wide CublasLt opened on first use, then the class of that answer in the
+//   embedded table of `arch`, its descriptor carried to the answer's K and split count
+//   (lookup_answer, CublasTable.h). The table and the shape are checked first, so these
+//   errors do not depend on the machine: InvalidArgument for an arch with no table
+//   compiled in; FailedPrecondition when the committed table holds no scan yet; NotFound
+//   for a dtype/layout family the table lacks; OutOfRange naming GemmShape.m, .n or .k
+//   outside the scanned range. Then FailedPrecondition when there is no CUDA device, no
+//   cuBLASLt, or a device of another arch (the message passes the cause through and
+//   names cublas_map(); the open's outcome is kept for the process, never retried); the
+//   heuristic's refusal as it returns it; NotFound or FailedPrecondition when the
+//   answer has no class in the table or its class no validated descriptor.
 //   cublas(arch, {m, n, k}, dtype) is the same for cuBLASLt's usual call of that input
 //   dtype: f16 -> f16 and bf16 -> bf16 with A and B row-major (torch's a @ b), fp8
 //   (e4m3) -> f16 in the TN layout cuBLASLt requires.
+//   cublas_answer(arch, shape, lt) is cublas() through the caller's own handle `lt`.
+//   cublas_map(arch, shape) needs no GPU: the class the table's map gives `shape`
+//   (lookup, CublasTable.h, "semantics of a lookup"), with the same table and shape
+//   errors, plus FailedPrecondition for a map cell cuBLASLt refused at scan time or a
+//   class without a validated descriptor. cublas_map(arch, {m, n, k}, dtype) likewise.
 // Example:
 //   absl::StatusOr<dsl::GemmDesc> d = profile::cublas(profile::sm90, {1, 4096, 4096}, DType::kF16);
 //   auto programs = dsl::gemm(*d);   // output bytes equal cuBLAS's for 1x4096x4096
+//   // No GPU at hand: profile::cublas_map(profile::sm90, {1, 4096, 4096}, DType::kF16).
 #pragma once
 
 #include <cstdint>
@@ -51,15 +67,17 @@ absl::StatusOr<runtime::GemmShape> usual_shape(Mnk shape, DType dtype);
 // The embedded table of `arch`, parsed once.
 absl::StatusOr<const CublasTable*> cublas_table(Arch arch);
 
+// cuBLASLt's answer for `shape` through the process-wide handle (see the contract).
 absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, const runtime::GemmShape& shape);
 absl::StatusOr<dsl::GemmDesc> cublas(Arch arch, Mnk shape, DType dtype);
 
-// The same from the answer cuBLASLt's heuristic gives `shape` at run time, asked
-// through `lt` (runtime/CublasLt.h, loaded with dlopen): the embedded table's class of
-// that answer (lookup_answer), so the map's resolution between its grid lines is not
-// in the way. For applications that have cuBLASLt at hand; the heuristic's refusal and
-// a table without that answer's class are returned as errors.
+// The same through the caller's own cuBLASLt handle `lt` (runtime/CublasLt.h), e.g.
+// one that also runs the GEMMs; its device must be of `arch`.
 absl::StatusOr<dsl::GemmDesc> cublas_answer(Arch arch, const runtime::GemmShape& shape,
                                             runtime::CublasLt& lt);
+
+// The table's map alone, without cuBLASLt (see the contract and the measured accuracy).
+absl::StatusOr<dsl::GemmDesc> cublas_map(Arch arch, const runtime::GemmShape& shape);
+absl::StatusOr<dsl::GemmDesc> cublas_map(Arch arch, Mnk shape, DType dtype);
 
 }  // namespace fixbits::profile

@@ -1,12 +1,12 @@
 // fixbits-cublas-match: the cuBLAS bit-match experiment (reference §7.2). Random
 // shapes are drawn per dtype family; each runs through cuBLASLt and through the kernel
-// fixbits generates for profile::cublas()'s descriptor on the same random inputs, and
+// fixbits generates for the arch profile's descriptor on the same random inputs, and
 // the outputs are compared byte for byte (profile/match/CublasMatch.h). It prints the
 // bit-match rate per (dtype family, descriptor family), how often the table's map gave
 // the variant and split count cuBLASLt really used, and the first mismatches with their
 // descriptors. Each shape is judged twice when the two differ: with the descriptor
-// the table's map gives (profile::cublas) and with the one of cuBLASLt's own answer for
-// the shape (profile::cublas_answer, the columns after '|'), so a map miss and a wrong
+// the table's map gives (profile::cublas_map) and with the one of cuBLASLt's own answer
+// for the shape (profile::cublas, the columns after '|'), so a map miss and a wrong
 // class descriptor are told apart.
 // Shapes where cuBLAS drops the tail of the sum (its own defect) are counted apart.
 // Without a GPU or cuBLASLt, or while the embedded table holds no scan (and no --table

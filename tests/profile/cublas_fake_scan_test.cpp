@@ -3,10 +3,13 @@
 // SPLITK_NUM 1; no tf32 compute type), the device a FakeDriver with host memory.
 // So heuristic_uncached, the attribute reading and the reduction to a variant and its
 // class run as they do against cuBLASLt, and a family the library refuses fails the
-// scan with the library's own message.
+// scan with the library's own message. profile::cublas_answer (the body of
+// profile::cublas) through the same handle: the fake's answer is in no class of the
+// embedded table, and a shape outside the table's range is refused before the heuristic.
 #include <string>
 
 #include "gtest/gtest.h"
+#include "profile/CublasProfile.h"
 #include "profile/CublasScan.h"
 #include "runtime/CublasLt.h"
 #include "tests/runtime/FakeDriver.h"
@@ -77,6 +80,17 @@ TEST_F(CublasFakeScanTest, AFamilyTheLibraryRefusesFailsWithItsMessage) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_NE(std::string(s.message()).find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos) << s;
   EXPECT_TRUE(t.maps.empty());
+}
+
+TEST_F(CublasFakeScanTest, CublasAnswerLooksTheLibrarysAnswerUpInTheEmbeddedTable) {
+  if (!cublas_table(sm90).ok()) GTEST_SKIP() << "[SKIP] " << cublas_table(sm90).status().message();
+  absl::Status s = cublas_answer(sm90, *usual_shape({128, 4096, 4096}, DType::kF16), *lt_).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_NE(std::string(s.message()).find("id=42"), std::string::npos) << s;
+  EXPECT_NE(std::string(s.message()).find("in no class"), std::string::npos) << s;
+  s = cublas_answer(sm90, *usual_shape({0, 4096, 4096}, DType::kF16), *lt_).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange) << s;
+  EXPECT_NE(std::string(s.message()).find("GemmShape.m = 0"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -440,10 +440,10 @@ TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   EXPECT_EQ(family_of(*s), "f8e4m3:f16:nt");
   EXPECT_TRUE(runtime::validate_for_cublaslt(*s).ok());
   EXPECT_EQ(family_of(*usual_shape({1, 1, 1}, DType::kBF16)), "bf16:bf16:nn");
-  absl::Status bad = cublas(sm90, {1, 1, 1}, DType::kF32).status();
+  absl::Status bad = cublas_map(sm90, {1, 1, 1}, DType::kF32).status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(has(bad, "dtype f32")) << bad;
-  EXPECT_TRUE(has(cublas(static_cast<Arch>(7), {1, 1, 1}, DType::kF16).status(), "arch 7"));
+  EXPECT_TRUE(has(cublas_map(static_cast<Arch>(7), {1, 1, 1}, DType::kF16).status(), "arch 7"));
   absl::StatusOr<const CublasTable*> t = cublas_table(sm90);
   if (!t.ok()) {
     // The committed table is still the placeholder (version 2, no map): the error says
@@ -451,11 +451,11 @@ TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
     EXPECT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition) << t.status();
     EXPECT_TRUE(has(t.status(), "fixbits-cublas-scan")) << t.status();
     EXPECT_FALSE(has(t.status(), "does not parse")) << t.status();
-    EXPECT_EQ(cublas(sm90, {1, 1, 1}, DType::kF16).status(), t.status());
+    EXPECT_EQ(cublas_map(sm90, {1, 1, 1}, DType::kF16).status(), t.status());
     return;
   }
   EXPECT_EQ((*t)->arch, "sm_90");
-  absl::Status out = cublas(sm90, {0, 1, 1}, DType::kF16).status();
+  absl::Status out = cublas_map(sm90, {0, 1, 1}, DType::kF16).status();
   EXPECT_EQ(out.code(), absl::StatusCode::kOutOfRange) << out;
   EXPECT_TRUE(has(out, "GemmShape.m = 0")) << out;
 }

@@ -71,7 +71,7 @@ TEST(EmbeddedTable, TheCommittedTableIsAScanWithDescriptors) {
   absl::StatusOr<const CublasTable*> embedded = cublas_table(sm90);
   ASSERT_TRUE(embedded.ok()) << embedded.status();
   EXPECT_EQ((*embedded)->classes.size(), t->classes.size());
-  absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, {128, 4096, 4096}, DType::kF16);
+  absl::StatusOr<dsl::GemmDesc> d = cublas_map(sm90, {128, 4096, 4096}, DType::kF16);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->a_dtype, DType::kF16);
   EXPECT_EQ(d->out_dtype, DType::kF16);
