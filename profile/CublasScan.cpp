@@ -701,6 +701,17 @@ class ClassProber {
       }
     }
     sort_work();
+    if (options_.slices > 1) {
+      std::vector<int> mine;
+      for (size_t i = 0; i < work_.size(); ++i) {
+        if (static_cast<int>(i % static_cast<size_t>(options_.slices)) == options_.slice) {
+          mine.push_back(work_[i]);
+        } else if (revalidating_.erase(work_[i]) > 0) {
+          --stats_.revalidated;  // another slice's
+        }
+      }
+      work_ = std::move(mine);
+    }
     for (int c : work_) {
       // A note of an earlier table (--resume) says why that run left the class without
       // a descriptor; this run writes its own when it visits the class (process()). A
@@ -1279,6 +1290,11 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
           "ProbeOptions.only_classes names class %d; the table has classes 0 to %d.", c,
           static_cast<int>(table.classes.size()) - 1));
     }
+  }
+  if (options.slices < 1 || options.slice < 0 || options.slice >= options.slices) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.slice is %d of %d slices; it must be in [0, slices) with slices >= 1.",
+        options.slice, options.slices));
   }
   if (options.max_probe_k < 3) {
     return absl::InvalidArgumentError(absl::StrFormat(

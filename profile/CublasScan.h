@@ -210,6 +210,12 @@ struct ProbeOptions {
   // `revalidate`, then the separating probes): the device time goes to the classes a
   // match found differing.
   std::set<int> only_classes;
+  // slices > 1: this run visits only the classes at positions slice, slice + slices, ...
+  // of the work list in its probing order (the same list in every run given the same
+  // table and options), so `slices` processes with slice = 0 .. slices - 1 share one
+  // scan's classes, each with the whole budget (fixbits-cublas-scan --jobs), and
+  // merge_scan_slices (ScanSlices.h) puts their tables together.
+  int slice = 0, slices = 1;
 };
 struct ProbeStats {
   int64_t probes = 0;     // probe calls made

@@ -28,7 +28,7 @@
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
-//          [--classes=I,J,...]
+//          [--classes=I,J,...] [--jobs=N]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -63,11 +63,23 @@
 //   probes leave a separating point (by default it is, for up to three probes).
 //   --classes=I,J,...: visit only these classes of the (resumed) table, revalidating
 //   each one that has a descriptor (the classes a match found differing).
+//   --jobs=N (with --resume): N copies of this program probe at once, each its own
+//   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
+//   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
+//   then their tables are merged into --out (profile/ScanSlices.h) and each slice's
+//   probe summary is printed. The probe's search is CPU work (session 10's run 1: 20 s
+//   probes with under 2 s in cuBLAS), so N processes on N cores probe N times the
+//   classes per device second.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
 //   --per-octave=2, --refine=3, --max-mn=16384, --max-k=524288, --min-probe-k=256,
 //   --max-probe-k=4096, --probe-budget-s=300, --class-probes=2, --fit-probes=2.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +92,8 @@
 #include "absl/strings/numbers.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasBlackBox.h"
@@ -87,6 +101,7 @@
 #include "profile/CublasScan.h"
 #include "profile/MatchDraws.h"
 #include "profile/ProbeDeadline.h"
+#include "profile/ScanSlices.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Runtime.h"
 
@@ -109,6 +124,8 @@ struct Args {
   int64_t rank_shapes = 10000;  // the match's draws per f16/bf16 family that rank classes
   bool no_probe = false;
   std::string command;
+  int64_t jobs = 1;                 // --jobs: processes, each a slice of the classes
+  std::vector<std::string> passed;  // the arguments a slice gets (all but --jobs, --out)
 };
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -125,7 +142,20 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     };
     absl::Status st;
     int64_t x = 0;
-    if (auto v = value("--out=")) {
+    if (!arg.starts_with("--jobs=") && !arg.starts_with("--out=") && !arg.starts_with("--slice=")) {
+      a.passed.push_back(arg);
+    }
+    if (value("--jobs=")) {
+      st = int_flag("--jobs=", 1, &a.jobs);
+      if (st.ok() && a.jobs > 64) return absl::InvalidArgumentError("--jobs takes 1 to 64 processes.");
+    } else if (auto v = value("--slice=")) {
+      std::vector<std::string> jn = absl::StrSplit(*v, '/');
+      if (jn.size() != 2 || !absl::SimpleAtoi(jn[0], &a.probe.slice) ||
+          !absl::SimpleAtoi(jn[1], &a.probe.slices) || a.probe.slices < 1 || a.probe.slice < 0 ||
+          a.probe.slice >= a.probe.slices) {
+        return absl::InvalidArgumentError("--slice takes J/N with 0 <= J < N.");
+      }
+    } else if (auto v = value("--out=")) {
       a.out = *v;
     } else if (auto v = value("--append=")) {
       a.append = *v;
@@ -200,6 +230,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--append scans new families into a table and --resume probes on in one; give one.");
   }
+  if (a.jobs > 1 && a.resume.empty()) {
+    return absl::InvalidArgumentError(
+        "--jobs splits the probing of a --resume'd table; give --resume=PATH (a first scan's "
+        "heuristic pass runs in one process).");
+  }
   if (a.out.empty() && argc > 1) {
     return absl::InvalidArgumentError("--out=PATH is required: the scan writes its table there.");
   }
@@ -235,6 +270,130 @@ class Progress {
   std::string phase_;
 };
 
+bool write_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return out && std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+absl::StatusOr<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(path + " cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// --jobs=N: this program N times with --slice=j/N and --out=<out>.slice<j>.tsv (output
+// in <out>.slice<j>.log), at once; then the resumed table, re-keyed as the slices
+// re-key it, and their tables merged into --out. Exit 2 when a slice rejects the
+// arguments, 1 when a slice or the merge failed (the tables that came back are still
+// merged and written), 0 otherwise (also when every slice skipped for want of a device).
+int run_jobs(const Args& args, const char* self) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> pids;
+  std::vector<std::string> outs, logs;
+  for (int64_t j = 0; j < args.jobs; ++j) {
+    std::vector<std::string> argv_s = {self};
+    argv_s.insert(argv_s.end(), args.passed.begin(), args.passed.end());
+    argv_s.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
+    outs.push_back(absl::StrFormat("%s.slice%d.tsv", args.out, j));
+    logs.push_back(absl::StrFormat("%s.slice%d.log", args.out, j));
+    std::remove(outs.back().c_str());
+    argv_s.push_back("--out=" + outs.back());
+    std::vector<char*> argv_c;
+    for (std::string& a : argv_s) argv_c.push_back(a.data());
+    argv_c.push_back(nullptr);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int fd = open(logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+      }
+      execv("/proc/self/exe", argv_c.data());
+      execvp(self, argv_c.data());
+      std::fprintf(stderr, "fixbits-cublas-scan: --jobs: cannot start %s\n", self);
+      _exit(1);
+    }
+    if (pid < 0) {
+      std::fprintf(stderr, "fixbits-cublas-scan: --jobs: fork failed after %lld jobs\n",
+                   static_cast<long long>(j));
+      break;
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> codes;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  }
+  int worst = codes.empty() ? 1 : *std::max_element(codes.begin(), codes.end());
+  for (size_t j = 0; j < pids.size(); ++j) {
+    std::printf("slice %zu/%lld: exit %d, output in %s\n", j, static_cast<long long>(args.jobs),
+                codes[j], logs[j].c_str());
+    absl::StatusOr<std::string> log = read_file(logs[j]);
+    for (absl::string_view line : absl::StrSplit(log.ok() ? *log : "", '\n')) {
+      if (absl::StartsWith(line, "probe:") || absl::StartsWith(line, "slow visit:") ||
+          absl::StartsWith(line, "skipped:") || absl::StartsWith(line, "error:") ||
+          absl::StartsWith(line, "fixbits-cublas-scan:")) {
+        std::printf("  %s\n", std::string(line).c_str());
+      }
+    }
+  }
+  if (worst == 2) return 2;
+  absl::StatusOr<std::string> text = read_file(args.resume);
+  absl::StatusOr<profile::CublasTable> base =
+      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
+  profile::ScanState state;
+  absl::Status rk = base.ok() ? profile::rekey_table(*base, state).status() : base.status();
+  if (!rk.ok()) {
+    std::printf("error: cannot re-read --resume=%s: %s\n", args.resume.c_str(),
+                std::string(rk.message()).c_str());
+    return 1;
+  }
+  std::vector<profile::CublasTable> slices;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    absl::StatusOr<std::string> t = read_file(outs[j]);
+    absl::StatusOr<profile::CublasTable> table =
+        t.ok() ? profile::parse_table(*t) : absl::StatusOr<profile::CublasTable>(t.status());
+    if (!table.ok()) {
+      if (codes[j] == 0 && !t.ok()) continue;  // skipped (no device): it said why
+      std::printf("slice %zu: no table merged: %s\n", j, std::string(table.status().message()).c_str());
+      worst = std::max(worst, 1);
+      continue;
+    }
+    slices.push_back(*std::move(table));
+  }
+  if (slices.empty()) return worst;
+  absl::StatusOr<profile::CublasTable> merged = profile::merge_scan_slices(*base, slices);
+  if (!merged.ok()) {
+    std::printf("error: %s\n", std::string(merged.status().message()).c_str());
+    return 1;
+  }
+  merged->command = base->command + " && " + args.command;
+  if (!write_file(args.out, profile::write_table(*merged))) {
+    std::printf("error: could not write %s\n", args.out.c_str());
+    return 1;
+  }
+  int before = 0, after = 0;
+  for (const profile::TableClass& c : base->classes) before += c.desc.has_value();
+  for (const profile::TableClass& c : merged->classes) after += c.desc.has_value();
+  std::printf("summary (%zu of %lld slices merged): %zu classes, %d with a descriptor (%d before), "
+              "%.1f s; wrote %s\n",
+              slices.size(), static_cast<long long>(args.jobs), merged->classes.size(), after,
+              before,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              args.out.c_str());
+  return worst;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,6 +403,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fixbits-cublas-scan: %s\n", std::string(args.status().message()).c_str());
     return 2;
   }
+  if (args->jobs > 1 && !args->out.empty()) return run_jobs(*args, argv[0]);
   if (args->out.empty()) {
     // Run bare (as a loop over every sample does), it explains itself instead of
     // spending minutes of device time on a table nobody asked for.
@@ -327,12 +487,8 @@ int main(int argc, char** argv) {
   // renamed into place), so a run cut short by a time limit still leaves a usable map.
   double last_save = 0;
   auto save = [&]() -> bool {
-    const std::string tmp = args->out + ".tmp";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << profile::write_table(table);
-    out.close();
     last_save = progress.elapsed();
-    return out && std::rename(tmp.c_str(), args->out.c_str()) == 0;
+    return write_file(args->out, profile::write_table(table));
   };
   auto show = [&](std::string_view phase, int64_t done, int64_t total) {
     progress(phase, done, total, state.heuristic_calls);

@@ -25,6 +25,7 @@
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
 #include "profile/CublasScan.h"
+#include "profile/ScanSlices.h"
 
 namespace fixbits::profile {
 namespace {
@@ -801,6 +802,84 @@ TEST(CublasScan, OnlyTheListedClassesAreVisitedAndRevalidated) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("ProbeOptions.only_classes"), std::string_view::npos)
       << bad.status();
+}
+
+// ProbeOptions::slice and merge_scan_slices (fixbits-cublas-scan --jobs): two slices of
+// one run probe disjoint classes, and their merged tables equal the unsliced run's,
+// a class split included (its new classes appended, its variants pointed at them).
+TEST(CublasScan, SlicesProbeDisjointClassesAndMergeIntoTheUnslicedTable) {
+  struct Case {
+    HeuristicFn heuristic;
+    ScanGrid grid;
+    std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth;
+    size_t classes_after;
+  };
+  const std::vector<Case> cases = {
+      {two_ids, ScanGrid{.ms = {1, 4, 16}, .ns = {1, 16}, .ks = {1, 2, 17, 257, 259}},
+       [](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, 2},
+      {plain_heuristic, small_grid(), stages_truth, 4},  // one class that splits in four
+  };
+  for (const Case& c : cases) {
+    CublasTable base{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(base, st, GemmShape{}, c.grid, c.heuristic).ok());
+    int probes = 0;
+    CublasTable full = base;
+    ASSERT_TRUE(probe_classes(full, st, reference_probe(c.truth, &probes),
+                              ProbeOptions{.max_probe_k = 4096}).ok());
+    ASSERT_EQ(full.classes.size(), c.classes_after);
+    std::vector<CublasTable> slices;
+    std::set<int32_t> seen_ids;
+    for (int j = 0; j < 2; ++j) {
+      slices.push_back(base);
+      std::set<int32_t> ids;
+      const ProbeFn inner = reference_probe(c.truth, &probes);
+      const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+        ids.insert(key.id);
+        return inner(s, key);
+      };
+      ProbeOptions o{.max_probe_k = 4096};
+      o.slice = j;
+      o.slices = 2;
+      ASSERT_TRUE(probe_classes(slices.back(), st, watch, o).ok());
+      for (int32_t id : ids) EXPECT_TRUE(seen_ids.insert(id).second) << "id " << id << " in two slices";
+    }
+    absl::StatusOr<CublasTable> merged = merge_scan_slices(base, slices);
+    ASSERT_TRUE(merged.ok()) << merged.status();
+    EXPECT_EQ(merged->classes, full.classes);
+    EXPECT_EQ(merged->variants, full.variants);
+    EXPECT_EQ(write_table(*merged), write_table(full));
+  }
+}
+
+TEST(CublasScan, SlicesOfAnotherRunOrOptionsAreRefused) {
+  CublasTable base{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_NO_FATAL_FAILURE(scan_two_ids(base, st));
+  int probes = 0;
+  const ProbeFn truth =
+      reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
+  CublasTable probed = base;
+  ASSERT_TRUE(probe_classes(probed, st, truth, ProbeOptions{.max_probe_k = 4096}).ok());
+  // The same class changed by two slices: not slices of one run.
+  absl::StatusOr<CublasTable> twice = merge_scan_slices(base, {probed, probed});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("changed by slice 0 and by slice 1"), std::string::npos)
+      << twice.status();
+  CublasTable other = probed;
+  other.maps[0].k_max += 1;
+  absl::StatusOr<CublasTable> foreign = merge_scan_slices(base, {other});
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("its maps differ"), std::string::npos) << foreign.status();
+  for (auto [slice, slices] : {std::pair{2, 2}, std::pair{-1, 2}, std::pair{0, 0}}) {
+    ProbeOptions o{.max_probe_k = 4096};
+    o.slice = slice;
+    o.slices = slices;
+    CublasTable t = base;
+    absl::Status s = probe_classes(t, st, truth, o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("ProbeOptions.slice"), std::string::npos) << s;
+  }
 }
 
 // ProbeOptions::rank_shapes: the class the most of those shapes land in is probed
