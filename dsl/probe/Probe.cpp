@@ -456,14 +456,21 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
       break;
     }
   }
-  std::vector<int64_t> tiles = {w};
-  if (w != 1) tiles.push_back(1);
+  // Strided lanes: w is the tile. Contiguous lanes: tile 1 first, whose equal runs of
+  // ceil(K / lanes) give the same lanes as tile w whenever each lane's run is one tile,
+  // and carry to every K, where tile w does not (session 10: four GEMV classes,
+  // id 13 custom 58/72/74 and bf16's, were refused because their probes at two K came
+  // back as tiles 33 and 32, 22 and 9, ...).
+  std::vector<int64_t> strided_tiles = {w};
+  if (w != 1) strided_tiles.push_back(1);
+  std::vector<int64_t> contiguous_tiles = {1};
+  if (w != 1) contiguous_tiles.push_back(w);
   std::string why = "no candidate";
   std::vector<std::pair<std::vector<int64_t>, std::vector<int>>> fold_cache;
   for (int lanes = 1; lanes <= 64; lanes *= 2) {
     for (LaneLayout layout : {LaneLayout::kContiguous, LaneLayout::kStrided}) {
       if (lanes == 1 && layout == LaneLayout::kStrided) continue;
-      for (int64_t tile : tiles) {
+      for (int64_t tile : layout == LaneLayout::kContiguous ? contiguous_tiles : strided_tiles) {
         if (tile > (int64_t{1} << 30)) continue;
         std::vector<int64_t> first(static_cast<size_t>(lanes), -1);
         const int64_t ntiles = (o.k + tile - 1) / tile;

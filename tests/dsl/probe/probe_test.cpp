@@ -274,7 +274,13 @@ std::vector<Case> cases() {
        chunks(scalar(f32, f32, fma), {{100, Fold::kTreeDown}, {25, Fold::kTreeUp}}), 400,
        true, ""},
       {"gemv_contiguous_32x8_up",
-       gemv(f32, fma, contiguous, 32, 8, {1, 2, 4, 8, 16}), 256, true, ""},
+       gemv(f32, fma, contiguous, 32, 8, {1, 2, 4, 8, 16}), 256, false,
+       "at K = 256 each lane's run is one tile of 8, the equal run of 256 / 32: the probe "
+       "reports the equal-runs form, lane_tile = 1, which carries to every K"},
+      // Equal runs of ceil(K / lanes) (cuBLAS's id 13 GEMV classes): one descriptor at
+      // every K, K = 128 and 129 (runs of 32 and 33) alike.
+      {"gemv_contiguous_4_equal_runs_k128", gemv(f16, fma, contiguous, 4, 1, {2, 1}), 128, true, ""},
+      {"gemv_contiguous_4_equal_runs_k129", gemv(f16, fma, contiguous, 4, 1, {2, 1}), 129, true, ""},
       {"gemv_strided_32x4_down",
        gemv(f32, fma, strided, 32, 4, {16, 8, 4, 2, 1}), 512, true, ""},
       {"gemv_strided_8x2_mixed", gemv(f32, mul_add, strided, 8, 2, {2, 1, 4}), 100, true, ""},
@@ -282,7 +288,7 @@ std::vector<Case> cases() {
        ""},
       {"gemv_contiguous_16x4", gemv(f32, fma, contiguous, 16, 4, {8, 4, 2, 1}), 256, false,
        "contiguous lanes see only the run a lane gets (16 here), not the tile that "
-       "makes it up; the probe reports lane_tile = 16"},
+       "makes it up; the probe reports the equal-runs form, lane_tile = 1"},
       {"gemv_strided_64x1", gemv(f32, fma, strided, 64, 1, {32, 16, 8, 4, 2, 1}), 200, true,
        ""},
       {"gemv_contiguous_non_dividing_4x3",
@@ -324,7 +330,9 @@ std::vector<Case> cases() {
                split(mma(f16, f16, true, 0, kLast), {{1024, Fold::kChain}}, f16, f32), 576,
                false, "a split span >= K leaves one part; the probe reports span K"});
   c.push_back({"gemv_bf16_contiguous_8_down",
-               gemv(bf16, fma, contiguous, 8, 12, {4, 2, 1}), 96, true, ""});
+               gemv(bf16, fma, contiguous, 8, 12, {4, 2, 1}), 96, false,
+               "each lane's run is one tile of 12, the equal run of 96 / 8: the probe reports "
+               "the equal-runs form, lane_tile = 1"});
   c.push_back({"gemv_one_lane", gemv(f32, mul_add, contiguous, 1, 7, {}), 40, false,
                "one lane folds everything in order; its tile is invisible"});
   return c;
