@@ -157,21 +157,32 @@ absl::StatusOr<SumTree> recover_sum_tree(const GemmBlackBox& box, DType a, DType
                                                    " cannot hold the counts; f32, f16 or bf16."));
   }
   const int64_t cap = out == DType::kF32 ? 4096 : int64_t{2} << dtype_mantissa_bits(out);
-  if (o.length < 1 || o.length > cap) {
-    return absl::InvalidArgumentError(absl::StrCat("SumTreeOptions.length: ", o.length,
-                                                   " is outside [1, ", cap, "] for output ",
-                                                   std::string(dtype_name(out)), "."));
+  std::vector<int64_t> set = o.leaves;
+  if (set.empty()) {
+    if (o.first < 0 || o.length < 1 || o.first + o.length > o.k) {
+      return absl::InvalidArgumentError(absl::StrCat("SumTreeOptions.first: the window [", o.first,
+                                                     ", ", o.first + o.length,
+                                                     ") is empty or outside K = ", o.k, "."));
+    }
+    for (int64_t i = 0; i < o.length; ++i) set.push_back(o.first + i);
   }
-  if (o.first < 0 || o.first + o.length > o.k) {
-    return absl::InvalidArgumentError(absl::StrCat("SumTreeOptions.first: the window [", o.first,
-                                                   ", ", o.first + o.length,
-                                                   ") is outside K = ", o.k, "."));
+  for (size_t i = 0; i < set.size(); ++i) {
+    if (set[i] < 0 || set[i] >= o.k || (i > 0 && set[i] <= set[i - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SumTreeOptions.leaves: leaf ", set[i], " is outside K = ", o.k,
+          " or not above the one before; the leaves are ascending and distinct."));
+    }
+  }
+  const int64_t n = static_cast<int64_t>(set.size());
+  if (n > cap) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        o.leaves.empty() ? "SumTreeOptions.length: " : "SumTreeOptions.leaves: ", n,
+        " leaves are more than the ", cap, " output ", std::string(dtype_name(out)),
+        " counts exactly."));
   }
   if (o.rows_per_call < 1) {
     return absl::InvalidArgumentError("SumTreeOptions.rows_per_call: must be >= 1.");
   }
-  std::vector<int64_t> set(static_cast<size_t>(o.length));
-  for (int64_t i = 0; i < o.length; ++i) set[static_cast<size_t>(i)] = o.first + i;
   Recovery r(box, a, b, out, o);
   absl::StatusOr<int> root = r.split(set);
   if (!root.ok()) return root.status();

@@ -4,8 +4,8 @@
 //
 // Contract:
 //   * The tree is the one induced on a window of leaves [first, first + length) of
-//     the K axis: every product outside the window is zero, so the tree shows how
-//     the window's products meet, whatever the kernel does with the zeros.
+//     the K axis (or on an explicit list of leaves): every product outside it is zero,
+//     so the tree shows how its products meet, whatever the kernel does with the zeros.
 //   * Experiment (the count form of the ±L pair, as FPRev uses it): +L at pivot i,
 //     -L at j, a small "one" at every other leaf of the set being split. A one that
 //     meets an L before the two cancel is lost (absorbed), so the output counts the
@@ -16,7 +16,7 @@
 //     experiments of one pivot run as rows of one problem (the box batches them).
 //   * Limits: the inputs must hold 2^15 and 2^-22 (f16: a subnormal, exact; bf16,
 //     f32) and the output must hold every count times 2^-7 exactly: `length` is at
-//     most 2^(mantissa bits + 1) of out_dtype (f16: 2048, bf16: 256, f32: 4096 by the
+//     most 2^(mantissa bits + 1) of out_dtype (the list's size likewise) (f16: 2048, bf16: 256, f32: 4096 by the
 //     instrument's own cap). Kernels that hold a partial sum below f32 (an f16 or
 //     bf16 partial) overflow at L and are reported, not mis-read.
 //   * A result that is not a count, or counts that do not nest into one binary tree
@@ -44,6 +44,10 @@ struct SumTreeOptions {
   int64_t k = 0;        // the GEMM's K (the box's shape)
   int64_t first = 0;    // the window's first leaf
   int64_t length = 0;   // leaves in the window (>= 1)
+  // Non-empty: these leaves instead of the window (ascending, distinct, in [0, k)): a
+  // tree over leaves far apart (two passes of a grid-stride loop, the first element of
+  // every block) without the counts of a window that spans them.
+  std::vector<int64_t> leaves;
   int64_t max_rows = 1 << 20;  // experiment rows in all
   int64_t rows_per_call = 512; // experiment rows per black-box call
 };

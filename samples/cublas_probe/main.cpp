@@ -23,10 +23,11 @@
 //   output sits in D (Positions.h): D random draws (default 2) and the pair walk
 //   (K <= --positions-max-k, default 1024) with every row of A and every column of B
 //   equal, grouped and mapped by position.
-//   --tree=F:L,...: before the probe, recover the whole summation tree of D[0][0]
-//   induced on the K window [F, F+L) (dsl/probe/SumTree.h; L <= 2048 for f16 out, 256
-//   for bf16) and print it in its canonical text, one line per window: the raw
-//   evidence for kernels whose reduction no GemmDesc family models (dot/GEMV).
+//   --tree=F:L+F:L,...: before the probe, recover the whole summation tree of D[0][0]
+//   induced on the K windows [F, F+L) joined by '+' (dsl/probe/SumTree.h; at most 2048
+//   leaves for f16 out, 256 for bf16; leaves past K are dropped) and print it in its
+//   canonical text, one line per tree: the raw evidence for kernels whose reduction no
+//   GemmDesc family models (dot/GEMV).
 //   S = MxNxK[:in[:out]][:tn]  e.g. 1x4096x4096, 8192x8192x8192:bf16,
 //       128x4096x4096:f8e4m3:f16 (fp8 always runs TN: B column-major).
 //   Defaults: the shapes of shared/device/README.md, and K in {576, 4096, 16384,
@@ -50,6 +51,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "dsl/GemmDesc.h"
 #include "dsl/probe/Probe.h"
@@ -75,7 +77,7 @@ struct Args {
   bool walks = false;
   int positions = 0;  // random draws of the position test; 0: no position test
   int64_t positions_max_k = 1024;
-  std::vector<std::pair<int64_t, int64_t>> trees;  // --tree windows (first, length)
+  std::vector<std::vector<int64_t>> trees;  // --tree: each tree's leaves, ascending
 };
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
@@ -161,13 +163,22 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
         return absl::InvalidArgumentError("--positions takes a count of draws >= 1.");
       }
     } else if (auto v = value("--tree=")) {
-      for (absl::string_view w : absl::StrSplit(absl::string_view(v->data(), v->size()), ',', absl::SkipEmpty())) {
-        std::vector<std::string> fl = absl::StrSplit(w, ':');
-        int64_t first = 0, length = 0;
-        if (fl.size() != 2 || !absl::SimpleAtoi(fl[0], &first) || !absl::SimpleAtoi(fl[1], &length)) {
-          return absl::InvalidArgumentError("--tree takes windows FIRST:LENGTH, comma-separated.");
+      for (absl::string_view tree : absl::StrSplit(absl::string_view(v->data(), v->size()), ',', absl::SkipEmpty())) {
+        std::vector<int64_t> leaves;
+        for (absl::string_view w : absl::StrSplit(tree, '+')) {
+          std::vector<std::string> fl = absl::StrSplit(w, ':');
+          int64_t first = 0, length = 0;
+          if (fl.size() != 2 || !absl::SimpleAtoi(fl[0], &first) || !absl::SimpleAtoi(fl[1], &length) ||
+              first < 0 || length < 1 || length > 4096) {
+            return absl::InvalidArgumentError(
+                "--tree takes windows FIRST:LENGTH (LENGTH 1 to 4096) joined by '+' into one "
+                "tree, trees comma-separated.");
+          }
+          for (int64_t i = 0; i < length; ++i) leaves.push_back(first + i);
         }
-        a.trees.push_back({first, length});
+        std::sort(leaves.begin(), leaves.end());
+        leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+        a.trees.push_back(std::move(leaves));
       }
     } else if (auto v = value("--positions-max-k=")) {
       if (!absl::SimpleAtoi(std::string(*v), &a.positions_max_k)) {
@@ -379,18 +390,24 @@ int main(int argc, char** argv) {
       }
       std::printf("  positions: %.1f s\n", elapsed() - t0);
     }
-    for (const auto& [first, length] : args->trees) {
+    for (const std::vector<int64_t>& all : args->trees) {
       const double t0 = elapsed();
-      absl::StatusOr<dsl::probe::SumTree> t = dsl::probe::recover_sum_tree(
-          (*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype,
-          {.k = s.k, .first = first, .length = std::min(length, s.k - first)});
+      std::vector<int64_t> leaves;  // those inside this shape's K
+      for (int64_t l : all) {
+        if (l < s.k) leaves.push_back(l);
+      }
+      const std::string name = absl::StrFormat("tree of %d leaves from %d to %d", leaves.size(),
+                                               leaves.empty() ? 0 : leaves.front(),
+                                               leaves.empty() ? 0 : leaves.back());
+      absl::StatusOr<dsl::probe::SumTree> t =
+          leaves.empty() ? absl::InvalidArgumentError("no leaf is inside K")
+                         : dsl::probe::recover_sum_tree((*box)->as_black_box(), s.a_dtype, s.b_dtype,
+                                                        s.out_dtype, {.k = s.k, .leaves = leaves});
       if (!t.ok()) {
-        std::printf("  tree [%lld, +%lld): error: %s\n", static_cast<long long>(first),
-                    static_cast<long long>(length), msg(t.status()).c_str());
+        std::printf("  %s: error: %s\n", name.c_str(), msg(t.status()).c_str());
         continue;
       }
-      std::printf("  tree [%lld, +%lld): %lld rows in %lld calls, %.1f s\n    %s\n",
-                  static_cast<long long>(first), static_cast<long long>(length),
+      std::printf("  %s: %lld rows in %lld calls, %.1f s\n    %s\n", name.c_str(),
                   static_cast<long long>(t->rows), static_cast<long long>(t->calls),
                   elapsed() - t0, dsl::probe::to_string(*t).c_str());
     }

@@ -37,6 +37,8 @@ TEST(SumTree, ChainedSplitParts) {
             "((((0 1) 2) ((3 4) 5)) 6)");
   // The window 2..5: the first part shows only leaf 2.
   EXPECT_EQ(*tree_of(d, {.k = 7, .first = 2, .length = 4}), "(2 ((3 4) 5))");
+  // Leaves far apart: one of each part, and two of the first.
+  EXPECT_EQ(*tree_of(d, {.k = 7, .leaves = {0, 2, 4, 6}}), "(((0 2) 4) 6)");
 }
 
 TEST(SumTree, StridedLanesAndTheirButterfly) {
@@ -104,6 +106,11 @@ TEST(SumTree, NamesTheBadOption) {
   code_and({.k = 4096, .first = 0, .length = 4096}, DType::kF16, "SumTreeOptions.length");
   code_and({.k = 300, .first = 0, .length = 300}, DType::kBF16, "SumTreeOptions.length");
   code_and({.k = 8, .first = 4, .length = 8}, DType::kF16, "SumTreeOptions.first");
+  code_and({.k = 8, .leaves = {0, 3, 3}}, DType::kF16, "SumTreeOptions.leaves");
+  code_and({.k = 8, .leaves = {0, 8}}, DType::kF16, "SumTreeOptions.leaves");
+  std::vector<int64_t> many(300);
+  for (int i = 0; i < 300; ++i) many[static_cast<size_t>(i)] = i;
+  code_and({.k = 400, .leaves = many}, DType::kBF16, "SumTreeOptions.leaves");
   code_and({.k = 8, .first = 0, .length = 8}, DType::kF8E4M3, "output dtype");
   absl::Status s = recover_sum_tree(reference_box(d), DType::kF8E4M3, DType::kF8E4M3, DType::kF16,
                                     {.k = 8, .first = 0, .length = 8}).status();
