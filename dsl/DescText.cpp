@@ -45,7 +45,8 @@ std::string quote(std::string_view text) {
 
 absl::StatusOr<Fields> split_fields(std::string_view what, std::string_view prefix,
                                     std::string_view text,
-                                    std::span<const std::string_view> keys) {
+                                    std::span<const std::string_view> keys,
+                                    size_t required) {
   const std::string_view full = text;
   auto pos_of = [&](std::string_view piece) {
     return static_cast<size_t>(piece.data() - full.data());
@@ -99,7 +100,7 @@ absl::StatusOr<Fields> split_fields(std::string_view what, std::string_view pref
     have[k] = true;
     found[k] = Field{key, token.substr(eq + 1)};
   }
-  for (size_t k = 0; k < keys.size(); ++k) {
+  for (size_t k = 0; k < keys.size() && k < required; ++k) {
     if (!have[k]) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s text lacks the field \"%s\"; every field must be given.", what, keys[k]));

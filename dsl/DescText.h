@@ -3,8 +3,8 @@
 // values with errors that name the field and its byte position, and the stable
 // FNV-1a 64 hash. Internal to dsl/ (GemmDesc.cpp, ReduceDesc.cpp).
 //
-// Contract: split_fields accepts exactly one occurrence of each expected key, in
-// any order, separated by spaces or tabs, inside "<prefix>{...}" (surrounding
+// Contract: split_fields accepts exactly one occurrence of each expected key (at most
+// one of the keys from `required` on, which are optional), in any order, separated by spaces or tabs, inside "<prefix>{...}" (surrounding
 // whitespace ignored); anything else is InvalidArgument. FieldReader records the
 // first error and ignores every later call, so a parser reads as a flat list of
 // field reads followed by one status check. No input makes either crash.
@@ -74,9 +74,11 @@ struct Field {
 using Fields = std::vector<Field>;  // in the order of `keys`
 
 // `what` names the descriptor type in messages ("GemmDesc").
+// keys[required..] may be absent: their Field then has an empty key (FieldReader::has).
 absl::StatusOr<Fields> split_fields(std::string_view what, std::string_view prefix,
                                     std::string_view text,
-                                    std::span<const std::string_view> keys);
+                                    std::span<const std::string_view> keys,
+                                    size_t required = static_cast<size_t>(-1));
 
 class FieldReader {
  public:
@@ -85,6 +87,13 @@ class FieldReader {
       : what_(what), text_(text), fields_(fields) {}
 
   const absl::Status& status() const { return status_; }
+  // Whether the text gave `key` (an optional key of split_fields may be absent).
+  bool has(std::string_view key) const {
+    for (const Field& f : fields_) {
+      if (f.key == key) return true;
+    }
+    return false;
+  }
 
   template <class E, size_t N>
   void enum_field(std::string_view key, const EnumName<E> (&names)[N], E* out) {

@@ -39,6 +39,7 @@ constexpr EnumName<GemmFamily> kFamilyNames[] = {
     {GemmFamily::kSplitK, "split_k"},
     {GemmFamily::kChainedChunks, "chained_chunks"},
     {GemmFamily::kGemv, "gemv"},
+    {GemmFamily::kDot, "dot"},
 };
 constexpr EnumName<Instruction> kInstructionNames[] = {
     {Instruction::kScalarFma, "scalar_fma"},
@@ -178,7 +179,7 @@ absl::Status validate_instruction(const GemmDesc& d) {
 }
 
 absl::Status validate_cuts(const GemmDesc& d) {
-  const std::string_view fam = desc_text::enum_name(d.family, kFamilyNames);
+  const std::string fam(desc_text::enum_name(d.family, kFamilyNames));
   for (size_t i = 0; i < d.k_cuts.size(); ++i) {
     const KCut& c = d.k_cuts[i];
     if (c.span <= 0) {
@@ -230,11 +231,17 @@ absl::Status validate_cuts(const GemmDesc& d) {
       }
       break;
     case GemmFamily::kGemv:
+    case GemmFamily::kDot:
       if (!is_scalar(d.instruction)) {
         return bad(absl::StrFormat(
-            "GemmDesc.instruction is %s but each lane of family gemv folds its elements "
+            "GemmDesc.instruction is %s but each lane of family %s folds its elements "
             "with a scalar instruction; use scalar_fma or scalar_mul_add.",
-            desc_text::enum_name(d.instruction, kInstructionNames)));
+            desc_text::enum_name(d.instruction, kInstructionNames), fam));
+      }
+      if (!d.k_cuts.empty()) {
+        return bad(absl::StrFormat(
+            "GemmDesc.k_cuts has %d levels but family %s deals K to its lanes uncut.",
+            d.k_cuts.size(), fam));
       }
       break;
   }
@@ -256,19 +263,34 @@ absl::Status validate_cuts(const GemmDesc& d) {
 }
 
 absl::Status validate_lanes(const GemmDesc& d) {
+  const bool dot = d.family == GemmFamily::kDot;
   if (!desc_text::enum_in_range(d.lane_layout, kLaneLayoutNames)) {
     return bad(absl::StrFormat("GemmDesc.lane_layout holds %d, which is no LaneLayout.",
                                static_cast<int>(d.lane_layout)));
   }
-  if (!is_pow2(d.lanes) || d.lanes > 64) {
+  const int max_lanes = dot ? 1024 : 64;
+  if (!is_pow2(d.lanes) || d.lanes > max_lanes) {
     return bad(absl::StrFormat(
-        "GemmDesc.lanes is %d but must be a power of two in [1, 64].", d.lanes));
+        "GemmDesc.lanes is %d but must be a power of two in [1, %d].", d.lanes, max_lanes));
   }
   if (d.lane_tile < 1) {
     return bad(absl::StrFormat("GemmDesc.lane_tile is %d but must be at least 1.",
                                d.lane_tile));
   }
-  if (d.family != GemmFamily::kGemv) {
+  if (dot) {
+    if (d.blocks < 1 || d.blocks > (int64_t{1} << 31) / d.lanes) {
+      return bad(absl::StrFormat(
+          "GemmDesc.blocks is %d but family dot needs 1 to 2^31 / lanes blocks.", d.blocks));
+    }
+    if (d.lane_layout != LaneLayout::kStrided) {
+      return bad("GemmDesc.lane_layout is contiguous but family dot's threads take strided "
+                 "tiles (a grid-stride loop); use strided.");
+    }
+  } else if (d.blocks != 0) {
+    return bad(absl::StrFormat(
+        "GemmDesc.blocks is %d but only family dot has blocks; leave it 0.", d.blocks));
+  }
+  if (d.family != GemmFamily::kGemv && !dot) {
     if (!d.lane_fold.empty()) {
       return bad(absl::StrFormat(
           "GemmDesc.lane_fold has %d rounds but only family gemv folds across lanes; "
@@ -305,7 +327,9 @@ absl::Status validate_lanes(const GemmDesc& d) {
 constexpr std::string_view kKeys[] = {
     "family", "a",       "b",     "acc",         "out",   "instr",     "ik",
     "fast_accum", "k_loop", "cuts", "partial",   "merge", "lane_layout", "lanes",
-    "lane_tile",  "lane_fold", "alpha_beta", "bias", "act"};
+    "lane_tile",  "lane_fold", "alpha_beta", "bias", "act",
+    "blocks"};  // the last: optional (family dot only)
+constexpr size_t kRequiredKeys = std::size(kKeys) - 1;
 
 }  // namespace
 
@@ -345,12 +369,13 @@ std::string to_string(const GemmDesc& d) {
       " lane_layout=", enum_name(d.lane_layout, kLaneLayoutNames), " lanes=", d.lanes,
       " lane_tile=", d.lane_tile, " lane_fold=[", absl::StrJoin(d.lane_fold, ","), "]",
       " alpha_beta=", d.alpha_beta ? 1 : 0, " bias=", d.bias ? 1 : 0,
-      " act=", enum_name(d.activation, kActivationNames), "}");
+      " act=", enum_name(d.activation, kActivationNames),
+      d.family == GemmFamily::kDot ? absl::StrCat(" blocks=", d.blocks) : std::string(), "}");
 }
 
 absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
   absl::StatusOr<desc_text::Fields> fields =
-      desc_text::split_fields("GemmDesc", "gemm", text, kKeys);
+      desc_text::split_fields("GemmDesc", "gemm", text, kKeys, kRequiredKeys);
   if (!fields.ok()) return fields.status();
   desc_text::FieldReader r("GemmDesc", text, *fields);
   GemmDesc d;
@@ -387,6 +412,7 @@ absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
   r.bool_field("alpha_beta", &d.alpha_beta);
   r.bool_field("bias", &d.bias);
   r.enum_field("act", kActivationNames, &d.activation);
+  if (r.has("blocks")) r.int_field("blocks", &d.blocks);
   if (!r.status().ok()) return r.status();
   if (absl::Status s = validate(d); !s.ok()) return s;
   return d;
@@ -399,7 +425,7 @@ absl::StatusOr<GemmFamily> parse_family(std::string_view name) {
     if (n.name == name) return n.value;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "'%s' is not a GemmDesc family (plain, split_k, chained_chunks, gemv).", name));
+      "'%s' is not a GemmDesc family (plain, split_k, chained_chunks, gemv, dot).", name));
 }
 
 uint64_t hash(const GemmDesc& d) { return desc_text::fnv1a64(to_string(d)); }

@@ -26,6 +26,19 @@
 //     then for each offset d of lane_fold in order, every lane l sets
 //     v[l] = v[l] (+)f32 v[l ^ d]; the result is v[0].
 //
+//   * family kDot (cuBLAS's dot_kernel + reduce_1Block_kernel pair, whose trees
+//     fixbits-cublas-probe --tree recorded on the H200 in session 10): `blocks` blocks
+//     of `lanes` threads, G = blocks * lanes; thread g takes the tiles g, g + G,
+//     g + 2G, ... of lane_tile elements (tile t = [t*lane_tile, (t+1)*lane_tile)). It
+//     holds lane_tile accumulators from +0.0; accumulator c folds element c of each of
+//     its tiles in order with the instruction, and the thread's value is the chain
+//     acc_0 (+) acc_1 (+) ... . Each block folds its threads' values with lane_fold
+//     (v[l] = v[l] (+)f32 v[l ^ d] inside the block); its thread 0 holds the block's
+//     partial p_b (f32). The merge kernel: 128 lanes, lane r from +0.0 adds p_r,
+//     p_{r+128}, ... in order; rounds 64 and 32 (w[r] = w[r] (+) w[r + d], r < d); four
+//     chains c_q = w[q] (+) w[q+4] (+) ... (+) w[q+28], q = 0..3; acc = ((c_0 (+) c_1)
+//     (+) c_2) (+) c_3. (No k_cuts; the table sets `blocks` to cuBLASLt's split count.)
+//
 //  cuts — k_cuts, outermost first. Level i cuts its range into parts of span_i
 //   (the last part short); each part is computed from +0.0 by the next level (or
 //   the leaf) and the part results are combined by the level's fold:
@@ -52,7 +65,7 @@
 
 namespace fixbits::dsl {
 
-enum class GemmFamily : uint8_t { kPlain, kSplitK, kChainedChunks, kGemv };
+enum class GemmFamily : uint8_t { kPlain, kSplitK, kChainedChunks, kGemv, kDot };
 enum class Instruction : uint8_t { kScalarFma, kScalarMulAdd, kMmaSync, kWgmma };
 enum class ShortTurn : uint8_t { kLast, kFirst };
 enum class Fold : uint8_t { kChain, kTreeUp, kTreeDown };
@@ -87,11 +100,12 @@ struct GemmDesc {
   DType partial_dtype = DType::kF32;  // kSplitK: how a finished part is written
   DType merge_dtype = DType::kF32;    // kSplitK: the merge's running sum
 
-  // kGemv only.
+  // kGemv (lanes of one warp) and kDot (threads of one block; layout strided).
   LaneLayout lane_layout = LaneLayout::kContiguous;
   int lanes = 32;
   int lane_tile = 8;
   std::vector<int> lane_fold;  // xor offsets, one per round, in round order
+  int64_t blocks = 0;          // kDot only: the blocks of the first kernel (> 0)
 
   // Epilogue (decides bits, so it is part of the descriptor).
   bool alpha_beta = false;
@@ -111,7 +125,9 @@ absl::Status validate(const GemmDesc& d);
 // Canonical one-line text form, e.g.
 //   gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 fast_accum=1
 //        k_loop=16/last cuts=[] partial=f32 merge=f32 ... }
-// print -> parse gives an equal descriptor; every field is always printed.
+// print -> parse gives an equal descriptor; every field is always printed, except
+// `blocks`, printed (last) for family dot only, so the text and hash of the other
+// families are what they were before the dot family existed.
 std::string to_string(const GemmDesc& d);
 absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text);
 // The family's name in the text form ("plain", "split_k", "chained_chunks", "gemv";

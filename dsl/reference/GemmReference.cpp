@@ -91,10 +91,57 @@ class ElementTree {
   float eval(std::span<const float> a_row, std::span<const float> b_col) {
     a_ = a_row;
     b_ = b_col;
+    if (d_.family == GemmFamily::kDot) return dot_value(static_cast<int64_t>(a_row.size()));
     return level(0, 0, static_cast<int64_t>(a_row.size()));
   }
 
  private:
+  // Family kDot (GemmDesc.h): the grid-stride threads, each block's fold, the merge
+  // kernel. Threads and blocks with no element hold +0.0 (their loops do not run).
+  float dot_value(int64_t k) {
+    const int64_t lanes = d_.lanes, tile = d_.lane_tile, blocks = d_.blocks;
+    const int64_t grid = blocks * lanes;
+    const int64_t tiles = (k + tile - 1) / tile;
+    std::vector<float> partials(static_cast<size_t>(blocks), 0.0f);
+    std::vector<float> v(static_cast<size_t>(lanes)), next(static_cast<size_t>(lanes));
+    std::vector<float> acc(static_cast<size_t>(tile));
+    for (int64_t b = 0; b < blocks && b * lanes < tiles; ++b) {
+      for (int64_t l = 0; l < lanes; ++l) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t t = b * lanes + l; t < tiles; t += grid) {
+          for (int64_t c = 0; c < tile && t * tile + c < k; ++c) {
+            acc[static_cast<size_t>(c)] = scalar_step(acc[static_cast<size_t>(c)], t * tile + c);
+          }
+        }
+        float u = acc[0];
+        for (int64_t c = 1; c < tile; ++c) u = u + acc[static_cast<size_t>(c)];
+        v[static_cast<size_t>(l)] = u;
+      }
+      for (int d : d_.lane_fold) {
+        for (int64_t l = 0; l < lanes; ++l) {
+          next[static_cast<size_t>(l)] = v[static_cast<size_t>(l)] + v[static_cast<size_t>(l ^ d)];
+        }
+        v.swap(next);
+      }
+      partials[static_cast<size_t>(b)] = v[0];
+    }
+    constexpr int kMergeLanes = 128;
+    float w[kMergeLanes];
+    for (int r = 0; r < kMergeLanes; ++r) {
+      w[r] = 0.0f;
+      for (int64_t i = r; i < blocks; i += kMergeLanes) w[r] = w[r] + partials[static_cast<size_t>(i)];
+    }
+    for (int d : {64, 32}) {
+      for (int r = 0; r < d; ++r) w[r] = w[r] + w[r + d];
+    }
+    float c[4];
+    for (int q = 0; q < 4; ++q) {
+      c[q] = w[q];
+      for (int j = 1; j < 8; ++j) c[q] = c[q] + w[q + 4 * j];
+    }
+    return ((c[0] + c[1]) + c[2]) + c[3];
+  }
+
   float level(size_t i, int64_t k0, int64_t k1) {
     if (i == d_.k_cuts.size()) return leaf(k0, k1);
     const KCut& cut = d_.k_cuts[i];

@@ -803,6 +803,10 @@ absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
     case GemmFamily::kGemv:
       main = build_gemv(d, cfg);
       break;
+    case GemmFamily::kDot:
+      return unimplemented(
+          "family dot (cuBLAS's dot_kernel + reduce_1Block_kernel pair) has no tile program "
+          "yet; dsl::reference::gemm computes its bits on the CPU.");
     case GemmFamily::kSplitK: {
       main = build_split_parts(d, cfg);
       absl::StatusOr<tile::Program> merge = build_split_merge(d, cfg);

@@ -373,7 +373,7 @@ TEST(GemmDescFamily, NamesRoundTripAndUnknownNamesAreRefused) {
   absl::StatusOr<GemmFamily> bad = parse_family("splitk");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
-            "'splitk' is not a GemmDesc family (plain, split_k, chained_chunks, gemv).");
+            "'splitk' is not a GemmDesc family (plain, split_k, chained_chunks, gemv, dot).");
 }
 
 }  // namespace
