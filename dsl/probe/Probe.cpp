@@ -143,9 +143,14 @@ absl::Status check_options(const ProbeOptions& o) {
           "ProbeOptions.%s holds %d, which is no DType.", name, static_cast<int>(t)));
     }
   }
-  if (static_cast<int>(o.family) > static_cast<int>(GemmFamily::kGemv)) {
+  if (static_cast<int>(o.family) > static_cast<int>(GemmFamily::kDot)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.family holds %d, which is no GemmFamily.", static_cast<int>(o.family)));
+  }
+  if (o.family == GemmFamily::kDot && o.blocks < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ProbeOptions.blocks is %d but family dot needs the first kernel's block count "
+        "(cuBLASLt's split count), >= 1.", o.blocks));
   }
   if (o.k < 3) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -521,6 +526,37 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
       o.k, judge.tried(), w, why));
 }
 
+// Family dot: the thread count, the tile each thread loads and the order of its
+// block's fold are the kernel's; the merge is the family's (GemmDesc.h). Session 10's
+// trees: 128 threads, tiles of 2 (1 when an operand is strided), rounds 64 down to 1.
+absl::StatusOr<GemmDesc> search_dot(const ProbeOptions& o, Judge& judge) {
+  std::string why = "no candidate";
+  for (int lanes : {128, 256, 64, 512, 32}) {
+    for (int tile : {2, 1, 4, 8}) {
+      for (bool down : {true, false}) {
+        GemmDesc d = base_desc(o);
+        d.instruction = Instruction::kScalarFma;
+        d.instruction_k = 1;
+        d.k_loop_step = {0, ShortTurn::kLast};
+        d.lane_layout = LaneLayout::kStrided;
+        d.lanes = lanes;
+        d.lane_tile = tile;
+        d.blocks = o.blocks;
+        for (int off = 1; off < lanes; off *= 2) d.lane_fold.push_back(off);
+        if (down) std::reverse(d.lane_fold.begin(), d.lane_fold.end());
+        absl::StatusOr<bool> ok = judge.accepts(d, &why);
+        if (!ok.ok()) return ok.status();
+        if (*ok) return d;
+      }
+    }
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "no dot descriptor reproduces the black box at K=%d with %d blocks: %d candidates "
+      "(32 to 512 threads, tiles 1 to 8, block rounds down or up) were tried; the last was "
+      "rejected by %s.",
+      o.k, o.blocks, judge.tried(), why));
+}
+
 }  // namespace
 
 std::vector<LevelMatch> match_levels(const std::vector<Outcome>& walk, int64_t range,
@@ -687,7 +723,7 @@ absl::StatusOr<bool> reproduces(const GemmDesc& candidate, const GemmDesc& truth
 
 std::vector<int> searched_instruction_ks(DType a, GemmFamily family) {
   const bool half = a == DType::kF16 || a == DType::kBF16;
-  if (half && family != GemmFamily::kGemv) return {0, 8};
+  if (half && family != GemmFamily::kGemv && family != GemmFamily::kDot) return {0, 8};
   return {0};
 }
 
@@ -714,6 +750,8 @@ absl::StatusOr<GemmDesc> recover_gemm_desc(Instrument& inst, const ProbeOptions&
   switch (opts.family) {
     case GemmFamily::kGemv:
       return search_gemv(opts, inst, *walk, judge);
+    case GemmFamily::kDot:
+      return search_dot(opts, judge);
     case GemmFamily::kPlain:
     case GemmFamily::kSplitK:
     case GemmFamily::kChainedChunks:

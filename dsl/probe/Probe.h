@@ -64,6 +64,9 @@ struct ProbeOptions {
   // kernels CUTLASS's sm75 path builds and cuBLAS still launches on sm_90).
   int instruction_k = 0;
   int64_t k = 0;           // the K of the shape probed, >= 2
+  // Family dot: the first kernel's blocks, cuBLASLt's split count for the shape (the
+  // grid is an answer of the cost model, not something the walks can see).
+  int64_t blocks = 0;
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match
   uint64_t seed = 0x5eed;  // of the random draws

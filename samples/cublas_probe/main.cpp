@@ -12,7 +12,7 @@
 // recovered descriptor misses a draw or a probe fails, 2 on bad arguments.
 //
 // Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
-//                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv]
+//                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv|dot]
 //                             [--walks] [--positions[=D]] [--positions-max-k=N]
 //                             [--tree=F:L,F:L,...]
 //   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
@@ -314,11 +314,13 @@ bool contains_any(const std::string& name, std::initializer_list<const char*> pa
 // -> split_k; dot/gemv kernels -> gemv; otherwise plain. nullopt without a profile.
 std::optional<dsl::GemmFamily> family_from_profile(const runtime::LaunchProfile& p) {
   if (p.kernels.empty()) return std::nullopt;
-  bool split = false, vec = false;
+  bool split = false, vec = false, dot = false;
   for (const runtime::KernelRecord& k : p.kernels) {
     split |= contains_any(k.name, {"splitk", "reduce"});
-    vec |= contains_any(k.name, {"dot_kernel", "gemv"});
+    vec |= contains_any(k.name, {"gemv"}) && !contains_any(k.name, {"dot_kernel"});
+    dot |= contains_any(k.name, {"dot_kernel"});
   }
+  if (dot) return dsl::GemmFamily::kDot;
   if (vec) return dsl::GemmFamily::kGemv;
   if (split) return dsl::GemmFamily::kSplitK;
   return dsl::GemmFamily::kPlain;
@@ -483,6 +485,7 @@ int main(int argc, char** argv) {
                                                              : dsl::Instruction::kMmaSync;
         o.instruction_k = ik;
         o.k = s.k;
+        o.blocks = f == dsl::GemmFamily::kDot ? std::max<int64_t>(1, h->algo.splitk_num) : 0;
         desc = dsl::probe::recover_gemm_desc(inst, o);
         std::printf("  probe as %s%s: %s (%lld calls, %.1f s)\n", dsl::family_name(f).c_str(),
                     ik == 8 ? " (mma.sync k8)" : "",

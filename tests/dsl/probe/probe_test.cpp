@@ -575,3 +575,53 @@ TEST(RecoverErrorsTest, BadOptionsAndBadBoxes) {
 
 }  // namespace
 }  // namespace fixbits::dsl::probe
+
+namespace fixbits::dsl::probe {
+namespace {
+
+// Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel): given the grid (cuBLASLt's
+// split count), the search recovers the thread count, the tile and the block rounds,
+// at one block and at hundreds, K below and above one pass of the grid; without the
+// grid it is refused naming ProbeOptions.blocks; a split-K truth is no dot.
+TEST(RecoverDotTest, ThreadsTileAndRoundsAtTheGivenGrid) {
+  for (auto [blocks, tile, k, dtype] :
+       {std::tuple<int64_t, int, int64_t, DType>{31, 2, 1000, DType::kF16},
+        {1, 2, 300, DType::kBF16}, {64, 1, 600, DType::kF16}, {3, 2, 2000, DType::kF16}}) {
+    GemmDesc truth;
+    truth.family = GemmFamily::kDot;
+    truth.a_dtype = truth.b_dtype = truth.out_dtype = dtype;
+    truth.instruction = Instruction::kScalarFma;
+    truth.instruction_k = 1;
+    truth.k_loop_step = {0, ShortTurn::kLast};
+    truth.lane_layout = LaneLayout::kStrided;
+    truth.lanes = 128;
+    truth.lane_tile = tile;
+    truth.lane_fold = {64, 32, 16, 8, 4, 2, 1};
+    truth.blocks = blocks;
+    ProbeOptions o;
+    o.a_dtype = o.b_dtype = o.out_dtype = dtype;
+    o.family = GemmFamily::kDot;
+    o.k = k;
+    o.blocks = blocks;
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(truth), o);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, truth);
+  }
+  ProbeOptions o;
+  o.family = GemmFamily::kDot;
+  o.k = 100;
+  absl::Status s = recover_gemm_desc(box_of(GemmDesc{}), o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("ProbeOptions.blocks"), std::string::npos) << s;
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.k_cuts = {{96, Fold::kChain}};
+  o.blocks = 3;
+  o.k = 288;
+  s = recover_gemm_desc(box_of(split), o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_NE(s.message().find("no dot descriptor"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace fixbits::dsl::probe
