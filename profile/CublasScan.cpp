@@ -319,7 +319,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
                                         dsl::probe::BatchLimits limits,
-                                        std::function<absl::Status()> keep_going) {
+                                        std::function<absl::Status()> keep_going,
+                                        uint32_t splitk) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
@@ -328,8 +329,15 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   // f16/bf16 matrix families are searched twice (dsl::probe::searched_instruction_ks):
   // the cutlass_75 "s1688" kernels behind cuBLASLt's id 24 tiles 15/18/20/24 on sm_90
   // fold 8 products (device run 1 of session 7). The instrument's memo serves the
-  // second search's walks.
-  for (GemmFamily f : {first, second, GemmFamily::kGemv}) {
+  // second search's walks. A split answer at M = 1 or N = 1 is first tried as the dot
+  // family (its split count is the dot kernel's grid; a few dozen candidates), which
+  // the split-K search would spend hundreds of candidates failing to reproduce.
+  std::vector<GemmFamily> families = {first, second, GemmFamily::kGemv};
+  if (splitk > 1) {
+    const bool vector_shape = s.m == 1 || s.n == 1;
+    families.insert(vector_shape ? families.begin() : families.end(), GemmFamily::kDot);
+  }
+  for (GemmFamily f : families) {
     for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
       dsl::probe::ProbeOptions o;
       o.a_dtype = s.a_dtype;
@@ -339,14 +347,12 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       o.matrix_instruction = ik == 8 ? dsl::Instruction::kMmaSync : matrix_instruction;
       o.instruction_k = ik;
       o.k = s.k;
+      o.blocks = f == GemmFamily::kDot ? splitk : 0;
       o.keep_going = keep_going;
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
       if (d.ok()) return d;
       if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
-      tried.push_back(absl::StrFormat("as %s%s: %s",
-                                      f == GemmFamily::kPlain    ? "plain"
-                                      : f == GemmFamily::kSplitK ? "split_k"
-                                                                 : "gemv",
+      tried.push_back(absl::StrFormat("as %s%s: %s", dsl::family_name(f),
                                       ik == 8 ? " with mma.sync k8" : "", d.status().message()));
     }
   }
@@ -423,6 +429,7 @@ dsl::GemmDesc carried(const dsl::GemmDesc& desc, const std::vector<SpanRule>& ru
   for (size_t i = 0; i < d.k_cuts.size() && i < rules.size(); ++i) {
     d.k_cuts[i].span = apply_span_rule(rules[i], d.k_cuts[i].span, k, splitk);
   }
+  if (d.family == dsl::GemmFamily::kDot) d.blocks = splitk;
   return d;
 }
 
@@ -468,6 +475,12 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
   if (d.k_cuts.size() != there.k_cuts.size()) return false;
   dsl::GemmDesc alt = d;
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) alt.k_cuts[i].span = there.k_cuts[i].span;
+  if (alt.family == dsl::GemmFamily::kDot && there.family == dsl::GemmFamily::kDot) {
+    // The grid is the point's split count; a point whose threads took single elements
+    // (a strided operand, dot_at_shape) says nothing about the vector tile.
+    alt.blocks = there.blocks;
+    if (there.lane_tile == 1) alt.lane_tile = 1;
+  }
   if (alt == there) return true;
   const std::string key = dsl::to_string(alt);
   if (auto it = memo->accepts.find(key); it != memo->accepts.end()) return it->second;
@@ -485,6 +498,7 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
       o.instruction_k = 8;
     }
     o.k = k;
+    o.blocks = there.blocks;
     absl::StatusOr<std::unique_ptr<dsl::probe::ProbeReplay>> r =
         dsl::probe::ProbeReplay::create(there, o);
     if (!r.ok()) {
@@ -799,6 +813,13 @@ class ClassProber {
     const std::vector<ProbeResult>& done = results_[c];
     std::optional<ProbePoint> best;
     std::vector<int64_t> best_rank;
+    // A dot class probed only where an operand is strided has not seen its threads'
+    // vector tile (dot_at_shape): its next probe goes where both are contiguous.
+    bool want_contiguous = !done.empty();
+    for (const ProbeResult& r : done) {
+      want_contiguous &= r.desc.ok() && r.desc->family == dsl::GemmFamily::kDot && r.desc->lane_tile == 1;
+    }
+    const absl::StatusOr<runtime::GemmShape> layout = parse_family(cls.family);
     for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
       if (table_.variants[v].cls != c) continue;
       const CublasKey& key = table_.variants[v].key;
@@ -832,9 +853,17 @@ class ClassProber {
         // probe on that many multiply-adds (device run 13: 75 s at 257 x 16257 x 4096);
         // it is taken only when the class has no other point.
         const bool small_enough = pt.m * pt.n * k <= options_.max_probe_mnk;
+        bool contiguous = false;
+        if (want_contiguous && layout.ok()) {
+          runtime::GemmShape at = *layout;
+          at.m = pt.m;
+          at.n = pt.n;
+          contiguous = dot_contiguous(at);
+        }
         // Larger rank wins, compared in order.
         const std::vector<int64_t> rank = {
             small_enough ? 1 : 0,
+            contiguous ? 1 : 0,
             in_range ? 1 : 0,
             fine_diff,
             cls.cls.values.split && new_ratio ? 1 : 0,

@@ -246,11 +246,14 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
 // f16/bf16 matrix families are searched with 16 and then 8 products per instruction.
 // `keep_going` (dsl::probe::ProbeOptions) is asked before every candidate of every
 // search; its error ends the probe (ProbeDeadline.h's deadline_check: a time limit).
+// `splitk` > 1 (cuBLASLt's split count for s) also tries the dot family with that many
+// blocks: first when M = 1 or N = 1 (cuBLAS's dot_kernel path), else last.
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
                                         dsl::probe::BatchLimits limits = {},
-                                        std::function<absl::Status()> keep_going = {});
+                                        std::function<absl::Status()> keep_going = {},
+                                        uint32_t splitk = 0);
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe); `split` says whether level 0 is a split that follows the split count.

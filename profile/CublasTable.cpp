@@ -551,6 +551,17 @@ absl::StatusOr<MapRun> lookup_run(const CublasTable& t, const runtime::GemmShape
   return run;
 }
 
+bool dot_contiguous(const runtime::GemmShape& s) {
+  return (s.a_row_major || s.m == 1) && (!s.b_row_major || s.n == 1);
+}
+
+dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk) {
+  if (d.family != dsl::GemmFamily::kDot) return d;
+  d.blocks = splitk;
+  if (!dot_contiguous(s)) d.lane_tile = 1;
+  return d;
+}
+
 absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
                                        uint32_t splitk) {
   if (!c.desc) {
@@ -567,6 +578,19 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
         to_string(c.cls), c.cls.values.split ? 1 : 0, c.cls.values.split ? "a count > 1" : "1"));
   }
   dsl::GemmDesc d = *c.desc;
+  if (d.family == dsl::GemmFamily::kDot && !c.probes.empty() && dot_contiguous(s)) {
+    absl::StatusOr<runtime::GemmShape> at = parse_family(c.family);
+    if (at.ok()) {
+      at->m = c.probes[0].m;
+      at->n = c.probes[0].n;
+      if (!dot_contiguous(*at)) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "The cuBLAS class %s of family %s is the dot path, probed only where an operand "
+            "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
+            to_string(c.cls), c.family, at->m, at->n));
+      }
+    }
+  }
   if (c.rules.size() != d.k_cuts.size()) {
     return absl::InternalError(absl::StrFormat(
         "The cuBLAS class %s breaks its invariant: %d span rules for %d cut levels.",
@@ -578,6 +602,7 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
     // same tree as a level of exactly that span.
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
   }
+  d = dot_at_shape(std::move(d), s, splitk);
   if (absl::Status v = dsl::validate(d); !v.ok()) {
     return absl::InternalError(absl::StrFormat(
         "The cuBLAS class %s carried to K = %d, split count %d gives an invalid descriptor: %s",

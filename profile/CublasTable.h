@@ -141,7 +141,17 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text);
 
 // Semantics 1-2: the run the map gives `s` (variant and split count).
 absl::StatusOr<MapRun> lookup_run(const CublasTable& t, const runtime::GemmShape& s);
-// Semantics 3: the class's descriptor carried to s.k and `splitk`.
+// Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel) carried to a shape: `blocks`
+// is the split count (the dot kernel's grid), and the class's tile holds where both K
+// vectors are contiguous (A row-major or M = 1; B column-major or N = 1); elsewhere each
+// thread takes one element (session 10's trees: 1x2xK threads took one element, 1x1xK
+// and 2x1xK pairs). Other families come back unchanged.
+dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk);
+// Whether both of s's K vectors are contiguous (the dot family's tile holds there).
+bool dot_contiguous(const runtime::GemmShape& s);
+// Semantics 3: the class's descriptor carried to s.k and `splitk` (and dot_at_shape). A
+// dot class recovered at a strided point (its first probe) knows no tile for contiguous
+// shapes: FailedPrecondition saying so.
 absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
                                        uint32_t splitk);
 // lookup_run then desc_for.

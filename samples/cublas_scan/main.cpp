@@ -576,7 +576,8 @@ int main(int argc, char** argv) {
       const double started = progress.elapsed();
       absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
           profile::with_deadline(counted, args->probe_timeout_s), s, key, instr, limits,
-          profile::deadline_check(args->probe_timeout_s));
+          profile::deadline_check(args->probe_timeout_s),
+          std::max<uint32_t>(1, (*box)->report().algo.splitk_num));
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s; %s\n",
                    progress.elapsed() - started, static_cast<long long>(calls), box_s,
                    d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());

@@ -882,6 +882,88 @@ TEST(CublasScan, SlicesOfAnotherRunOrOptionsAreRefused) {
   }
 }
 
+// cuBLAS's dot path (id 14: dot_kernel + reduce_1Block_kernel) as the table holds it:
+// at M = 1 or N = 1 every shape gets a split answer whose count is the dot kernel's
+// grid; probe_key, told the count, recovers the dot family first; the class's probes
+// at a contiguous point (1 x 1, 4 x 1: tiles of 2) and a strided one (1 x 3: single
+// elements) agree; desc_for gives each shape its grid and tile.
+TEST(CublasScan, TheDotPathGetsItsGridAndTileFromTheShape) {
+  // The grid: 31 blocks where N > 1 (a strided B column), 17 where N = 1 (as cuBLASLt
+  // answers 1xN and Mx1 shapes with different counts), so the two kinds of cell have
+  // points of their own.
+  auto grid_of = [](const GemmShape& s) -> uint32_t { return s.n > 1 ? 31 : 17; };
+  const HeuristicFn dot_answers = [&](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+    if (s.m == 1 || s.n == 1) {
+      return AlgoConfig{.id = 14, .splitk_num = grid_of(s), .reduction_scheme = 2};
+    }
+    return AlgoConfig{.id = 66};
+  };
+  auto truth_at = [&](const GemmShape& s, int64_t) {
+    if (s.m > 1 && s.n > 1) return dsl::GemmDesc{};
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kDot;
+    d.instruction = dsl::Instruction::kScalarFma;
+    d.instruction_k = 1;
+    d.k_loop_step = {0, dsl::ShortTurn::kLast};
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lanes = 128;
+    d.lane_tile = 2;
+    d.lane_fold = {64, 32, 16, 8, 4, 2, 1};
+    return dot_at_shape(d, s, grid_of(s));
+  };
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    const dsl::probe::GemmBlackBox box = [&, s](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth_at(s, p.k), p);
+    };
+    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, key.split ? grid_of(s) : 1);
+  };
+  const GemmShape contiguous1{.m = 1, .n = 1, .k = 5000}, contiguous2{.m = 7, .n = 1, .k = 999},
+      strided{.m = 1, .n = 9, .k = 999};
+  // The probe chooser takes the cell with the most outputs first: 4 x 1 (contiguous,
+  // tiles of 2) on the first grid; 1 x 5 (strided, single elements) on the second, then,
+  // its tile unseen, 3 x 1; 1 x 4 alone on the third, whose class then knows no tile
+  // for contiguous shapes and says so.
+  for (const ScanGrid& g : {ScanGrid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 300, 700, 1000}},
+                            ScanGrid{.ms = {1, 3}, .ns = {1, 5}, .ks = {1, 2, 300, 700, 1000}},
+                            ScanGrid{.ms = {1}, .ns = {4}, .ks = {1, 2, 300, 700, 1000}}}) {
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, g, dot_answers).ok());
+    absl::StatusOr<ProbeStats> stats = probe_classes(
+        t, st, probe, ProbeOptions{.max_probe_k = 4096, .class_probes = 2, .fit_probes = 2});
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const TableClass* c = nullptr;
+    for (const TableClass& x : t.classes) {
+      if (x.cls.values.id == 14) c = &x;
+    }
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(c->desc.has_value()) << c->note;
+    EXPECT_EQ(c->desc->family, dsl::GemmFamily::kDot);
+    bool any_contiguous = false, any_strided = false;
+    for (const ProbePoint& p : c->probes) (p.m == 1 && p.n > 1 ? any_strided : any_contiguous) = true;
+    absl::StatusOr<dsl::GemmDesc> d = desc_for(*c, strided, grid_of(strided));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(*d, truth_at(strided, strided.k));
+    for (const GemmShape& s : {contiguous1, contiguous2}) {
+      d = desc_for(*c, s, grid_of(s));
+      if (any_contiguous) {
+        ASSERT_TRUE(d.ok()) << d.status();
+        EXPECT_EQ(*d, truth_at(s, s.k)) << s.m << "x" << s.n;
+      } else {
+        EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+        EXPECT_NE(d.status().message().find("probed only where an operand is strided"),
+                  std::string_view::npos) << d.status();
+      }
+    }
+    // The second grid's class holds probes of both kinds that agree (tile 2 explains
+    // the strided point); the third has strided points only.
+    std::string points;
+    for (const ProbePoint& p : c->probes) points += absl::StrFormat(" %dx%dx%d", p.m, p.n, p.k);
+    if (g.ns.back() == 5) EXPECT_TRUE(any_contiguous && any_strided) << points << "; " << c->note;
+    if (g.ms.size() == 1) EXPECT_FALSE(any_contiguous);
+  }
+}
+
 // ProbeOptions::rank_shapes: the class the most of those shapes land in is probed
 // first, even when another class has more scanned shapes; without them, scanned shapes
 // decide. Two ids: 66 at M >= 4 (3 of 4 grid rows), 24 at M = 1.
