@@ -6,12 +6,12 @@
 // the library (EmbeddedTable.h), so a clean clone needs no data file at run time.
 //
 // How far to trust it (fixbits-cublas-match on the H200, 10,000 random f16 and bf16
-// shapes and 1,000 fp8 ones, two input draws each; docs/cublas.md, "Session 9", run 3):
+// shapes and 1,000 fp8 ones, two input draws each; docs/cublas.md, "Session 10", run 5):
 // of the shapes whose class has a descriptor, cublas() (cuBLASLt's answer) gave cuBLAS's
-// bytes on 98.63% (f16), 98.66% (bf16) and 100% (fp8); cublas_map() (the table's sampled
-// map of the answers) on 85.32%, 83.96% and 100%, almost every miss the map choosing
-// another class than the heuristic between its grid points. 11-13% of f16/bf16 shapes
-// fall in classes without a descriptor (FailedPrecondition naming the class). Either way
+// bytes on 99.25% (f16), 98.87% (bf16) and 100% (fp8); cublas_map() (the table's sampled
+// map of the answers) on 86.14%, 84.67% and 100%, almost every miss the map choosing
+// another class than the heuristic between its grid points. 5.5% (f16), 4.4% (bf16) and
+// 11.1% (fp8) of the shapes fall in classes without a descriptor (FailedPrecondition naming the class). Either way
 // the descriptor fixes the bits: the kernel's output is the same on every run; it is
 // cuBLAS's only where the match says so.
 //

@@ -21,8 +21,10 @@
 //     bf16 partial) overflow at L and are reported, not mis-read.
 //   * A result that is not a count, or counts that do not nest into one binary tree
 //     around the pivot, return FailedPrecondition naming the pivot and the leaf: the
-//     kernel is not a binary tree of f32 roundings on this window (a matrix
-//     instruction's exact multi-operand sum is one such case). More than
+//     kernel is not a binary tree of f32 roundings on this window. A matrix
+//     instruction's exact sum of its group is read as a nest from the group's first
+//     leaf (its products are aligned to the largest and the ones fall below it, as if
+//     added one by one after it): session 10's wgmma trees show groups of 16 that way. More than
 //     `max_rows` experiment rows in all is ResourceExhausted. Bad options are
 //     InvalidArgument naming the field.
 //   * The text form is canonical: a leaf is its K index, an inner node "(x y)" with

@@ -55,7 +55,7 @@ class CublasMatchGpuTest : public runtime::testing::GpuTest {
                 << "\n";
       return;
     }
-    EXPECT_EQ(r->answer_verdict, Verdict::kIdentical)
+    EXPECT_EQ(verdict_name(r->answer_verdict), verdict_name(Verdict::kIdentical))
         << runtime::to_string(s) << " (cuBLASLt's answer " << r->answer_algo
         << "): " << verdict_name(r->answer_verdict) << ": " << r->answer_detail;
   }
