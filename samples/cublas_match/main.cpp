@@ -50,13 +50,11 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
+#include "samples/common/SelfJobs.h"
 #include "absl/strings/str_split.h"
 #include "profile/CublasProfile.h"
 #include "profile/MatchDraws.h"
@@ -162,40 +160,18 @@ int run_jobs(const Args& args, const char* self) {
     return 1;
   }
   const auto start = std::chrono::steady_clock::now();
-  std::vector<pid_t> pids;
   std::vector<std::string> outs;
+  std::vector<samples::SelfJob> jobs;
   for (int64_t j = 0; j < args.jobs; ++j) {
-    std::vector<std::string> argv_s = {self};
-    argv_s.insert(argv_s.end(), args.passed.begin(), args.passed.end());
-    argv_s.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
     outs.push_back(absl::StrFormat("%s/job%d.tsv", dir, j));
-    argv_s.push_back("--tally-out=" + outs.back());
-    std::vector<char*> argv_c;
-    for (std::string& a : argv_s) argv_c.push_back(a.data());
-    argv_c.push_back(nullptr);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      execv("/proc/self/exe", argv_c.data());
-      execvp(self, argv_c.data());
-      std::fprintf(stderr, "fixbits-cublas-match: --jobs: cannot start %s\n", self);
-      _exit(1);
-    }
-    if (pid < 0) {
-      std::fprintf(stderr, "fixbits-cublas-match: --jobs: fork failed after %lld jobs\n",
-                   static_cast<long long>(j));
-      break;
-    }
-    pids.push_back(pid);
+    samples::SelfJob job{.args = args.passed, .log = ""};
+    job.args.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
+    job.args.push_back("--tally-out=" + outs.back());
+    jobs.push_back(std::move(job));
   }
+  const std::vector<int> codes = samples::run_self_jobs(self, "fixbits-cublas-match", jobs);
   int worst = 0;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-    worst = std::max(worst, code);
-  }
+  for (int code : codes) worst = std::max(worst, code);
   if (worst == 2) return 2;
   profile::MatchTallies total;
   int reported = 0;
@@ -217,9 +193,9 @@ int run_jobs(const Args& args, const char* self) {
   }
   rmdir(dir);
   if (reported == 0) return worst;  // every job skipped (or failed) and said why
-  if (reported < static_cast<int>(pids.size())) {
+  if (reported < static_cast<int>(codes.size())) {
     std::printf("note: %d of %zu jobs reported counts; the tables below hold theirs only\n",
-                reported, pids.size());
+                reported, codes.size());
     worst = std::max(worst, 1);
   }
   total.print(args.show);

@@ -75,10 +75,6 @@
 //   and N grids on multiples of 16),
 //   --per-octave=2, --refine=3, --max-mn=16384, --max-k=524288, --min-probe-k=256,
 //   --max-probe-k=4096, --probe-budget-s=300, --class-probes=2, --fit-probes=2.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -92,6 +88,7 @@
 #include "absl/strings/numbers.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
+#include "samples/common/SelfJobs.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -293,49 +290,20 @@ absl::StatusOr<std::string> read_file(const std::string& path) {
 // merged and written), 0 otherwise (also when every slice skipped for want of a device).
 int run_jobs(const Args& args, const char* self) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<pid_t> pids;
   std::vector<std::string> outs, logs;
+  std::vector<samples::SelfJob> jobs;
   for (int64_t j = 0; j < args.jobs; ++j) {
-    std::vector<std::string> argv_s = {self};
-    argv_s.insert(argv_s.end(), args.passed.begin(), args.passed.end());
-    argv_s.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
     outs.push_back(absl::StrFormat("%s.slice%d.tsv", args.out, j));
     logs.push_back(absl::StrFormat("%s.slice%d.log", args.out, j));
     std::remove(outs.back().c_str());
-    argv_s.push_back("--out=" + outs.back());
-    std::vector<char*> argv_c;
-    for (std::string& a : argv_s) argv_c.push_back(a.data());
-    argv_c.push_back(nullptr);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-      const int fd = open(logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-      }
-      execv("/proc/self/exe", argv_c.data());
-      execvp(self, argv_c.data());
-      std::fprintf(stderr, "fixbits-cublas-scan: --jobs: cannot start %s\n", self);
-      _exit(1);
-    }
-    if (pid < 0) {
-      std::fprintf(stderr, "fixbits-cublas-scan: --jobs: fork failed after %lld jobs\n",
-                   static_cast<long long>(j));
-      break;
-    }
-    pids.push_back(pid);
+    samples::SelfJob job{.args = args.passed, .log = logs.back()};
+    job.args.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
+    job.args.push_back("--out=" + outs.back());
+    jobs.push_back(std::move(job));
   }
-  std::vector<int> codes;
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
-  }
+  const std::vector<int> codes = samples::run_self_jobs(self, "fixbits-cublas-scan", jobs);
   int worst = codes.empty() ? 1 : *std::max_element(codes.begin(), codes.end());
-  for (size_t j = 0; j < pids.size(); ++j) {
+  for (size_t j = 0; j < codes.size(); ++j) {
     std::printf("slice %zu/%lld: exit %d, output in %s\n", j, static_cast<long long>(args.jobs),
                 codes[j], logs[j].c_str());
     absl::StatusOr<std::string> log = read_file(logs[j]);
