@@ -24,6 +24,7 @@
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
+#include "tests/dsl/CublasDot.h"
 #include "profile/CublasScan.h"
 #include "profile/ScanSlices.h"
 
@@ -900,15 +901,7 @@ TEST(CublasScan, TheDotPathGetsItsGridAndTileFromTheShape) {
   };
   auto truth_at = [&](const GemmShape& s, int64_t) {
     if (s.m > 1 && s.n > 1) return dsl::GemmDesc{};
-    dsl::GemmDesc d;
-    d.family = dsl::GemmFamily::kDot;
-    d.instruction = dsl::Instruction::kScalarFma;
-    d.instruction_k = 1;
-    d.k_loop_step = {0, dsl::ShortTurn::kLast};
-    d.lane_layout = dsl::LaneLayout::kStrided;
-    d.lanes = 128;
-    d.lane_tile = 2;
-    d.lane_fold = {64, 32, 16, 8, 4, 2, 1};
+    const dsl::GemmDesc d = dsl::testing::cublas_dot(DType::kF16, 1, 2);
     return dot_at_shape(d, s, grid_of(s));
   };
   const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {

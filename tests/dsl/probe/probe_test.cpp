@@ -15,6 +15,7 @@
 
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
+#include "tests/dsl/CublasDot.h"
 
 namespace fixbits::dsl::probe {
 namespace {
@@ -587,17 +588,7 @@ TEST(RecoverDotTest, ThreadsTileAndRoundsAtTheGivenGrid) {
   for (auto [blocks, tile, k, dtype] :
        {std::tuple<int64_t, int, int64_t, DType>{31, 2, 1000, DType::kF16},
         {1, 2, 300, DType::kBF16}, {64, 1, 600, DType::kF16}, {3, 2, 2000, DType::kF16}}) {
-    GemmDesc truth;
-    truth.family = GemmFamily::kDot;
-    truth.a_dtype = truth.b_dtype = truth.out_dtype = dtype;
-    truth.instruction = Instruction::kScalarFma;
-    truth.instruction_k = 1;
-    truth.k_loop_step = {0, ShortTurn::kLast};
-    truth.lane_layout = LaneLayout::kStrided;
-    truth.lanes = 128;
-    truth.lane_tile = tile;
-    truth.lane_fold = {64, 32, 16, 8, 4, 2, 1};
-    truth.blocks = blocks;
+    const GemmDesc truth = testing::cublas_dot(dtype, blocks, tile);
     ProbeOptions o;
     o.a_dtype = o.b_dtype = o.out_dtype = dtype;
     o.family = GemmFamily::kDot;

@@ -17,26 +17,14 @@
 #include "dsl/probe/SumTree.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
+#include "tests/dsl/CublasDot.h"
 
 namespace fixbits::dsl {
 namespace {
 
 namespace fs = std::filesystem;
 
-GemmDesc dot(DType t, int64_t blocks, int tile) {
-  GemmDesc d;
-  d.family = GemmFamily::kDot;
-  d.a_dtype = d.b_dtype = d.out_dtype = t;
-  d.instruction = Instruction::kScalarFma;
-  d.instruction_k = 1;
-  d.k_loop_step = {0, ShortTurn::kLast};
-  d.lane_layout = LaneLayout::kStrided;
-  d.lanes = 128;
-  d.lane_tile = tile;
-  d.lane_fold = {64, 32, 16, 8, 4, 2, 1};
-  d.blocks = blocks;
-  return d;
-}
+GemmDesc dot(DType t, int64_t blocks, int tile) { return testing::cublas_dot(t, blocks, tile); }
 
 struct Recorded {
   std::string line;
