@@ -12,6 +12,9 @@
 // butterfly after the loop; the top level of an empty K gives +0.0, as the
 // reference does. Family gemv deals a tile of lanes*G elements (G outputs of one
 // row, `lanes` lanes each) and folds lanes with xor_permute in lane_fold's order.
+// Family dot is two programs: one block of the grid-stride loop per (column, row,
+// block) writing its partial, and the merge kernel's 128 lanes per output, both on one
+// warp so every exchange stays inside it.
 // The matrix paths (mma_sync, wgmma) give each warp warp_m_tiles x warp_n_tiles
 // output tiles of 16x8 held as mma.sync fragments (A reused across a row of tiles,
 // B across a column); a turn loop over k_loop_step runs a group loop of one instruction per
@@ -476,6 +479,109 @@ absl::StatusOr<tile::Program> build_split_merge(const GemmDesc& d, const GemmCon
   return b.finish();
 }
 
+// kDot, kernel 1 (GemmDesc.h, family dot): program (col, row, block) is one block of
+// `lanes` threads as one (lanes) tile on one warp (lanes / 32 values per thread, so
+// every lane_fold offset is an exchange inside the warp). Thread l of block b takes the
+// tiles t = b*lanes + l + i*G (G = blocks*lanes) in order, one accumulator per element
+// of a tile; its value is their chain; the block folds with lane_fold and lane 0
+// writes the partial to ws[b][row][col] (f32).
+absl::StatusOr<tile::Program> build_dot_blocks(const GemmDesc& d, const GemmConfig& cfg) {
+  GemmConfig one_warp = cfg;  // the name says what runs: one warp, whatever cfg.warps
+  one_warp.warps = 1;
+  Builder b(kernel_name(d, one_warp, "dot"));
+  b.set_num_warps(1);
+  b.set_grid("gemm");
+  Operands o = read_operands(b, d);
+  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  widen_sizes(b, o, /*with_k=*/true);
+  const int64_t lanes = d.lanes, tile_len = d.lane_tile, grid = d.blocks * d.lanes;
+  Value col = b.cast(b.program_id(0), Elem::kI64);
+  Value row = b.cast(b.program_id(1), Elem::kI64);
+  Value block = b.cast(b.program_id(2), Elem::kI64);
+  Value lane = b.cast(b.arange(lanes), Elem::kI64);
+  Value thread = b.add(b.mul(block, i64(b, lanes)), lane);                  // (L) i64
+  Value tiles = b.div(b.add(o.k, i64(b, tile_len - 1)), i64(b, tile_len));
+  Value passes = b.div(b.add(tiles, i64(b, grid - 1)), i64(b, grid));      // uniform
+  Value a_row = b.mul(row, o.a_sm);
+  Value b_col = b.mul(col, o.b_sn);
+  Value zero = b.const_f32(0.0f);
+  std::vector<Value> inits(static_cast<size_t>(tile_len), b.splat(zero, {lanes}));
+  std::vector<Value> loop = b.begin_for(i64(b, 0), passes, i64(b, 1), inits);
+  Value t = b.add(thread, b.mul(loop[0], i64(b, grid)));
+  std::vector<Value> next;
+  for (int64_t c = 0; c < tile_len; ++c) {
+    Value k = b.add(b.mul(t, i64(b, tile_len)), i64(b, c));
+    Value ok = b.compare(CompareOp::kLt, k, o.k);
+    Value av = to_f32(b, b.load(o.a, b.add(a_row, b.mul(k, o.a_sk)), ok,
+                                b.const_float(o.a_elem, 0.0f)), o.a_elem);
+    Value bv = to_f32(b, b.load(o.b, b.add(b.mul(k, o.b_sk), b_col), ok,
+                                b.const_float(o.b_elem, 0.0f)), o.b_elem);
+    Value acc = loop[static_cast<size_t>(1 + c)];
+    next.push_back(b.select(ok, leaf_step(b, d.instruction, acc, av, bv), acc));
+  }
+  std::vector<Value> accs = b.end_for(next);
+  Value v = accs[0];
+  for (size_t c = 1; c < accs.size(); ++c) v = b.add(v, accs[c]);
+  for (int off : d.lane_fold) v = b.add(v, b.xor_permute(v, off));        // v[l] (+) v[l ^ off]
+  Value off = b.add(b.mul(block, b.mul(o.m, o.n)), b.add(b.mul(row, o.n), col));
+  b.store(ws, b.splat(off, {lanes}), v, b.compare(CompareOp::kEq, lane, i64(b, 0)));
+  return b.finish();
+}
+
+// kDot, kernel 2 (the merge): program (col, row) is 128 lanes on one warp. Lane r adds
+// the partials r, r + 128, ... from +0.0; rounds 64 and 32; the four chains of every
+// fourth lane (w[q ^ 4j] is w[q + 4j] for q < 4) and their chain; then the epilogue.
+absl::StatusOr<tile::Program> build_dot_merge(const GemmDesc& d, const GemmConfig& cfg) {
+  GemmConfig one_warp = cfg;
+  one_warp.warps = 1;
+  Builder b(kernel_name(d, one_warp, "dot_merge"));
+  b.set_num_warps(1);
+  b.set_grid("gemm");
+  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
+  Value out;
+  Epilogue ep = read_epilogue(b, d, &out);
+  Operands o;
+  declare_sizes(b, o, /*with_k=*/false);
+  Value parts = b.param("parts", Type::scalar(Elem::kI32));
+  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, o, /*with_k=*/false);
+  parts = b.cast(parts, Elem::kI64);
+  constexpr int64_t kLanes = 128;
+  Value col = b.cast(b.program_id(0), Elem::kI64);
+  Value row = b.cast(b.program_id(1), Elem::kI64);
+  Value lane = b.cast(b.arange(kLanes), Elem::kI64);
+  Value cell = b.add(b.mul(row, o.n), col);
+  Value plane = b.mul(o.m, o.n);
+  Value rounds = b.div(b.add(parts, i64(b, kLanes - 1)), i64(b, kLanes));
+  std::vector<Value> loop =
+      b.begin_for(i64(b, 0), rounds, i64(b, 1), {b.splat(b.const_f32(0.0f), {kLanes})});
+  Value p = b.add(lane, b.mul(loop[0], i64(b, kLanes)));
+  Value ok = b.compare(CompareOp::kLt, p, parts);
+  Value part = b.load(ws, b.add(b.mul(p, plane), cell), ok, b.const_f32(0.0f));
+  Value w = b.end_for({b.select(ok, b.add(loop[1], part), loop[1])})[0];
+  w = b.add(w, b.xor_permute(w, 64));
+  w = b.add(w, b.xor_permute(w, 32));
+  // w[q ^ x] for x = 4, 8, ..., 28, composed of power-of-two exchanges.
+  auto xor_of = [&](Value v, int64_t x) {
+    for (int64_t bit = 1; bit <= x; bit *= 2) {
+      if (x & bit) v = b.xor_permute(v, bit);
+    }
+    return v;
+  };
+  Value c = w;
+  for (int64_t j = 1; j < 8; ++j) c = b.add(c, xor_of(w, 4 * j));
+  Value r = c;
+  for (int64_t q = 1; q < 4; ++q) r = b.add(r, xor_of(c, q));
+  Value cells = b.splat(cell, {kLanes});
+  Value first = b.compare(CompareOp::kEq, lane, i64(b, 0));
+  Value e = apply_epilogue(b, d, ep, r, cells, first, b.splat(col, {kLanes}), first);
+  b.store(out, cells, from_f32(b, e, ep.out_elem), first);
+  return b.finish();
+}
+
 // kGemv: element i of the block's (E) tile is lane i % lanes of output column
 // pid.x*G + i / lanes of row pid.y.
 absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cfg) {
@@ -803,10 +909,13 @@ absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
     case GemmFamily::kGemv:
       main = build_gemv(d, cfg);
       break;
-    case GemmFamily::kDot:
-      return unimplemented(
-          "family dot (cuBLAS's dot_kernel + reduce_1Block_kernel pair) has no tile program "
-          "yet; dsl::reference::gemm computes its bits on the CPU.");
+    case GemmFamily::kDot: {
+      main = build_dot_blocks(d, cfg);
+      absl::StatusOr<tile::Program> merge = build_dot_merge(d, cfg);
+      if (!merge.ok()) return merge.status();
+      out.merge = *std::move(merge);
+      break;
+    }
     case GemmFamily::kSplitK: {
       main = build_split_parts(d, cfg);
       absl::StatusOr<tile::Program> merge = build_split_merge(d, cfg);
@@ -836,6 +945,12 @@ absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmC
     s.main_grid = {ceil_div(n, mma_block_n(cfg)), ceil_div(m, mma_block_m(cfg)), 1};
   } else {
     s.main_grid = scalar_grid;
+  }
+  if (d.family == GemmFamily::kDot) {
+    s.main_grid = {n, m, d.blocks};
+    s.merge_grid = {n, m, 1};
+    s.parts = d.blocks;
+    s.workspace_elems = d.blocks * m * n;
   }
   if (d.family == GemmFamily::kSplitK) {
     s.parts = d.k_cuts.empty() ? 0 : ceil_div(k, d.k_cuts[0].span);

@@ -6,7 +6,7 @@
 // shapes M = 1, odd N, odd K, K = 0 and K not a multiple of instruction_k, inputs
 // f16 / bf16 (mma_sync and wgmma) and e4m3 / e5m2 (wgmma), fast and non-fast
 // accumulation, short turns first and last, instruction_k 16 and 8 (mma_sync), split_k with tree folds and narrow
-// partials, and the epilogue (alpha/beta, bias, relu). This is the CPU proof that the register blocking
+// partials, the dot family's two programs, and the epilogue (alpha/beta, bias, relu). This is the CPU proof that the register blocking
 // moves no bit; the GPU tests (tests/jit/gemm_gpu_test.cpp) check the hardware.
 #include <gtest/gtest.h>
 
@@ -20,6 +20,7 @@
 #include "tests/jit/RandomGemmProblem.h"
 #include "tests/jit/RandomInputs.h"
 #include "tests/dsl/tile/BlockedGemmConfig.h"
+#include "tests/dsl/CublasDot.h"
 
 namespace fixbits {
 namespace {
@@ -213,6 +214,33 @@ TEST_F(GemmInterp, SplitKAndEpilogueWithBlockingMatchReference) {
     epi.activation = dsl::Activation::kRelu;
     sweep(epi, cfgs, {{33, 19, 150}, {1, 5, 7}});
   }
+}
+
+// Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel): the two programs on the
+// interpreter give the reference's bits for 1, 3 and 31 blocks, tiles of 2 and 1, K from
+// 0 to many passes of the grid (3 blocks: 768 elements a pass at tile 2), vector and
+// matrix shapes, both layouts, adversarial inputs and the whole epilogue.
+TEST_F(GemmInterp, DotBlocksAndMergeMatchReference) {
+  const std::vector<GemmConfig> cfgs = {GemmConfig{}};
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (int64_t blocks : {1, 3, 31}) {
+      for (int tile : {2, 1}) {
+        // f32 outputs keep the low bits where two summation orders differ; an f16
+        // output rounds most of them away (a reversed block fold passed with it).
+        GemmDesc d = dsl::testing::cublas_dot(t, blocks, tile);
+        d.out_dtype = DType::kF32;
+        sweep(d, cfgs,
+              {{1, 1, 0}, {1, 1, 5}, {2, 1, 1001}, {1, 3, 300}, {1, 1, 9000}, {3, 2, 64}});
+        if (HasFailure()) return;
+      }
+    }
+    sweep(dsl::testing::cublas_dot(t, 31, 2), cfgs, {{2, 1, 1001}});
+  }
+  GemmDesc epi = dsl::testing::cublas_dot(DType::kF16, 3, 2);
+  epi.alpha_beta = true;
+  epi.bias = true;
+  epi.activation = dsl::Activation::kRelu;
+  sweep(epi, cfgs, {{4, 3, 777}, {1, 1, 1}});
 }
 
 }  // namespace

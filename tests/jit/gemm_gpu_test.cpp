@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
+#include "tests/dsl/CublasDot.h"
 #include "jit/GemmRunner.h"
 #include "runtime/Runtime.h"
 #include "tests/jit/RandomGemmProblem.h"
@@ -411,6 +412,24 @@ TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
   d.lane_fold = {8, 4, 2, 1};
   d.k_cuts = {{.span = 200}};  // chained parts, each folded across lanes
   sweep(d, {{2, 1, 1}}, {{1, 33, 1001}, {2, 3, 199}});
+}
+
+// Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel; GemmDesc.h): the two kernels
+// on the device give the reference's bits at the grids cuBLASLt answers (31, 64, 128,
+// 496, 528 blocks), tiles of 2 and 1, K from 0 to several passes, f32 outputs (where a
+// changed order shows) and the usual f16/bf16 ones.
+TEST_F(GemmGpuTest, DotMatchesReferenceAtCublasGrids) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (int64_t blocks : {31, 64, 128, 496, 528}) {
+      for (int tile : {2, 1}) {
+        GemmDesc d = dsl::testing::cublas_dot(t, blocks, tile);
+        d.out_dtype = DType::kF32;
+        sweep(d, {{1, 1, 1}}, {{1, 1, 0}, {1, 1, 5}, {2, 1, 1001}, {1, 3, 20000}, {1, 1, 300000}});
+        d.out_dtype = t;
+        sweep(d, {{1, 1, 1}}, {{4, 1, 4097}, {1, 9, 12345}});
+      }
+    }
+  }
 }
 
 TEST_F(GemmGpuTest, EpilogueMatchesReference) {
