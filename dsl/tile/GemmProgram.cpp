@@ -411,16 +411,44 @@ absl::StatusOr<tile::Program> build_plain(const GemmDesc& d, const GemmConfig& c
 }
 
 // kSplitK, kernel 1: part pid.z of the outermost cut, written at partial_dtype.
+// The parameters of a first kernel that writes partials (the runner's ABI, jit/GemmRunner):
+// a, b, ws, m, n, k, a_sm, a_sk, b_sk, b_sn; sizes widened to i64.
+Operands read_partials_params(Builder& b, const GemmDesc& d, Value* ws) {
+  Operands o = read_operands(b, d);
+  *ws = b.param("ws", Type::ptr(d.partial_dtype));
+  declare_sizes(b, o, /*with_k=*/true);
+  read_strides(b, o);
+  widen_sizes(b, o, /*with_k=*/true);
+  return o;
+}
+
+// The parameters of a merge kernel (the runner's ABI): ws, out, c, bias, m, n, parts,
+// alpha, beta; sizes and parts widened to i64.
+struct MergeParams {
+  Value ws, out, parts;
+  Epilogue ep;
+  Operands o;
+};
+MergeParams read_merge_params(Builder& b, const GemmDesc& d) {
+  MergeParams mp;
+  mp.ws = b.param("ws", Type::ptr(d.partial_dtype));
+  mp.ep = read_epilogue(b, d, &mp.out);
+  declare_sizes(b, mp.o, /*with_k=*/false);
+  mp.parts = b.param("parts", Type::scalar(Elem::kI32));
+  mp.ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
+  mp.ep.beta = b.param("beta", Type::scalar(Elem::kF32));
+  widen_sizes(b, mp.o, /*with_k=*/false);
+  mp.parts = b.cast(mp.parts, Elem::kI64);
+  return mp;
+}
+
 absl::StatusOr<tile::Program> build_split_parts(const GemmDesc& d, const GemmConfig& cfg) {
   Builder b(kernel_name(d, cfg, "parts"));
   b.set_num_warps(cfg.warps);
   b.set_grid("gemm");
   const Elem pe = *tile::elem_of(d.partial_dtype);
-  Operands o = read_operands(b, d);
-  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
-  declare_sizes(b, o, /*with_k=*/true);
-  read_strides(b, o);
-  widen_sizes(b, o, /*with_k=*/true);
+  Value ws;
+  Operands o = read_partials_params(b, d, &ws);
   OutFrame f = out_frame(b, d, cfg, o);
   Value part = b.cast(b.program_id(2), Elem::kI64);
   Value k0 = b.mul(part, i64(b, d.k_cuts[0].span));
@@ -441,16 +469,10 @@ absl::StatusOr<tile::Program> build_split_merge(const GemmDesc& d, const GemmCon
   b.set_grid("gemm");
   const Elem pe = *tile::elem_of(d.partial_dtype);
   const Elem me = *tile::elem_of(d.merge_dtype);
-  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
-  Value out;
-  Epilogue ep = read_epilogue(b, d, &out);
-  Operands o;
-  declare_sizes(b, o, /*with_k=*/false);
-  Value parts = b.param("parts", Type::scalar(Elem::kI32));
-  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
-  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
-  widen_sizes(b, o, /*with_k=*/false);
-  parts = b.cast(parts, Elem::kI64);
+  MergeParams mp = read_merge_params(b, d);
+  Value ws = mp.ws, out = mp.out, parts = mp.parts;
+  Epilogue ep = mp.ep;
+  Operands o = mp.o;
   o.a_sm = i64(b, 0);  // block_frame's a offsets are unused here
   BlockFrame f = block_frame(b, cfg, o);
   const int64_t bm = block_m(cfg);
@@ -491,11 +513,8 @@ absl::StatusOr<tile::Program> build_dot_blocks(const GemmDesc& d, const GemmConf
   Builder b(kernel_name(d, one_warp, "dot"));
   b.set_num_warps(1);
   b.set_grid("gemm");
-  Operands o = read_operands(b, d);
-  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
-  declare_sizes(b, o, /*with_k=*/true);
-  read_strides(b, o);
-  widen_sizes(b, o, /*with_k=*/true);
+  Value ws;
+  Operands o = read_partials_params(b, d, &ws);
   const int64_t lanes = d.lanes, tile_len = d.lane_tile, grid = d.blocks * d.lanes;
   Value col = b.cast(b.program_id(0), Elem::kI64);
   Value row = b.cast(b.program_id(1), Elem::kI64);
@@ -539,16 +558,10 @@ absl::StatusOr<tile::Program> build_dot_merge(const GemmDesc& d, const GemmConfi
   Builder b(kernel_name(d, one_warp, "dot_merge"));
   b.set_num_warps(1);
   b.set_grid("gemm");
-  Value ws = b.param("ws", Type::ptr(d.partial_dtype));
-  Value out;
-  Epilogue ep = read_epilogue(b, d, &out);
-  Operands o;
-  declare_sizes(b, o, /*with_k=*/false);
-  Value parts = b.param("parts", Type::scalar(Elem::kI32));
-  ep.alpha = b.param("alpha", Type::scalar(Elem::kF32));
-  ep.beta = b.param("beta", Type::scalar(Elem::kF32));
-  widen_sizes(b, o, /*with_k=*/false);
-  parts = b.cast(parts, Elem::kI64);
+  MergeParams mp = read_merge_params(b, d);
+  Value ws = mp.ws, out = mp.out, parts = mp.parts;
+  const Epilogue& ep = mp.ep;
+  const Operands& o = mp.o;
   constexpr int64_t kLanes = 128;
   Value col = b.cast(b.program_id(0), Elem::kI64);
   Value row = b.cast(b.program_id(1), Elem::kI64);
