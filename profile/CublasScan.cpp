@@ -819,7 +819,6 @@ class ClassProber {
     for (const ProbeResult& r : done) {
       want_contiguous &= r.desc.ok() && r.desc->family == dsl::GemmFamily::kDot && r.desc->lane_tile == 1;
     }
-    const absl::StatusOr<runtime::GemmShape> layout = parse_family(cls.family);
     for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
       if (table_.variants[v].cls != c) continue;
       const CublasKey& key = table_.variants[v].key;
@@ -853,13 +852,7 @@ class ClassProber {
         // probe on that many multiply-adds (device run 13: 75 s at 257 x 16257 x 4096);
         // it is taken only when the class has no other point.
         const bool small_enough = pt.m * pt.n * k <= options_.max_probe_mnk;
-        bool contiguous = false;
-        if (want_contiguous && layout.ok()) {
-          runtime::GemmShape at = *layout;
-          at.m = pt.m;
-          at.n = pt.n;
-          contiguous = dot_contiguous(at);
-        }
+        const bool contiguous = want_contiguous && dot_contiguous(cls.family, pt.m, pt.n);
         // Larger rank wins, compared in order.
         const std::vector<int64_t> rank = {
             small_enough ? 1 : 0,

@@ -555,6 +555,14 @@ bool dot_contiguous(const runtime::GemmShape& s) {
   return (s.a_row_major || s.m == 1) && (!s.b_row_major || s.n == 1);
 }
 
+bool dot_contiguous(const std::string& family, int64_t m, int64_t n) {
+  absl::StatusOr<runtime::GemmShape> at = parse_family(family);
+  if (!at.ok()) return false;
+  at->m = m;
+  at->n = n;
+  return dot_contiguous(*at);
+}
+
 dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk) {
   if (d.family != dsl::GemmFamily::kDot) return d;
   d.blocks = splitk;
@@ -578,18 +586,12 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
         to_string(c.cls), c.cls.values.split ? 1 : 0, c.cls.values.split ? "a count > 1" : "1"));
   }
   dsl::GemmDesc d = *c.desc;
-  if (d.family == dsl::GemmFamily::kDot && !c.probes.empty() && dot_contiguous(s)) {
-    absl::StatusOr<runtime::GemmShape> at = parse_family(c.family);
-    if (at.ok()) {
-      at->m = c.probes[0].m;
-      at->n = c.probes[0].n;
-      if (!dot_contiguous(*at)) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "The cuBLAS class %s of family %s is the dot path, probed only where an operand "
-            "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
-            to_string(c.cls), c.family, at->m, at->n));
-      }
-    }
+  if (d.family == dsl::GemmFamily::kDot && !c.probes.empty() && dot_contiguous(s) &&
+      !dot_contiguous(c.family, c.probes[0].m, c.probes[0].n)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "The cuBLAS class %s of family %s is the dot path, probed only where an operand "
+        "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
+        to_string(c.cls), c.family, c.probes[0].m, c.probes[0].n));
   }
   if (c.rules.size() != d.k_cuts.size()) {
     return absl::InternalError(absl::StrFormat(

@@ -149,6 +149,9 @@ absl::StatusOr<MapRun> lookup_run(const CublasTable& t, const runtime::GemmShape
 dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk);
 // Whether both of s's K vectors are contiguous (the dot family's tile holds there).
 bool dot_contiguous(const runtime::GemmShape& s);
+// The same for an m x n point of a table family ("f16:f16:nn"); false for a family text
+// that does not parse.
+bool dot_contiguous(const std::string& family, int64_t m, int64_t n);
 // Semantics 3: the class's descriptor carried to s.k and `splitk` (and dot_at_shape). A
 // dot class recovered at a strided point (its first probe) knows no tile for contiguous
 // shapes: FailedPrecondition saying so.
