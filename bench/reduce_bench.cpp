@@ -15,7 +15,9 @@
 // at most N passes is read once) for N = 1, 2, 4, ... and N = ceil(cols / Q), up to
 // the rows' passes and the register bound dsl::max_keep_passes; pinned RMSNorm and
 // softmax rows that get a split also try it as one cluster kernel (cluster_rows, P =
-// 2, 4, 8, each block keeping its share of strips). The label says which won (bpr=1:
+// 2, 4, 8, each block keeping its share of strips), and, where x passes 24 MiB, as
+// separate kernels launched for groups of 16 or 8 MiB of rows (rows_per_launch, so a
+// group's second read of x hits L2). The label says which won (bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -42,7 +44,8 @@
 // descriptor, ~10-200 ms, then 3 + 20 x FIXBITS_BENCH_BATCH launches each); then each
 // call (the iteration-count probe and every repetition) times batches until
 // --benchmark_min_time of kernel time. More settings make tuning longer: narrow a run
-// with FIXBITS_BENCH_FILTER (scripts/device_run.sh) when a device call is short.
+// with FIXBITS_BENCH_FILTER (scripts/device_run.sh) when a device call is short, and
+// tune fewer settings with FIXBITS_BENCH_CONFIGS (config_selected below).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -57,7 +60,9 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "jit/Jit.h"
 #include "jit/ReduceRunner.h"
@@ -292,6 +297,30 @@ const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>&
   return &inputs.emplace(key, std::move(*r)).first->second;
 }
 
+// FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the kConfigs with those warps x elements
+// per thread (a short device call tunes fewer candidates); unset: all of them. A
+// malformed or unknown entry is reported once on stderr and ignored.
+bool config_selected(const dsl::ReduceConfig& c) {
+  static const std::vector<std::pair<int, int>> only = [] {
+    std::vector<std::pair<int, int>> v;
+    const char* env = std::getenv("FIXBITS_BENCH_CONFIGS");
+    if (env == nullptr) return v;
+    for (absl::string_view item : absl::StrSplit(env, ',', absl::SkipEmpty())) {
+      std::vector<absl::string_view> we = absl::StrSplit(item, 'x');
+      int w = 0, e = 0;
+      if (we.size() != 2 || !absl::SimpleAtoi(we[0], &w) || !absl::SimpleAtoi(we[1], &e)) {
+        std::fprintf(stderr, "FIXBITS_BENCH_CONFIGS: '%s' is not WARPSxELEMS; ignored\n",
+                     std::string(item).c_str());
+        continue;
+      }
+      v.emplace_back(w, e);
+    }
+    return v;
+  }();
+  if (only.empty()) return true;
+  return std::find(only.begin(), only.end(), std::make_pair(c.warps, c.elems_per_thread)) != only.end();
+}
+
 // The candidates of one case: kConfigs whose pass is at most twice the line (or
 // 1024), and per config (pinned) the suggested split and twice it (columns: and
 // half), (RMSNorm/softmax rows) the kept-pass variants.
@@ -300,6 +329,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
   const int64_t line = desc.axis == dsl::ReduceAxis::kRow ? cols : rows;
   std::vector<dsl::ReduceConfig> configs;
   for (const dsl::ReduceConfig& c : kConfigs) {
+    if (!config_selected(c)) continue;
     if (int64_t{c.warps} * c.lanes * c.elems_per_thread <= 2 * std::max<int64_t>(line, 1024)) {
       configs.push_back(c);
     }
@@ -341,6 +371,28 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
       if (!by_row && p / 2 > 1) {
         c.blocks_per_row = p / 2;
         candidates.push_back(c);
+      }
+    }
+    // Row groups (label rpl=G): split RMSNorm/softmax rows whose x passes the L2 run
+    // every phase on G rows before the next G rows, so the later phases' reads of x hit
+    // L2; G rows of x hold 16 or 8 MiB, and P is suggested for G rows (more blocks per
+    // row, as each launch has fewer rows).
+    const size_t x_bytes = static_cast<size_t>(rows * cols) * dtype_bits(desc.in_dtype) / 8;
+    if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && x_bytes > (size_t{24} << 20)) {
+      const size_t row_bytes = static_cast<size_t>(cols) * dtype_bits(desc.in_dtype) / 8;
+      for (size_t mib : {16, 8}) {
+        const int64_t g = static_cast<int64_t>(std::max<size_t>((mib << 20) / row_bytes, 1));
+        if (g >= rows) continue;
+        const int pg = jit::ReduceRunner::suggest_blocks_per_row(desc, base, g, cols,
+                                                                 dev->info().multiprocessor_count);
+        if (pg < 2) continue;
+        for (int parts : {pg, 2 * pg}) {
+          if (parts > std::min<int64_t>(dsl::strip_count(desc, cols), 1024)) break;
+          dsl::ReduceConfig k = base;
+          k.blocks_per_row = parts;
+          k.rows_per_launch = g;
+          candidates.push_back(k);
+        }
       }
     }
     // Cluster rows (label cl=1; NVIDIA sm_90): an RMSNorm/softmax split row as one
@@ -386,9 +438,10 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d", dsl::to_string(desc),
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d rpl=%d", dsl::to_string(desc),
                         static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
-                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.cluster_rows ? 1 : 0);
+                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.cluster_rows ? 1 : 0,
+                        c.rows_per_launch);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -512,9 +565,9 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d", tc.cfg.warps,
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d rpl=%d", tc.cfg.warps,
                                  tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0));
+                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch));
 }
 
 #define FIXBITS_REDUCE_SIZES \

@@ -59,6 +59,11 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                                               ? absl::StrFormat(" keep_passes=%d", config.keep_passes)
                                               : "") +
                           (config.cluster_rows ? " cluster_rows" : "");
+  if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.rows_per_launch %d applies to split rows; %s reduces columns.",
+        config.rows_per_launch, dsl::to_string(desc)));
+  }
   ReduceRunner r;
   if (config.blocks_per_row == 1) {
     absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
@@ -83,6 +88,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   r.desc_ = desc;
   r.blocks_per_row_ = config.blocks_per_row;
   r.cluster_rows_ = config.cluster_rows;
+  r.rows_per_launch_ = config.rows_per_launch;
   return r;
 }
 
@@ -204,23 +210,41 @@ absl::Status ReduceRunner::share_inputs(const ReduceRunner& other) {
 
 absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
   if (x_ == nullptr) return absl::FailedPreconditionError("ReduceRunner::launch before upload().");
+  // Split rows in groups of rows_per_launch (launch-only, the same kernels): each
+  // group's arguments point at its first row of x, y and the workspaces.
+  const int64_t group = rows_per_launch_ > 0 ? rows_per_launch_ : rows_;
+  for (int64_t first = 0; first < rows_; first += group) {
+    if (absl::Status s = launch_rows(first, std::min(group, rows_ - first), stream); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReduceRunner::launch_rows(int64_t first, int64_t count, runtime::Stream* stream) const {
   using runtime::KernelArg;
   const KernelArg cols = KernelArg::scalar<int32_t>(static_cast<int32_t>(cols_));
   const KernelArg eps = KernelArg::scalar<float>(eps_);
   const bool rms = desc_.op == dsl::ReduceOp::kRmsNorm;
+  const bool by_row = desc_.axis == dsl::ReduceAxis::kRow;
+  // Byte offsets of row `first` (0 unless rows are launched in groups, by_row only).
+  const uint64_t x_off = static_cast<uint64_t>(first * cols_) * elem_bytes(desc_.in_dtype);
+  const uint64_t y_off =
+      static_cast<uint64_t>(is_elementwise(desc_.op) ? first * cols_ : first) * elem_bytes(desc_.out_dtype);
+  const uint64_t ws_off =
+      blocks_per_row_ > 1 && by_row ? static_cast<uint64_t>(first * dsl::strip_count(desc_, cols_)) * 4 : 0;
+  const KernelArg x = KernelArg::device_pointer(x_->address() + x_off);
+  const KernelArg y = KernelArg::device_pointer(y_->address() + y_off);
   std::vector<std::vector<KernelArg>> args;
   if (blocks_per_row_ == 1) {
-    std::vector<KernelArg> a = {KernelArg::pointer(*x_)};
+    std::vector<KernelArg> a = {x};
     if (rms) a.push_back(KernelArg::pointer(*w_));
-    a.push_back(KernelArg::pointer(*y_));
-    if (desc_.axis != dsl::ReduceAxis::kRow) a.push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_)));
+    a.push_back(y);
+    if (!by_row) a.push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_)));
     a.push_back(cols);
     if (rms) a.push_back(eps);
     args.push_back(std::move(a));
   } else {
-    const KernelArg x = KernelArg::pointer(*x_), y = KernelArg::pointer(*y_), ws = KernelArg::pointer(*ws_);
+    const KernelArg ws = KernelArg::device_pointer(ws_->address() + ws_off);
     const KernelArg rows = KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_));
-    const bool by_row = desc_.axis == dsl::ReduceAxis::kRow;
     switch (desc_.op) {
       case dsl::ReduceOp::kSum:
       case dsl::ReduceOp::kMax:
@@ -233,7 +257,7 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
         else args = {{x, ws, cols}, {x, KernelArg::pointer(*w_), ws, y, cols, eps}};
         break;
       case dsl::ReduceOp::kSoftmax: {
-        const KernelArg wss = KernelArg::pointer(*ws2_);
+        const KernelArg wss = KernelArg::device_pointer(ws2_->address() + ws_off);
         if (cluster_rows_) args = {{x, ws, wss, y, cols}};
         else args = {{x, ws, cols}, {x, ws, wss, cols}, {x, ws, wss, y, cols}};
         break;
@@ -247,8 +271,8 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
   for (size_t i = 0; i < phases_.size(); ++i) {
     const JitKernel& k = *phases_[i];
     runtime::LaunchConfig cfg;
-    // kernel.grid names the size (dsl::grid_blocks).
-    absl::StatusOr<int64_t> grid = dsl::grid_blocks(k.grid, rows_, cols_, blocks_per_row_);
+    // kernel.grid names the size (dsl::grid_blocks), over this launch's rows.
+    absl::StatusOr<int64_t> grid = dsl::grid_blocks(k.grid, by_row ? count : rows_, cols_, blocks_per_row_);
     if (!grid.ok()) return grid.status();
     cfg.grid.x = static_cast<uint32_t>(*grid);
     cfg.block.x = k.block_threads;

@@ -9,7 +9,8 @@
 // rows * strip_count(cols) floats per statistic, then the in-order fold; for a
 // pinned column sum/max/min, P blocks per column group for the strip-part partials
 // into strip_count(rows) * P * cols floats, then the per-column fold:
-// dsl::split_workspace_floats); with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
+// dsl::split_workspace_floats; with ReduceConfig.rows_per_launch, every phase for one
+// group of rows, then the next group); with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
 // NVIDIA) the one cluster kernel instead, one launch of rows * P blocks whose kernel
 // declares its cluster shape (P, 1, 1), same workspaces; the bits are the same for every P;
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
@@ -81,11 +82,14 @@ class ReduceRunner {
  private:
   ReduceRunner() = default;
   absl::Status alloc_workspace();  // split rows/columns: ws_ (and ws2_ for softmax)
+  // Every phase for rows [first, first + count) (all rows unless rows_per_launch).
+  absl::Status launch_rows(int64_t first, int64_t count, runtime::Stream* stream) const;
   std::shared_ptr<runtime::Device> device_;
   dsl::ReduceDesc desc_;
   std::vector<std::shared_ptr<const JitKernel>> phases_;
   int blocks_per_row_ = 1;
   bool cluster_rows_ = false;  // split rows as the one cluster kernel
+  int64_t rows_per_launch_ = 0;  // split rows launched in groups of this many (0: all)
   int64_t rows_ = 0, cols_ = 0;
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;

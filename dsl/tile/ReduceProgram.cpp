@@ -267,6 +267,16 @@ absl::Status validate(const ReduceConfig& c) {
         "ReduceConfig.blocks_per_row %d with cluster_rows is not in [2, 8]: the blocks of a "
         "row form one thread-block cluster (8 is the portable limit).", c.blocks_per_row));
   }
+  if (c.rows_per_launch < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.rows_per_launch %d is negative (0: every row in one launch).", c.rows_per_launch));
+  }
+  if (c.rows_per_launch > 0 && (c.blocks_per_row < 2 || c.cluster_rows)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.rows_per_launch %d applies to split rows run as separate kernels "
+        "(blocks_per_row > 1 without cluster_rows); here blocks_per_row is %d%s.",
+        c.rows_per_launch, c.blocks_per_row, c.cluster_rows ? " with cluster_rows" : ""));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",

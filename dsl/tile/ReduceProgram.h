@@ -118,6 +118,13 @@ struct ReduceConfig {
   // K * strip / (lanes*warps) <= kMaxKeptPerThread; a row of at most K*P strips is read
   // from memory once (0: every strip is read again after the barrier).
   bool cluster_rows = false;
+  // Split rows (blocks_per_row > 1, axis=row, not cluster_rows): launch the phases for
+  // groups of this many rows at a time (every phase of one group, then the next group),
+  // so a group's x, read by its first phase, is still in L2 when a later phase reads it
+  // again (256 x 131072 bf16 is 64 MiB of x, more than the H200's 50 MB L2).
+  // Launch-only: the kernels, and so the bits, are the same for every value (each row's
+  // combines are its own). 0: every row in one launch per phase.
+  int64_t rows_per_launch = 0;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'

@@ -288,10 +288,15 @@ TEST_F(ReduceGpuTest, SplitRmsNormAndSoftmaxBitIdenticalToReference) {
         auto p = problem(d, rows, cols, Mix::kPlain, false);
         auto ref = reference(d, p);
         for (int bpr : {1, 3, 16}) {
-          ReduceConfig c{.warps = 8, .elems_per_thread = 4, .blocks_per_row = bpr};
-          auto got = run(d, c, p);
-          ASSERT_TRUE(same_bits(got, ref)) << where(d, c, rows, cols) << " first differing element "
-                                           << first_diff(got, ref);
+          // Split rows also in groups of 100 and of 1 row per launch (the same kernels
+          // over offset arguments): the same bits.
+          for (int64_t group : {0, 100, 1}) {
+            if (group > 0 && (bpr == 1 || group >= rows)) continue;
+            ReduceConfig c{.warps = 8, .elems_per_thread = 4, .blocks_per_row = bpr, .rows_per_launch = group};
+            auto got = run(d, c, p);
+            ASSERT_TRUE(same_bits(got, ref)) << where(d, c, rows, cols) << " rows_per_launch=" << group
+                                             << " first differing element " << first_diff(got, ref);
+          }
         }
       }
     }

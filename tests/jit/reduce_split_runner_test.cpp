@@ -110,6 +110,74 @@ TEST(ReduceSplitRunner, RmsNormAndSoftmaxPhasesShareTheirWorkspaces) {
   }
 }
 
+// rows_per_launch = G: every phase for rows [0, G), then for [G, 2G), ...; each
+// group's arguments point at its first row of x, y and the workspace, and its grids
+// count its own rows (the last group may be short).
+TEST(ReduceSplitRunner, RowGroupsLaunchEveryPhasePerGroupAtTheGroupsRows) {
+  Rig& r = rig();
+  r.driver->launches.clear();
+  r.driver->expected_args = 3;  // words recorded per launch: x, ws, cols / x, w, ws
+  r.driver->declared_params_known = false;
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 1024};
+  auto runner = jit::ReduceRunner::create(
+      r.device, d, {.warps = 4, .elems_per_thread = 2, .blocks_per_row = 4, .rows_per_launch = 2}, &r.no_cache);
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  const int64_t cols = 5000;  // 5 strips of 1024
+  ASSERT_TRUE(runner->upload(problem(5, cols)).ok());
+  ASSERT_TRUE(runner->launch().ok());
+  const auto& l = r.driver->launches;
+  ASSERT_EQ(l.size(), 6u);  // groups of rows {0,1}, {2,3}, {4}; two phases each
+  for (size_t g = 0; g < 3; ++g) {
+    const uint64_t rows_before = 2 * g;
+    EXPECT_EQ(l[2 * g].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_partials");
+    EXPECT_EQ(l[2 * g + 1].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_normalize");
+    EXPECT_EQ(l[2 * g].grid[0], g < 2 ? 8u : 4u) << "4 blocks per row of the group";
+    EXPECT_EQ(l[2 * g + 1].grid[0], g < 2 ? 8u : 4u);
+    // partials (x, ws, cols); normalize (x, w, ws, y, cols, eps).
+    EXPECT_EQ(l[2 * g].first_words[0], l[0].first_words[0] + rows_before * cols * 2) << "x of the group";
+    EXPECT_EQ(l[2 * g + 1].first_words[0], l[2 * g].first_words[0]);
+    EXPECT_EQ(l[2 * g].first_words[1], l[0].first_words[1] + rows_before * 5 * 4) << "its strips' partials";
+    EXPECT_EQ(l[2 * g + 1].first_words[2], l[2 * g].first_words[1]);
+    EXPECT_EQ(l[2 * g + 1].first_words[1], l[1].first_words[1]) << "w is per column, shared";
+  }
+  // y (normalize's fourth argument) moves with the group too.
+  r.driver->launches.clear();
+  r.driver->args_of_kernel["fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_normalize"] = 4;
+  ASSERT_TRUE(runner->launch().ok());
+  r.driver->args_of_kernel.clear();
+  ASSERT_EQ(l.size(), 6u);
+  for (size_t g = 0; g < 3; ++g) {
+    EXPECT_EQ(l[2 * g + 1].first_words[3], l[1].first_words[3] + 2 * g * cols * 2) << "y of group " << g;
+  }
+}
+
+TEST(ReduceSplitRunner, RowGroupsNeedSplitRowsOfSeparateKernels) {
+  Rig& r = rig();
+  const ReduceDesc rms{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 1024};
+  struct Bad {
+    ReduceDesc d;
+    ReduceConfig c;
+    const char* says;
+  };
+  const ReduceDesc col{.op = ReduceOp::kSum, .axis = dsl::ReduceAxis::kColumn, .in_dtype = DType::kBF16,
+                       .strip = 4096};
+  for (const Bad& b : {Bad{rms, {.warps = 4, .elems_per_thread = 2, .rows_per_launch = -1}, "is negative"},
+                       Bad{rms, {.warps = 4, .elems_per_thread = 2, .rows_per_launch = 8}, "blocks_per_row is 1"},
+                       Bad{rms,
+                           {.warps = 4, .elems_per_thread = 2, .blocks_per_row = 2, .cluster_rows = true,
+                            .rows_per_launch = 8},
+                           "with cluster_rows"},
+                       Bad{col, {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 16, .rows_per_launch = 8},
+                           "reduces columns"}}) {
+    auto runner = jit::ReduceRunner::create(r.device, b.d, b.c, &r.no_cache);
+    ASSERT_FALSE(runner.ok()) << b.says;
+    EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(runner.status().message().find("ReduceConfig.rows_per_launch"), std::string::npos)
+        << runner.status();
+    EXPECT_NE(runner.status().message().find(b.says), std::string::npos) << runner.status();
+  }
+}
+
 // Split columns: partials on ceil(cols/C) * P blocks with (x, ws, rows, cols), then
 // the fold on ceil(cols/C) blocks with (ws, y, rows, cols); the workspace holds
 // strip_count(rows) * P * cols floats and starts as NaN (0xff bytes).

@@ -103,7 +103,9 @@ class FakeDriver final : public Driver {
     absl::MutexLock l(&mu_);
     Launch rec{functions_.at(reinterpret_cast<uintptr_t>(fn)), {grid[0], grid[1], grid[2]},
                {block[0], block[1], block[2]}, shared, {}};
-    for (size_t i = 0; i < expected_args; ++i) {
+    const auto named = args_of_kernel.find(rec.kernel);
+    const size_t words = named != args_of_kernel.end() ? named->second : expected_args;
+    for (size_t i = 0; i < words; ++i) {
       uint64_t w = 0;
       std::memcpy(&w, args[i], sizeof(w));
       rec.first_words.push_back(w);
@@ -126,6 +128,8 @@ class FakeDriver final : public Driver {
   std::vector<std::string> loaded_images;
   std::vector<Launch> launches;
   size_t expected_args = 0;  // how many argument words launch() records
+  // Per kernel name, instead of expected_args (kernels of one sequence differ).
+  std::map<std::string, size_t> args_of_kernel;
   bool declared_params_known = false;  // param_sizes() answers declared_params when set
   std::vector<size_t> declared_params;
   uint32_t raised_shared = 0;
