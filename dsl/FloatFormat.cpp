@@ -191,8 +191,14 @@ std::vector<float> widen_all(DType t) {
 
 // One table per format, each a function-local static (thread-safe first use).
 template <DType T>
-float from_table(uint32_t bits) {
+const std::vector<float>& table_of() {
   static const std::vector<float> all = widen_all(T);
+  return all;
+}
+
+template <DType T>
+float from_table(uint32_t bits) {
+  const std::vector<float>& all = table_of<T>();
   return all[bits & (all.size() - 1)];
 }
 
@@ -206,6 +212,18 @@ float to_float(DType t, uint32_t bits) {
     case DType::kTF32: break;
   }
   return widen(format_of(t), bits);
+}
+
+std::span<const float> value_table(DType t) {
+  switch (t) {
+    case DType::kF16: return table_of<DType::kF16>();
+    case DType::kBF16: return table_of<DType::kBF16>();
+    case DType::kF8E4M3: return table_of<DType::kF8E4M3>();
+    case DType::kF8E5M2: return table_of<DType::kF8E5M2>();
+    case DType::kF32:
+    case DType::kTF32: break;
+  }
+  return {};
 }
 
 float round_to(DType t, float x, Saturation sat) { return to_float(t, to_bits(t, x, sat)); }

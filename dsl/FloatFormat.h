@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,9 @@ bool dtype_is_fp8(DType t);
 uint32_t to_bits(DType t, float x, Saturation sat = Saturation::kNone);
 // The exact binary32 value of bit pattern `bits` of format `t`.
 float to_float(DType t, uint32_t bits);
+// Every value of an 8- or 16-bit format, indexed by its bits (the table to_float reads);
+// empty for f32 and tf32. For loops that widen many values of one dtype.
+std::span<const float> value_table(DType t);
 // to_float(t, to_bits(t, x, sat)): x rounded to `t`, as a float.
 float round_to(DType t, float x, Saturation sat = Saturation::kNone);
 

@@ -112,6 +112,11 @@ float nan_result() { return std::bit_cast<float>(kCanonicalNan); }
 // Step 1 of both models: the IEEE special cases. Returns true and sets *out when
 // the result is decided by a NaN or an infinity.
 bool special_case(float c, std::span<const float> a, std::span<const float> b, float* out) {
+  // The usual case first: every value finite decides nothing here (the probe's judge
+  // spent 15% of its time in the checks below; session 10, CPU profile).
+  bool finite = std::isfinite(c);
+  for (size_t i = 0; i < a.size(); ++i) finite &= std::isfinite(a[i]) & std::isfinite(b[i]);
+  if (finite) return false;
   bool pos_inf = false, neg_inf = false;
   auto note = [&](double t) {
     if (std::isinf(t)) (t > 0 ? pos_inf : neg_inf) = true;
