@@ -14,7 +14,10 @@
 // Usage: fixbits-cublas-probe [--shapes=S,S,...] [--max-probe-k=N] [--budget-s=T]
 //                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv|dot]
 //                             [--walks] [--positions[=D]] [--positions-max-k=N]
-//                             [--tree=F:L,F:L,...]
+//                             [--tree=F:L,F:L,...] [--zero-sign[=N]]
+//   --zero-sign[=N]: instead of probing, the all -0.0 products experiment (ZeroSign.h)
+//   on the --shapes, or on N probe points (default 2) of every class of the embedded
+//   table that has a descriptor.
 //   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
 //   and trailing walk (+L/-L at m, m+1, r at m+2) as one character per m (r: r
 //   survived, 0: lost, x: neither), 64 per line: the raw evidence for a kernel no
@@ -63,6 +66,7 @@
 #include "runtime/Cupti.h"
 #include "runtime/Runtime.h"
 #include "samples/cublas_probe/Positions.h"
+#include "samples/cublas_probe/ZeroSign.h"
 
 using namespace fixbits;
 
@@ -78,6 +82,8 @@ struct Args {
   int positions = 0;  // random draws of the position test; 0: no position test
   int64_t positions_max_k = 1024;
   std::vector<std::vector<int64_t>> trees;  // --tree: each tree's leaves, ascending
+  int zero_sign = 0;  // --zero-sign[=N]: the all -0.0 products experiment only
+  bool shapes_given = false;
 };
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
@@ -154,6 +160,12 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       if (!absl::SimpleAtoi(std::string(*v), &a.draws) || a.draws < 0) {
         return absl::InvalidArgumentError("--draws takes a count >= 0.");
       }
+    } else if (arg == "--zero-sign") {
+      a.zero_sign = 2;
+    } else if (auto v = value("--zero-sign=")) {
+      if (!absl::SimpleAtoi(std::string(*v), &a.zero_sign) || a.zero_sign < 1) {
+        return absl::InvalidArgumentError("--zero-sign takes a count of probe points per class >= 1.");
+      }
     } else if (arg == "--walks") {
       a.walks = true;
     } else if (arg == "--positions") {
@@ -195,7 +207,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
                                         "'; see the usage at the top of main.cpp.");
     }
   }
-  if (a.shapes.empty()) a.shapes = default_shapes();
+  a.shapes_given = !a.shapes.empty();
+  if (a.shapes.empty() && a.zero_sign == 0) a.shapes = default_shapes();
   return a;
 }
 
@@ -349,6 +362,12 @@ int main(int argc, char** argv) {
   std::printf("device %s (%s, %d SMs), cuBLASLt %zu from %s\n", info.name.c_str(),
               info.arch.c_str(), info.multiprocessor_count, (*lt)->version(),
               (*lt)->library_path().c_str());
+  if (args->zero_sign > 0) {
+    const std::vector<runtime::GemmShape> shapes =
+        args->shapes_given ? args->shapes : samples::zero_sign_table_shapes(args->zero_sign);
+    samples::print_zero_signs(*lt, shapes, stdout);
+    return 0;
+  }
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,0 +1,105 @@
+// ZeroSign.cpp: the all -0.0 products experiment (ZeroSign.h), one full-shape cuBLAS
+// call and one small reference GEMM per shape.
+#include "samples/cublas_probe/ZeroSign.h"
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "dsl/FloatFormat.h"
+#include "dsl/reference/Reference.h"
+#include "profile/CublasBlackBox.h"
+#include "profile/CublasKey.h"
+#include "profile/CublasProfile.h"
+
+namespace fixbits::samples {
+namespace {
+
+std::string sign_name(DType t, uint32_t bits) {
+  const uint32_t sign = uint32_t{1} << (dtype_bits(t) - 1);
+  if (bits == 0) return "+0";
+  if (bits == sign) return "-0";
+  return "nonzero";
+}
+
+}  // namespace
+
+std::vector<runtime::GemmShape> zero_sign_table_shapes(int per_class) {
+  std::vector<runtime::GemmShape> shapes;
+  absl::StatusOr<const profile::CublasTable*> t = profile::cublas_table(profile::sm90);
+  if (!t.ok()) return shapes;
+  for (const profile::TableClass& c : (*t)->classes) {
+    if (!c.desc || c.probes.empty()) continue;
+    absl::StatusOr<runtime::GemmShape> fam = profile::parse_family(c.family);
+    if (!fam.ok()) continue;
+    std::vector<profile::ProbePoint> points = {c.probes.front()};
+    if (per_class > 1 && c.probes.size() > 1) points.push_back(c.probes.back());
+    for (const profile::ProbePoint& p : points) {
+      runtime::GemmShape s = *fam;
+      s.m = p.m;
+      s.n = p.n;
+      s.k = p.k;
+      shapes.push_back(s);
+    }
+  }
+  return shapes;
+}
+
+ZeroSignSummary print_zero_signs(const std::shared_ptr<runtime::CublasLt>& lt,
+                                 const std::vector<runtime::GemmShape>& shapes, std::FILE* out) {
+  ZeroSignSummary sum;
+  std::map<std::pair<std::string, std::string>, int> pairs;  // (cuBLAS, descriptor) signs
+  for (const runtime::GemmShape& s : shapes) {
+    const std::string name = runtime::to_string(s);
+    auto skip = [&](const std::string& why) {
+      std::fprintf(out, "zero-sign %s: not compared: %s\n", name.c_str(), why.c_str());
+      ++sum.skipped;
+    };
+    absl::StatusOr<runtime::MatmulReport> h = lt->heuristic(s);
+    if (!h.ok()) {
+      skip(std::string(h.status().message()));
+      continue;
+    }
+    absl::StatusOr<dsl::GemmDesc> d = profile::cublas_answer(profile::sm90, s, *lt);
+    if (!d.ok()) {
+      skip(absl::StrFormat("%s: %s", runtime::to_string(h->algo), d.status().message()));
+      continue;
+    }
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt, s);
+    if (!box.ok()) {
+      skip(std::string(box.status().message()));
+      continue;
+    }
+    dsl::reference::GemmProblem p;
+    p.m = std::min<int64_t>(s.m, 2);
+    p.n = std::min<int64_t>(s.n, 2);
+    p.k = s.k;
+    p.b_row_major = s.b_row_major;
+    p.a.assign(static_cast<size_t>(p.m * p.k), to_bits(s.a_dtype, -1.0f));
+    p.b.assign(static_cast<size_t>(p.k * p.n), 0u);  // +0.0
+    absl::StatusOr<std::vector<uint32_t>> lib = (*box)->run(p);
+    absl::StatusOr<std::vector<uint32_t>> ref = dsl::reference::gemm(*d, p);
+    if (!lib.ok() || !ref.ok() || lib->empty() || ref->empty()) {
+      skip(!lib.ok() ? std::string(lib.status().message())
+                     : !ref.ok() ? std::string(ref.status().message()) : "empty output");
+      continue;
+    }
+    const uint32_t a = (*lib)[0], b = (*ref)[0];
+    const bool same = a == b;
+    ++sum.compared;
+    sum.differ += !same;
+    ++pairs[{sign_name(s.out_dtype, a), sign_name(s.out_dtype, b)}];
+    std::fprintf(out, "zero-sign %s P=%u %s cuBLAS 0x%04x descriptor 0x%04x %s  (%s)\n", name.c_str(),
+                 h->algo.splitk_num, runtime::to_string(h->algo).c_str(), a, b, same ? "same" : "DIFFER",
+                 dsl::to_string(*d).c_str());
+  }
+  std::fprintf(out, "zero-sign summary: %d compared, %d differ, %d not compared;", sum.compared, sum.differ,
+               sum.skipped);
+  for (const auto& [k, n] : pairs) std::fprintf(out, " cuBLAS %s / descriptor %s: %d;", k.first.c_str(),
+                                               k.second.c_str(), n);
+  std::fprintf(out, "\n");
+  return sum;
+}
+
+}  // namespace fixbits::samples
