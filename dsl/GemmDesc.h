@@ -46,8 +46,10 @@
 //     kTreeUp / kTreeDown: a butterfly over the part index padded with -0.0 to a
 //     power of two, offsets counting up from 1 / down from half.
 //   For family kSplitK the outermost level is the split: its parts are written at
-//   partial_dtype and merged by a second kernel in part order (kChain) with the
-//   running sum held at merge_dtype. Inner levels combine at f32.
+//   partial_dtype and merged by a second kernel in part order with the running sum
+//   held at merge_dtype and seeded with +0.0: r = +0.0; r = r (+) p_j for every j
+//   (so a merge whose every part is -0.0 gives +0.0, as cuBLAS's splitKreduce does;
+//   docs/cublas.md). Inner levels combine at f32.
 //
 //  epilogue — out = round(out_dtype, e) where e = acc when alpha == 1, beta == 0
 //   (kNone); kAlphaBeta: e = fma(beta, c, alpha (x)f32 acc); then + bias[n] (f32)

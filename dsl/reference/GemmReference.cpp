@@ -14,8 +14,8 @@
 //   * Matrix instructions get `in` = a_dtype (validate() allows mixed dtypes only
 //     for the two fp8 formats, which share the fp8 model constants).
 //   * kRelu is max(e, +0.0) with -0.0 -> +0.0 and NaN -> +0.0 (PTX max.f32 / maxNum).
-//   * Split-K merge: r = R(p_0); r = R(r (+)f32 p_j), R = round to merge_dtype, p_j
-//     = part j rounded to partial_dtype (RNE, overflow to inf).
+//   * Split-K merge: r = +0.0; r = R(r (+)f32 p_j) for j = 0.., R = round to
+//     merge_dtype, p_j = part j rounded to partial_dtype (RNE, overflow to inf).
 //   * f32 output NaN is written as the PTX canonical NaN 0x7fffffff; narrower
 //     outputs use FloatFormat's NaN (what cvt writes: f16/bf16 0x7fff, ...).
 //   * problem.alpha/beta/c are read only when desc.alpha_beta, bias only when
@@ -157,8 +157,8 @@ class ElementTree {
   float merge_split(const std::vector<float>& parts) const {
     auto partial = [&](float x) { return round_to(d_.partial_dtype, x); };
     auto merge = [&](float x) { return round_to(d_.merge_dtype, x); };
-    float r = merge(partial(parts[0]));
-    for (size_t j = 1; j < parts.size(); ++j) r = merge(r + partial(parts[j]));
+    float r = 0.0f;  // seeded with +0.0: all -0.0 parts merge to +0.0
+    for (float p : parts) r = merge(r + partial(p));
     return r;
   }
 

@@ -462,7 +462,7 @@ absl::StatusOr<tile::Program> build_split_parts(const GemmDesc& d, const GemmCon
   return b.finish();
 }
 
-// kSplitK, kernel 2: r = M(ws_0), r = M(r + ws_p) in part order, then the epilogue.
+// kSplitK, kernel 2: r = +0.0, r = M(r + ws_p) in part order, then the epilogue.
 absl::StatusOr<tile::Program> build_split_merge(const GemmDesc& d, const GemmConfig& cfg) {
   Builder b(kernel_name(d, cfg, "merge"));
   b.set_num_warps(cfg.warps);
@@ -482,16 +482,14 @@ absl::StatusOr<tile::Program> build_split_merge(const GemmDesc& d, const GemmCon
   Accs inits;
   for (int j = 0; j < cfg.block_n; ++j) {
     offs.push_back(b.add(b.mul(f.rows, o.n), f.col[j]));  // (BM) i64
-    inits.push_back(b.splat(zero, {bm}));                 // no parts: +0.0
+    inits.push_back(b.splat(zero, {bm}));                 // the merge's +0.0 seed
   }
   std::vector<Value> loop = b.begin_for(i64(b, 0), parts, i64(b, 1), inits);
-  Value first = b.compare(CompareOp::kEq, loop[0], i64(b, 0));
   Value base = b.mul(loop[0], plane);
   Accs yields;
   for (int j = 0; j < cfg.block_n; ++j) {
     Value p = to_f32(b, b.load(ws, b.add(offs[j], base), f.mask[j], b.const_float(pe, 0.0f)), pe);
-    Value sum = b.select(first, p, b.add(loop[1 + j], p));
-    yields.push_back(round_to(b, sum, me));
+    yields.push_back(round_to(b, b.add(loop[1 + j], p), me));
   }
   Accs acc = b.end_for(yields);
   for (int j = 0; j < cfg.block_n; ++j) {

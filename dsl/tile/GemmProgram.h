@@ -22,7 +22,7 @@
 //       part p (grid z) computes k range [p*span0, min((p+1)*span0, K)) with the
 //       inner levels and writes ws[(p*M + m)*N + n] rounded to partial_dtype.
 //   merge (kSplitK): ws: ptr<partial_dtype>, out, c, bias, m: i32, n: i32,
-//       parts: i32, alpha: f32, beta: f32 — r = M(ws_0), r = M(r + ws_p) in part
+//       parts: i32, alpha: f32, beta: f32 — r = +0.0, r = M(r + ws_p) in part
 //       order (M = round to merge_dtype), then the epilogue.
 // Launch: see gemm_launch_shape(); block = 32 * config.warps threads.
 // Supported so far: scalar instructions (scalar_fma, scalar_mul_add) with a, b in

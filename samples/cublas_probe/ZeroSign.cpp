@@ -2,7 +2,9 @@
 // call and one small reference GEMM per shape.
 #include "samples/cublas_probe/ZeroSign.h"
 
+#include <cmath>
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 
@@ -24,6 +26,15 @@ std::string sign_name(DType t, uint32_t bits) {
 }
 
 }  // namespace
+
+std::vector<ZeroSignInputs> zero_sign_inputs(DType in) {
+  // tiny: the smallest power of two whose square is still a nonzero f32 (normal or
+  // subnormal) for f16 and bf16 inputs; fp8 e4m3 its smallest subnormal.
+  const float t = in == DType::kF16 ? std::ldexp(1.0f, -24)
+                  : in == DType::kBF16 ? std::ldexp(1.0f, -70)
+                                       : std::ldexp(1.0f, -9);
+  return {{"zero", to_bits(in, -1.0f), 0u}, {"tiny", to_bits(in, -t), to_bits(in, t)}};
+}
 
 std::vector<runtime::GemmShape> zero_sign_table_shapes(int per_class) {
   std::vector<runtime::GemmShape> shapes;
@@ -49,7 +60,8 @@ std::vector<runtime::GemmShape> zero_sign_table_shapes(int per_class) {
 ZeroSignSummary print_zero_signs(const std::shared_ptr<runtime::CublasLt>& lt,
                                  const std::vector<runtime::GemmShape>& shapes, std::FILE* out) {
   ZeroSignSummary sum;
-  std::map<std::pair<std::string, std::string>, int> pairs;  // (cuBLAS, descriptor) signs
+  // (input set, cuBLAS sign, descriptor sign) -> shapes
+  std::map<std::tuple<std::string, std::string, std::string>, int> pairs;
   for (const runtime::GemmShape& s : shapes) {
     const std::string name = runtime::to_string(s);
     auto skip = [&](const std::string& why) {
@@ -71,33 +83,44 @@ ZeroSignSummary print_zero_signs(const std::shared_ptr<runtime::CublasLt>& lt,
       skip(std::string(box.status().message()));
       continue;
     }
-    dsl::reference::GemmProblem p;
-    p.m = std::min<int64_t>(s.m, 2);
-    p.n = std::min<int64_t>(s.n, 2);
-    p.k = s.k;
-    p.b_row_major = s.b_row_major;
-    p.a.assign(static_cast<size_t>(p.m * p.k), to_bits(s.a_dtype, -1.0f));
-    p.b.assign(static_cast<size_t>(p.k * p.n), 0u);  // +0.0
-    absl::StatusOr<std::vector<uint32_t>> lib = (*box)->run(p);
-    absl::StatusOr<std::vector<uint32_t>> ref = dsl::reference::gemm(*d, p);
-    if (!lib.ok() || !ref.ok() || lib->empty() || ref->empty()) {
-      skip(!lib.ok() ? std::string(lib.status().message())
-                     : !ref.ok() ? std::string(ref.status().message()) : "empty output");
+    std::string line, why;
+    bool all_same = true;
+    for (const ZeroSignInputs& in : zero_sign_inputs(s.a_dtype)) {
+      dsl::reference::GemmProblem p;
+      p.m = std::min<int64_t>(s.m, 2);
+      p.n = std::min<int64_t>(s.n, 2);
+      p.k = s.k;
+      p.b_row_major = s.b_row_major;
+      p.a.assign(static_cast<size_t>(p.m * p.k), in.a);
+      p.b.assign(static_cast<size_t>(p.k * p.n), in.b);
+      absl::StatusOr<std::vector<uint32_t>> lib = (*box)->run(p);
+      absl::StatusOr<std::vector<uint32_t>> ref = dsl::reference::gemm(*d, p);
+      if (!lib.ok() || !ref.ok() || lib->empty() || ref->empty()) {
+        why = !lib.ok() ? std::string(lib.status().message())
+                        : !ref.ok() ? std::string(ref.status().message()) : "empty output";
+        break;
+      }
+      const uint32_t a = (*lib)[0], b = (*ref)[0];
+      all_same = all_same && a == b;
+      ++pairs[{in.name, sign_name(s.out_dtype, a), sign_name(s.out_dtype, b)}];
+      line += absl::StrFormat(" %s: cuBLAS 0x%04x descriptor 0x%04x %s;", in.name, a, b,
+                              a == b ? "same" : "DIFFER");
+    }
+    if (!why.empty()) {
+      skip(why);
       continue;
     }
-    const uint32_t a = (*lib)[0], b = (*ref)[0];
-    const bool same = a == b;
     ++sum.compared;
-    sum.differ += !same;
-    ++pairs[{sign_name(s.out_dtype, a), sign_name(s.out_dtype, b)}];
-    std::fprintf(out, "zero-sign %s P=%u %s cuBLAS 0x%04x descriptor 0x%04x %s  (%s)\n", name.c_str(),
-                 h->algo.splitk_num, runtime::to_string(h->algo).c_str(), a, b, same ? "same" : "DIFFER",
-                 dsl::to_string(*d).c_str());
+    sum.differ += !all_same;
+    std::fprintf(out, "zero-sign %s P=%u %s%s  (%s)\n", name.c_str(), h->algo.splitk_num,
+                 runtime::to_string(h->algo).c_str(), line.c_str(), dsl::to_string(*d).c_str());
   }
   std::fprintf(out, "zero-sign summary: %d compared, %d differ, %d not compared;", sum.compared, sum.differ,
                sum.skipped);
-  for (const auto& [k, n] : pairs) std::fprintf(out, " cuBLAS %s / descriptor %s: %d;", k.first.c_str(),
-                                               k.second.c_str(), n);
+  for (const auto& [k, n] : pairs) {
+    std::fprintf(out, " %s cuBLAS %s / descriptor %s: %d;", std::get<0>(k).c_str(), std::get<1>(k).c_str(),
+                 std::get<2>(k).c_str(), n);
+  }
   std::fprintf(out, "\n");
   return sum;
 }

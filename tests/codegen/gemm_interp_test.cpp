@@ -228,6 +228,31 @@ TEST_F(GemmInterp, SplitKAndEpilogueWithBlockingMatchReference) {
   }
 }
 
+// The merge kernel seeds its running sum with +0.0: every product -2^-48 (f16 inputs
+// -2^-24 and 2^-24), every part a tiny negative f32 that its f16 partial rounds to
+// -0.0, so the output is +0.0 (0x0000) in the reference and in the programs.
+TEST_F(GemmInterp, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
+  for (Instruction ins : {Instruction::kMmaSync, Instruction::kWgmma}) {
+    GemmDesc d;
+    d.instruction = ins;
+    d.family = GemmFamily::kSplitK;
+    d.k_cuts = {{.span = 64}};
+    d.partial_dtype = DType::kF16;
+    d.out_dtype = DType::kF16;
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    GemmProblem p;
+    p.m = 17;
+    p.n = 9;
+    p.k = 200;
+    p.a.assign(static_cast<size_t>(p.m * p.k), 0x8001u);  // -2^-24
+    p.b.assign(static_cast<size_t>(p.k * p.n), 0x0001u);  // +2^-24
+    auto want = dsl::reference::gemm(d, p);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ((*want)[0], 0x0000u);
+    for (const GemmConfig& cfg : {blocked(4, 1, 1), blocked(4, 2, 2)}) expect_reference(d, cfg, p);
+  }
+}
+
 // Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel): the two programs on the
 // interpreter give the reference's bits for 1, 3 and 31 blocks, tiles of 2 and 1, K from
 // 0 to many passes of the grid (3 blocks: 768 elements a pass at tile 2), vector and

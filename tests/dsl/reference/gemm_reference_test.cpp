@@ -155,6 +155,16 @@ TEST(GemmReference, SplitKPartialAndMergeDtypes) {
   EXPECT_EQ(dot(one, {L, r, -L, r}), float_bits(r));
 }
 
+// The merge's running sum starts at +0.0 (cuBLAS's splitKreduce, docs/cublas.md):
+// a = -2^-15, b = 2^-15 at k = 0 and 2 gives parts of -2^-30 each, -0.0 once
+// rounded to a f16 partial; +0.0 + -0.0 + -0.0 = +0.0. With f32 partials the parts
+// survive and merge to -2^-29.
+TEST(GemmReference, SplitKMergeStartsFromPositiveZero) {
+  const std::vector<float> a{-p2(-15), 0.0f, -p2(-15), 0.0f}, b{p2(-15), 0.0f, p2(-15), 0.0f};
+  EXPECT_EQ(dot(split_desc(DType::kF16, DType::kF32), a, b), 0x00000000u);
+  EXPECT_EQ(dot(split_desc(DType::kF32, DType::kF32), a, b), float_bits(-p2(-29)));
+}
+
 GemmDesc chunks_desc(std::vector<KCut> cuts) {
   GemmDesc d = scalar_desc();
   d.family = GemmFamily::kChainedChunks;
