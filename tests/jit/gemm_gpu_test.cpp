@@ -389,6 +389,34 @@ TEST_F(GemmGpuTest, SplitKMatchesReferenceWithEveryPartialAndMergeDtype) {
   sweep(d, {{2, 1, 2}}, {{3, 5, 17}, {1, 1, 0}});
 }
 
+// The merge's running sum starts at +0.0 on the device too (the PTX keeps the add of
+// +0.0, which no compiler may drop without nsz): every product -2^-48 (f16 inputs
+// -2^-24 and +2^-24), every part a tiny negative f32 its f16 partial rounds to -0.0,
+// so each output is +0.0; the old chain seeded with part 0 gave -0.0.
+TEST_F(GemmGpuTest, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
+  GemmDesc fma = scalar(GemmFamily::kSplitK, Instruction::kScalarFma, DType::kF16, DType::kF16);
+  GemmDesc mma = fma;
+  mma.instruction = Instruction::kMmaSync;
+  mma.instruction_k = 16;
+  for (GemmDesc d : {fma, mma}) {
+    d.k_cuts = {{.span = 64}};
+    d.partial_dtype = DType::kF16;
+    ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+    GemmProblem p;
+    p.m = 33;
+    p.n = 17;
+    p.k = 300;
+    p.a.assign(static_cast<size_t>(p.m * p.k), 0x8001u);  // -2^-24
+    p.b.assign(static_cast<size_t>(p.k * p.n), 0x0001u);  // +2^-24
+    auto want = dsl::reference::gemm(d, p);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_EQ((*want)[0], 0x0000u);
+    const GemmConfig cfg = d.instruction == Instruction::kScalarFma ? GemmConfig{4, 1, 4}
+                                                                    : testing::blocked(4, 2, 2);
+    expect_reference(d, cfg, p);
+  }
+}
+
 TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
   struct Lanes {
     int lanes;
