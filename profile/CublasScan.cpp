@@ -368,9 +368,12 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
         "fit_span_rules needs one probed K and split count per descriptor; it got %d Ks, %d "
         "split counts and %d descriptors.", ks.size(), splitks.size(), descs.size()));
   }
+  // descs[0] has every level; a probe with fewer saw only the outer ones (an inner cut
+  // whose span covers the probe's parts is invisible there) and is left out of the fit
+  // of the levels it lacks.
   const size_t levels = descs[0].k_cuts.size();
   for (size_t j = 1; j < descs.size(); ++j) {
-    if (descs[j].k_cuts.size() != levels) {
+    if (descs[j].k_cuts.size() > levels) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "The probes found %d cut levels at K = %d but %d at K = %d; no span rule carries one "
           "to the other.", levels, ks[0], descs[j].k_cuts.size(), ks[j]));
@@ -378,10 +381,11 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
   }
   std::vector<SpanRule> rules;
   for (size_t i = 0; i < levels; ++i) {
-    std::vector<int64_t> spans;
-    for (const dsl::GemmDesc& d : descs) spans.push_back(d.k_cuts[i].span);
+    std::vector<int64_t> spans;  // -1: the probe did not see level i
+    for (const dsl::GemmDesc& d : descs) spans.push_back(i < d.k_cuts.size() ? d.k_cuts[i].span : -1);
     auto fits = [&](const SpanRule& r) {
       for (size_t j = 0; j < ks.size(); ++j) {
+        if (spans[j] < 0) continue;
         if (apply_span_rule(r, spans[0], ks[j], splitks[j]) != spans[j]) return false;
       }
       return true;
@@ -471,10 +475,20 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 // multiple of it: no short turn) recovers at its canonical value there and is explained
 // by the probe that saw it (device run 2 of 2026-12-03: 29 of 31 "disagreeing" classes
 // differed only so).
+// `d` may have more (inner) cut levels than `there`: they keep d's spans, clamped to
+// the enclosing level's (a level whose span covers its parts cuts nothing), and the
+// replay decides whether the probe at k could have seen them (session 11's device run
+// 4: the id 11 kernel's inner cut of 256 is invisible at K = 257, split into 129s).
 bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
-  if (d.k_cuts.size() != there.k_cuts.size()) return false;
+  if (d.k_cuts.size() < there.k_cuts.size()) return false;
   dsl::GemmDesc alt = d;
-  for (size_t i = 0; i < alt.k_cuts.size(); ++i) alt.k_cuts[i].span = there.k_cuts[i].span;
+  for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
+    if (i < there.k_cuts.size()) {
+      alt.k_cuts[i].span = there.k_cuts[i].span;
+    } else {
+      alt.k_cuts[i].span = std::min(alt.k_cuts[i].span, alt.k_cuts[i - 1].span);
+    }
+  }
   if (alt.family == dsl::GemmFamily::kDot && there.family == dsl::GemmFamily::kDot) {
     // The grid is the point's split count; a point whose threads took single elements
     // (a strided operand, dot_at_shape) says nothing about the vector tile.

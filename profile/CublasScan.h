@@ -77,7 +77,8 @@
 //     (split/G), else the first split/G/A of split_rules() (granule A at K that are
 //     multiples of A, G elsewhere); else "whole" when every probe saw span == K, else
 //     "fixed" when all agree; anything else is FailedPrecondition naming the level and
-//     the spans.
+//     the spans. descs[0] must have the most levels: a probe with fewer (an inner cut
+//     its K did not show) is left out of the levels it lacks.
 // Example: a split class probed at (K, P) = (577, 3) (span 256) and (1000, 4) (span
 //   256): G = 1024 gives 577 at K = 577 (no); G = 256 gives 256 and 256 (yes), so the
 //   rule is split/256; a third probe at (500, 3) (span 192) moves it to split/64
@@ -256,7 +257,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         uint32_t splitk = 0);
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
-// probe); `split` says whether level 0 is a split that follows the split count.
+// probe, with the most cut levels); `split` says whether level 0 is a split that
+// follows the split count.
 absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
                                                      const std::vector<uint32_t>& splitks,
                                                      const std::vector<dsl::GemmDesc>& descs);

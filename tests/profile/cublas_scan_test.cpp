@@ -1111,6 +1111,60 @@ TEST(CublasScan, AStepNeitherProbeReturnedIsFoundWhenItExplainsBoth) {
   EXPECT_FALSE(*same) << "K = 57 must tell step 32 from step 16, or the test proves nothing";
 }
 
+// An inner cut one probe cannot see: the kernel halves K (parts/2) and cuts each half
+// into chunks of 256 (cuBLAS's id 11 kernel, session 11's device run 4: cuts=[129] at
+// K = 257, cuts=[321, 256] at K = 641). The probe at 257 returns one level; the one at
+// 641 two. The deeper descriptor explains both (its inner cut, clamped to the 129 of a
+// half, cuts nothing at 257), so the class keeps it with the rules parts/2 and fixed.
+TEST(CublasScan, AnInnerCutOneProbeCannotSeeIsExplainedByTheProbeThatSawIt) {
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kSplitK;
+    const int64_t half = (k + 1) / 2;
+    d.k_cuts = {{half, dsl::Fold::kChain}, {std::min<int64_t>(256, half), dsl::Fold::kChain}};
+    return d;
+  };
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 257, 641, 3000}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, AlgoConfig{.id = 11}, grid, truth,
+                                                    ProbeOptions{.max_probe_k = 4096}, &probes);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  ASSERT_EQ(c.desc->k_cuts.size(), 2u) << *c.desc;
+  std::set<int64_t> probed;
+  for (const ProbePoint& p : c.probes) probed.insert(p.k);
+  EXPECT_TRUE(probed.count(257) && probed.count(641)) << c.note;
+  ASSERT_EQ(c.rules.size(), 2u);
+  EXPECT_EQ(to_string(c.rules[0]), "parts/2");
+  EXPECT_EQ(to_string(c.rules[1]), "fixed");
+  for (int64_t k : {257, 500, 641, 1500, 3000}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(dsl::validate(*d).ok()) << *d;
+    dsl::probe::ProbeOptions o;
+    o.family = dsl::GemmFamily::kSplitK;
+    o.k = k;
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, truth(GemmShape{}, k), o, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+  }
+  // The one-level descriptor of K = 257 does not explain K = 641, or the test proves
+  // nothing.
+  dsl::probe::ProbeOptions o;
+  o.family = dsl::GemmFamily::kSplitK;
+  o.k = 641;
+  dsl::GemmDesc shallow = truth(GemmShape{}, 641);
+  shallow.k_cuts.pop_back();
+  std::string why;
+  absl::StatusOr<bool> same = dsl::probe::reproduces(shallow, truth(GemmShape{}, 641), o, &why);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_FALSE(*same);
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
@@ -1572,7 +1626,15 @@ TEST(CublasScan, SpanRuleFitUsesEachProbesSplitCount) {
   r = fit_span_rules(false, {576, 1000}, {1, 1}, {split_desc(100), split_desc(200)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(has(r.status(), "cut level 0")) << r.status();
-  r = fit_span_rules(true, {576, 1000}, {3, 3}, {split_desc(192), dsl::GemmDesc{}});
+  // A later probe may lack levels (an inner cut its K did not show): the rule of a level
+  // comes from the probes that saw it. It may not have more than the first.
+  dsl::GemmDesc two = split_desc(256);
+  two.k_cuts.push_back({64, dsl::Fold::kChain});
+  r = fit_span_rules(true, {577, 1000}, {3, 4}, {two, split_desc(256)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ(to_string((*r)[1]), "fixed");
+  r = fit_span_rules(true, {576, 1000}, {3, 3}, {split_desc(192), two});
   EXPECT_TRUE(has(r.status(), "cut levels")) << r.status();
   EXPECT_FALSE(fit_span_rules(true, {576}, {3, 4}, {split_desc(192)}).ok());
 }
