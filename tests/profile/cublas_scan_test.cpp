@@ -1124,33 +1124,46 @@ TEST(CublasScan, AnInnerCutOneProbeCannotSeeIsExplainedByTheProbeThatSawIt) {
     d.k_cuts = {{half, dsl::Fold::kChain}, {std::min<int64_t>(256, half), dsl::Fold::kChain}};
     return d;
   };
-  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 257, 641, 3000}};
-  CublasTable t{.arch = "sm_90"};
-  ScanState st;
-  int probes = 0;
-  absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, AlgoConfig{.id = 11}, grid, truth,
-                                                    ProbeOptions{.max_probe_k = 4096}, &probes);
-  ASSERT_TRUE(stats.ok()) << stats.status();
-  const TableClass& c = t.classes[0];
-  ASSERT_TRUE(c.desc.has_value()) << c.note;
-  ASSERT_EQ(c.desc->k_cuts.size(), 2u) << *c.desc;
-  std::set<int64_t> probed;
-  for (const ProbePoint& p : c.probes) probed.insert(p.k);
-  EXPECT_TRUE(probed.count(257) && probed.count(641)) << c.note;
-  ASSERT_EQ(c.rules.size(), 2u);
-  EXPECT_EQ(to_string(c.rules[0]), "parts/2");
-  EXPECT_EQ(to_string(c.rules[1]), "fixed");
-  for (int64_t k : {257, 500, 641, 1500, 3000}) {
-    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
-    ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_TRUE(dsl::validate(*d).ok()) << *d;
-    dsl::probe::ProbeOptions o;
-    o.family = dsl::GemmFamily::kSplitK;
-    o.k = k;
-    std::string why;
-    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, truth(GemmShape{}, k), o, &why);
-    ASSERT_TRUE(same.ok()) << same.status();
-    EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+  // The probes at 257 and 641; then the device's pair (run 5): 641 and a short-K probe
+  // at 17 (halves of 9).
+  struct Run {
+    ScanGrid grid;
+    ProbeOptions options;
+    int64_t shallow_k;
+  };
+  const Run runs[] = {
+      {ScanGrid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 257, 641, 3000}},
+       ProbeOptions{.max_probe_k = 4096}, 257},
+      {ScanGrid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 17, 641, 3000}},
+       ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16}, 17}};
+  for (const Run& run : runs) {
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0;
+    absl::StatusOr<ProbeStats> stats =
+        scan_and_probe(t, st, AlgoConfig{.id = 11}, run.grid, truth, run.options, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    ASSERT_EQ(c.desc->k_cuts.size(), 2u) << *c.desc;
+    std::set<int64_t> probed;
+    for (const ProbePoint& p : c.probes) probed.insert(p.k);
+    EXPECT_TRUE(probed.count(run.shallow_k) && probed.count(641)) << c.note;
+    ASSERT_EQ(c.rules.size(), 2u);
+    EXPECT_EQ(to_string(c.rules[0]), "parts/2");
+    EXPECT_EQ(to_string(c.rules[1]), "fixed");
+    for (int64_t k : {17, 257, 500, 641, 1500, 3000}) {
+      absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+      ASSERT_TRUE(d.ok()) << d.status();
+      EXPECT_TRUE(dsl::validate(*d).ok()) << *d;
+      dsl::probe::ProbeOptions o;
+      o.family = dsl::GemmFamily::kSplitK;
+      o.k = k;
+      std::string why;
+      absl::StatusOr<bool> same = dsl::probe::reproduces(*d, truth(GemmShape{}, k), o, &why);
+      ASSERT_TRUE(same.ok()) << same.status();
+      EXPECT_TRUE(*same) << "K = " << k << ": " << *d << " (" << why << ")";
+    }
   }
   // The one-level descriptor of K = 257 does not explain K = 641, or the test proves
   // nothing.
