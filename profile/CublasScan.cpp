@@ -332,9 +332,15 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   // second search's walks. A split answer at M = 1 or N = 1 is first tried as the dot
   // family (its split count is the dot kernel's grid; a few dozen candidates), which
   // the split-K search would spend hundreds of candidates failing to reproduce.
+  // An unsplit vector shape (M = 1 or N = 1) is first tried as gemv, the family of
+  // cuBLAS's gemv kernels: its few dozen candidates cost seconds, while the plain and
+  // split-K searches that fail before it passed every probe time limit at K = 4096
+  // (session 11's runs 3-4: the id 13 custom 75/92/93 classes). A sequential chain both
+  // families express comes back as gemv with one lane, the same bits.
+  const bool vector_shape = s.m == 1 || s.n == 1;
   std::vector<GemmFamily> families = {first, second, GemmFamily::kGemv};
+  if (vector_shape && splitk <= 1) families = {GemmFamily::kGemv, first, second};
   if (splitk > 1) {
-    const bool vector_shape = s.m == 1 || s.n == 1;
     families.insert(vector_shape ? families.begin() : families.end(), GemmFamily::kDot);
   }
   for (GemmFamily f : families) {

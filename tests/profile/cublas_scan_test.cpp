@@ -1178,6 +1178,40 @@ TEST(CublasScan, AnInnerCutOneProbeCannotSeeIsExplainedByTheProbeThatSawIt) {
   EXPECT_FALSE(*same);
 }
 
+// A vector shape is searched as gemv first (session 11: the id 13 gemv classes passed
+// every probe time limit at K = 4096 in the plain and split-K searches before gemv).
+// The gemv box comes back as its own descriptor; a box that runs a plain fma chain
+// still comes back with its bits, as one gemv lane (with the old order: plain).
+TEST(CublasScan, AVectorShapeIsProbedAsGemvFirst) {
+  dsl::GemmDesc gemv = fma_chain();
+  gemv.family = dsl::GemmFamily::kGemv;
+  gemv.lanes = 32;
+  gemv.lane_tile = 1;
+  gemv.lane_layout = dsl::LaneLayout::kStrided;
+  gemv.lane_fold = {16, 8, 4, 2, 1};
+  for (const dsl::GemmDesc& truth : {gemv, fma_chain()}) {
+    for (GemmShape s :
+         {GemmShape{.m = 1, .n = 129, .k = 2048}, GemmShape{.m = 121, .n = 1, .k = 2048}}) {
+      const dsl::probe::GemmBlackBox box = [&](const dsl::reference::GemmProblem& p) {
+        return dsl::reference::gemm(truth, p);
+      };
+      absl::StatusOr<dsl::GemmDesc> d =
+          probe_key(box, s, CublasKey{.id = 13}, dsl::Instruction::kMmaSync,
+                    dsl::probe::BatchLimits{.rows = 1, .cols = 128});
+      ASSERT_TRUE(d.ok()) << d.status();
+      EXPECT_EQ(d->family, dsl::GemmFamily::kGemv) << *d;
+      // The chain comes back as gemv too: the gemv search ran first.
+      if (truth.family == dsl::GemmFamily::kGemv) EXPECT_EQ(*d, truth);
+      dsl::probe::ProbeOptions o;
+      o.k = s.k;
+      std::string why;
+      absl::StatusOr<bool> same = dsl::probe::reproduces(*d, truth, o, &why);
+      ASSERT_TRUE(same.ok()) << same.status();
+      EXPECT_TRUE(*same) << *d << " " << why;
+    }
+  }
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
