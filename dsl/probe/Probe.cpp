@@ -265,6 +265,18 @@ class Judge {
       if (!rw.ok()) return rw.status();
       if (!r_walk_matches(d, span, **rw, why)) return false;
     }
+    // A gemv lane map: the r walks with -L at p = tile * 2^i (+L at 0) tell it from a
+    // map with fewer lanes, which holds 0 and p in one chain where this one meets them
+    // in the fold. The draws and the pair walks do not at large K (32 strided lanes of
+    // one element came back as 2, 4 or 8 at K = 1601-4096 in f16 and bf16; the H200's
+    // id 13 custom 93 bf16 class, session 11's run 6).
+    if (d.family == GemmFamily::kGemv) {
+      for (int64_t p = 2 * d.lane_tile; p <= 64 * int64_t{d.lane_tile} && p + 1 < o_.k; p *= 2) {
+        absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(p);
+        if (!rw.ok()) return rw.status();
+        if (!r_walk_matches(d, p, **rw, why)) return false;
+      }
+    }
     return true;
   }
 

@@ -15,7 +15,9 @@
 //       (where a short part's short turn shows), and an r walk per candidate span
 //       p: +L at 0, -L at p, r at m (reads a level's fold);
 //     * GEMV: the pairwise lane-fold experiments and the strided experiment of the
-//       candidate's lane map (+L/-L at lane 0's first/last element, r walks).
+//       candidate's lane map (+L/-L at lane 0's first/last element, r walks), and the
+//       r walks with -L at tile * 2, 4, ..., 64 (+L at 0), which tell a lane map from
+//       one with fewer lanes.
 //   Among candidates that agree on all of them, the first in this order is
 //   returned: fewer cut levels, scalar_fma before scalar_mul_add before the matrix
 //   instruction, fast accumulation before two roundings, shorter steps first (0 =

@@ -460,6 +460,33 @@ TEST(RecoverSweepTest, RandomDescriptorsGiveTheSameBits) {
 // with ProbeOptions.instruction_k = 8 the probe recovers the descriptor exactly;
 // with the dtype's 16 it finds none (so the scan must search both), on fresh inputs
 // the recovered descriptor gives the true one's bits.
+// 32 strided lanes of one element folded 16, 8, 4, 2, 1 (cuBLAS's gemvx kernels, the
+// H200's id 13 custom 75/93 classes) at large K: the draws and the pair walks let 2, 4
+// or 8 lanes through (session 11's run 6 gave the bf16 class 2 lanes); the r walks
+// with -L at 2, 4, ... 64 elements do not. The recovered descriptor is the kernel's.
+TEST(RecoverTest, GemvLaneCountAtLargeK) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    GemmDesc d;
+    d.family = GemmFamily::kGemv;
+    d.a_dtype = d.b_dtype = d.out_dtype = t;
+    d.instruction = Instruction::kScalarFma;
+    d.instruction_k = 1;
+    d.lanes = 32;
+    d.lane_tile = 1;
+    d.lane_layout = LaneLayout::kStrided;
+    d.lane_fold = {16, 8, 4, 2, 1};
+    for (int64_t k : {341, 1601, 2000, 4096}) {
+      ProbeOptions o;
+      o.a_dtype = o.b_dtype = o.out_dtype = t;
+      o.family = GemmFamily::kGemv;
+      o.k = k;
+      absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(d), o);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, d) << dtype_name(t) << " K = " << k;
+    }
+  }
+}
+
 TEST(RecoverTest, InstructionK8) {
   struct K8Case {
     GemmFamily family;
