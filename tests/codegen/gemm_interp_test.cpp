@@ -240,12 +240,7 @@ TEST_F(GemmInterp, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
     d.partial_dtype = DType::kF16;
     d.out_dtype = DType::kF16;
     ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
-    GemmProblem p;
-    p.m = 17;
-    p.n = 9;
-    p.k = 200;
-    p.a.assign(static_cast<size_t>(p.m * p.k), 0x8001u);  // -2^-24
-    p.b.assign(static_cast<size_t>(p.k * p.n), 0x0001u);  // +2^-24
+    const GemmProblem p = testing::tiny_negative_products({17, 9, 200});
     auto want = dsl::reference::gemm(d, p);
     ASSERT_TRUE(want.ok()) << want.status();
     EXPECT_EQ((*want)[0], 0x0000u);

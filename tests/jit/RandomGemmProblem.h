@@ -40,4 +40,17 @@ inline dsl::reference::GemmProblem random_gemm_problem(const dsl::GemmDesc& d, G
   return p;
 }
 
+// f16 inputs a = -2^-24, b = +2^-24 everywhere: every product is -2^-48, every split
+// part a tiny negative f32 that an f16 partial rounds to -0.0 (the +0.0 merge seed's
+// test case in the interpreter proof and on the GPU).
+inline dsl::reference::GemmProblem tiny_negative_products(GemmShapeMNK s) {
+  dsl::reference::GemmProblem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a.assign(static_cast<size_t>(s.m * s.k), 0x8001u);
+  p.b.assign(static_cast<size_t>(s.k * s.n), 0x0001u);
+  return p;
+}
+
 }  // namespace fixbits::testing

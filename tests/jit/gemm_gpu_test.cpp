@@ -402,12 +402,7 @@ TEST_F(GemmGpuTest, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
     d.k_cuts = {{.span = 64}};
     d.partial_dtype = DType::kF16;
     ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
-    GemmProblem p;
-    p.m = 33;
-    p.n = 17;
-    p.k = 300;
-    p.a.assign(static_cast<size_t>(p.m * p.k), 0x8001u);  // -2^-24
-    p.b.assign(static_cast<size_t>(p.k * p.n), 0x0001u);  // +2^-24
+    const GemmProblem p = testing::tiny_negative_products({33, 17, 300});
     auto want = dsl::reference::gemm(d, p);
     ASSERT_TRUE(want.ok()) << want.status();
     ASSERT_EQ((*want)[0], 0x0000u);
