@@ -15,7 +15,8 @@
 //                             [--draws=N] [--family=auto|plain|split_k|chained_chunks|gemv|dot]
 //                             [--walks] [--positions[=D]] [--positions-max-k=N]
 //                             [--tree=F:L,F:L,...] [--zero-sign[=N]]
-//   --zero-sign[=N]: instead of probing, the all -0.0 products experiment (ZeroSign.h)
+//   --zero-sign[=N]: instead of probing, the signed-zero experiment (ZeroSign.h: all -0.0
+//   products, and tiny products a narrow split partial rounds to -0.0)
 //   on the --shapes, or on N probe points (default 2) of every class of the embedded
 //   table that has a descriptor.
 //   --walks: before the probe, print the black box's pair walk (r at 0, +L/-L at m, m+1)
@@ -82,7 +83,7 @@ struct Args {
   int positions = 0;  // random draws of the position test; 0: no position test
   int64_t positions_max_k = 1024;
   std::vector<std::vector<int64_t>> trees;  // --tree: each tree's leaves, ascending
-  int zero_sign = 0;  // --zero-sign[=N]: the all -0.0 products experiment only
+  int zero_sign = 0;  // --zero-sign[=N]: the signed-zero experiment only
   bool shapes_given = false;
 };
 
