@@ -169,6 +169,7 @@ absl::StatusOr<MatchResult> CublasMatcher::match(const runtime::GemmShape& s, ui
   res.map_hit = run.ok() && table_->variants[run->variant].key == truth.key &&
                 run->splitk == truth.splitk;
   absl::StatusOr<dsl::GemmDesc> answer_desc = lookup_answer(*table_, s, truth);
+  if (absl::StatusOr<int> c = class_of_answer(*table_, s, truth.key); c.ok()) res.answer_class = *c;
   if (!desc.ok()) {
     res.verdict = Verdict::kNoDesc;
     res.detail = std::string(desc.status().message());

@@ -63,6 +63,7 @@ struct MatchResult {
   Verdict answer_verdict = Verdict::kNoDesc;
   std::string answer_detail;
   std::string answer_algo;  // cuBLASLt's answer, runtime::to_string(algo); "" if refused
+  int answer_class = -1;    // the table class of that answer (class_of_answer), -1 if none
 };
 
 class CublasMatcher {

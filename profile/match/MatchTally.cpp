@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -68,6 +69,7 @@ void MatchTallies::add(const std::string& dtype_family, const std::string& shape
   if (r.answer_verdict == Verdict::kIdentical || r.answer_verdict == Verdict::kDiffer) {
     AlgoTally& at = by_algo[dtype_family + " " + r.answer_algo];
     ++at.compared;
+    at.cls = r.answer_class;
     if (r.answer_verdict == Verdict::kDiffer && at.differ++ == 0) {
       at.example = shape + ": " + r.answer_detail;
     }
@@ -87,6 +89,7 @@ void MatchTallies::merge(const MatchTallies& other) {
   for (const auto& [algo, t] : other.by_algo) {
     AlgoTally& at = by_algo[algo];
     if (at.differ == 0 && t.differ > 0) at.example = t.example;
+    if (t.cls >= 0) at.cls = t.cls;
     at.compared += t.compared;
     at.differ += t.differ;
   }
@@ -108,8 +111,8 @@ std::string MatchTallies::to_text() const {
   tallies("family", by_family);
   tallies("dtype", by_dtype);
   for (const auto& [algo, t] : by_algo) {
-    absl::StrAppend(&out, "algo\t", flat(algo), "\t", t.compared, "\t", t.differ, "\t",
-                    flat(t.example), "\n");
+    absl::StrAppend(&out, "algo\t", flat(algo), "\t", t.compared, "\t", t.differ, "\t", t.cls,
+                    "\t", flat(t.example), "\n");
   }
   return out;
 }
@@ -139,10 +142,11 @@ absl::StatusOr<MatchTallies> parse_tallies(const std::string& text) {
       (f[0] == "family" ? out.by_family : out.by_dtype)[f[1]] = t;
     } else if (f[0] == "algo") {
       AlgoTally t;
-      if (f.size() != 5 || !absl::SimpleAtoi(f[2], &t.compared) || !absl::SimpleAtoi(f[3], &t.differ)) {
-        return bad("an algo line is 'algo<TAB>answer<TAB>compared<TAB>differ<TAB>example'");
+      if (f.size() != 6 || !absl::SimpleAtoi(f[2], &t.compared) || !absl::SimpleAtoi(f[3], &t.differ) ||
+          !absl::SimpleAtoi(f[4], &t.cls)) {
+        return bad("an algo line is 'algo<TAB>answer<TAB>compared<TAB>differ<TAB>class<TAB>example'");
       }
-      t.example = f[4];
+      t.example = f[5];
       out.by_algo[f[1]] = t;
     } else {
       return bad("the kind is not run, family, dtype or algo");
@@ -173,10 +177,18 @@ void MatchTallies::print(int64_t show) const {
                    [](const auto& x, const auto& y) { return x.second.differ > y.second.differ; });
   if (!wrong.empty()) std::printf("\nanswers whose descriptor differs (differ/compared, first shape):\n");
   for (size_t i = 0; i < wrong.size() && i < static_cast<size_t>(show); ++i) {
-    std::printf("  %lld/%lld %s\n      %s\n", static_cast<long long>(wrong[i].second.differ),
+    std::printf("  %lld/%lld %s class %d\n      %s\n", static_cast<long long>(wrong[i].second.differ),
                 static_cast<long long>(wrong[i].second.compared), wrong[i].first.c_str(),
-                wrong[i].second.example.substr(0, 400).c_str());
+                wrong[i].second.cls, wrong[i].second.example.substr(0, 400).c_str());
   }
+}
+
+std::vector<int> MatchTallies::differing_classes() const {
+  std::set<int> cls;
+  for (const auto& [algo, t] : by_algo) {
+    if (t.differ > 0 && t.cls >= 0) cls.insert(t.cls);
+  }
+  return {cls.begin(), cls.end()};
 }
 
 }  // namespace fixbits::profile

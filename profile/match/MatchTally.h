@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "profile/match/CublasMatch.h"
@@ -33,6 +34,7 @@ struct Tally {
 // Per cuBLASLt answer (algo), the answer path's compared and differing shapes.
 struct AlgoTally {
   int64_t compared = 0, differ = 0;
+  int cls = -1;         // the answer's table class (MatchResult::answer_class)
   std::string example;  // the first differing shape and its detail
 };
 
@@ -53,6 +55,10 @@ struct MatchTallies {
   // differs and no run failed.
   int64_t differ() const;
   void print(int64_t show) const;
+  // The table classes of the answers with a differing shape, ascending: what
+  // fixbits-cublas-scan --classes revalidates (fixbits-cublas-match
+  // --differing-classes-out writes them comma-separated).
+  std::vector<int> differing_classes() const;
 };
 
 absl::StatusOr<MatchTallies> parse_tallies(const std::string& text);

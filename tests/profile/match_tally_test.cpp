@@ -66,6 +66,32 @@ TEST(MatchTallyTest, TextRoundTripsAndMergeAdds) {
   EXPECT_EQ(sum.differ(), 2);
 }
 
+// The class of each answer rides through the text form and the merge, and
+// differing_classes() lists those with a differing shape once each, ascending: what
+// fixbits-cublas-match --differing-classes-out hands to fixbits-cublas-scan --classes.
+TEST(MatchTallyTest, DifferingClassesSurviveTheTextFormAndTheMerge) {
+  MatchTallies a, b;
+  MatchResult r = result(Verdict::kDiffer, Verdict::kDiffer, true, "kernel");
+  r.answer_class = 48;
+  a.add("f16:f16:nn", "6x7x8", r);
+  r.answer_algo = "id=23 tile=18";
+  r.answer_class = 333;
+  r.answer_verdict = Verdict::kIdentical;
+  a.add("f16:f16:nn", "1x2x3", r);  // compared, identical: not listed
+  r.answer_algo = "id=11";
+  r.answer_class = 42;
+  r.answer_verdict = Verdict::kDiffer;
+  b.add("f16:f16:nn", "2x2x2", r);
+  b.add("bf16:bf16:nn", "2x2x3", r);  // another family, same class
+  absl::StatusOr<MatchTallies> back = parse_tallies(b.to_text());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->by_algo.at("f16:f16:nn id=11").cls, 42);
+  a.merge(*back);
+  EXPECT_EQ(a.differing_classes(), (std::vector<int>{42, 48}));
+  EXPECT_TRUE(MatchTallies{}.differing_classes().empty());
+  EXPECT_FALSE(parse_tallies("algo\tf16 id=1\t1\t1\tx\texample\n").ok());
+}
+
 TEST(MatchTallyTest, ABadLineIsNamed) {
   absl::StatusOr<MatchTallies> t = parse_tallies("run\t0\t1\t0.5\ndtype\tf16\t1\t2\n");
   ASSERT_FALSE(t.ok());
