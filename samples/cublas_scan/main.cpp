@@ -62,7 +62,8 @@
 //   --no-separate-validated: a validated class is not revalidated just because its
 //   probes leave a separating point (by default it is, for up to three probes).
 //   --classes=I,J,...: visit only these classes of the (resumed) table, revalidating
-//   each one that has a descriptor (the classes a match found differing).
+//   each one that has a descriptor (the classes a match found differing:
+//   fixbits-cublas-match --differing-classes-out). An empty list visits none.
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
@@ -212,6 +213,9 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
         }
         a.probe.only_classes.insert(c);
       }
+      // An empty list (fixbits-cublas-match --differing-classes-out found nothing to
+      // revalidate) visits no class, where no --classes would visit them all.
+      if (a.probe.only_classes.empty()) a.no_probe = true;
     } else if (arg == "--no-separate-validated") {
       a.probe.separate_validated = false;
     } else if (arg == "--no-probe") {
