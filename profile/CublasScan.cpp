@@ -485,8 +485,10 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 // the enclosing level's (a level whose span covers its parts cuts nothing), and the
 // replay decides whether the probe at k could have seen them (session 11's device run
 // 4: the id 11 kernel's inner cut of 256 is invisible at K = 257, split into 129s).
+// An uncut `there` has no enclosing level: it is no split whose cut hid.
 bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
+  if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
   dsl::GemmDesc alt = d;
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
     if (i < there.k_cuts.size()) {

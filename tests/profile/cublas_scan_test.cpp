@@ -1178,6 +1178,32 @@ TEST(CublasScan, AnInnerCutOneProbeCannotSeeIsExplainedByTheProbeThatSawIt) {
   EXPECT_FALSE(*same);
 }
 
+// Extra inner levels explain only a probe that has a level of its own: a probe that
+// came back uncut (here a plain chain at K = 17, found as one gemv lane) is not a split
+// whose cut it failed to see, so the class's probes disagree and it keeps no
+// descriptor (explains() once read the level above level 0 here, and took the
+// class's two-level split, wrong at K = 17, as validated).
+TEST(CublasScan, AnUncutProbeIsNoShallowSplit) {
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    if (k < 300) return d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_cuts = {{(k + 1) / 2, dsl::Fold::kChain}, {256, dsl::Fold::kChain}};
+    return d;
+  };
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 17, 641, 3000}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats =
+      scan_and_probe(t, st, AlgoConfig{.id = 11}, grid, truth,
+                     ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16}, &probes);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  EXPECT_FALSE(c.desc.has_value()) << *c.desc;
+  EXPECT_TRUE(has(c.note, "disagree")) << c.note;
+}
+
 // A vector shape is searched as gemv first (session 11: the id 13 gemv classes passed
 // every probe time limit at K = 4096 in the plain and split-K searches before gemv).
 // The gemv box comes back as its own descriptor; a box that runs a plain fma chain
