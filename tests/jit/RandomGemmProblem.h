@@ -1,7 +1,8 @@
 // RandomGemmProblem: a dsl::reference::GemmProblem of fresh random inputs for one
 // GemmDesc and shape (tests/jit/RandomInputs.h draws the bits), shared by the GEMM
 // tests that compare against the CPU reference: the interpreter proof
-// (tests/codegen/gemm_interp_test) and the GPU test (tests/jit/gemm_gpu_test).
+// (tests/codegen/gemm_interp_test) and the GPU test (tests/jit/gemm_gpu_test); and
+// the one fixed problem both use for the split merge's +0.0 seed.
 // Invariant: every buffer the descriptor reads is filled (C and alpha/beta only when
 // desc.alpha_beta, the f32 bias only when desc.bias), in the layouts asked for.
 #pragma once
