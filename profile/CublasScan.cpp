@@ -16,6 +16,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -368,7 +369,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
 
 absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
                                                      const std::vector<uint32_t>& splitks,
-                                                     const std::vector<dsl::GemmDesc>& descs) {
+                                                     const std::vector<dsl::GemmDesc>& descs,
+                                                     const SpanAlsoFits& also_fits) {
   if (ks.empty() || ks.size() != descs.size() || ks.size() != splitks.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "fit_span_rules needs one probed K and split count per descriptor; it got %d Ks, %d "
@@ -392,7 +394,9 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
     auto fits = [&](const SpanRule& r) {
       for (size_t j = 0; j < ks.size(); ++j) {
         if (spans[j] < 0) continue;
-        if (apply_span_rule(r, spans[0], ks[j], splitks[j]) != spans[j]) return false;
+        const int64_t want = apply_span_rule(r, spans[0], ks[j], splitks[j]);
+        if (want == spans[j]) continue;
+        if (!also_fits || !also_fits(j, i, want)) return false;
       }
       return true;
     };
@@ -486,6 +490,8 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 // replay decides whether the probe at k could have seen them (session 11's device run
 // 4: the id 11 kernel's inner cut of 256 is invisible at K = 257, split into 129s).
 // An uncut `there` has no enclosing level: it is no split whose cut hid.
+bool replays(const dsl::GemmDesc& alt, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo);
+
 bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
   if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
@@ -503,6 +509,12 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
     alt.blocks = there.blocks;
     if (there.lane_tile == 1) alt.lane_tile = 1;
   }
+  return replays(alt, there, k, memo);
+}
+
+// Whether `alt` passes every experiment a probe at K = k runs against a box computing
+// `there` (equal descriptors pass at once); the verdicts are kept in *memo.
+bool replays(const dsl::GemmDesc& alt, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
   if (alt == there) return true;
   const std::string key = dsl::to_string(alt);
   if (auto it = memo->accepts.find(key); it != memo->accepts.end()) return it->second;
@@ -646,6 +658,39 @@ std::vector<dsl::GemmDesc> step_alternatives(const std::vector<ProbeResult>& res
   return out;
 }
 
+// fit_span_rules over results[i] for i in `order` (those with a descriptor), with the
+// replay as its SpanAlsoFits: a rule's span at a probe that differs from the one the
+// probe saw still fits when the probe's descriptor with that span (inner levels clamped
+// to it) passes the probe's experiments. Session 12: f16 class 173's probe at K = 17,
+// P = 2 returned the uncut span 17 where split/8 cuts at 16 (a last part of one
+// product the experiments cannot see), and the class had no rule for 128 of the
+// match's draws; the match then found cuBLAS cutting at 16 there.
+absl::StatusOr<std::vector<SpanRule>> fit_rules_of(const std::vector<ProbeResult>& results,
+                                                   const std::vector<size_t>& order, bool split) {
+  std::vector<int64_t> ks;
+  std::vector<uint32_t> ps;
+  std::vector<dsl::GemmDesc> descs;
+  std::vector<size_t> from;  // results index of each fit entry
+  for (size_t i : order) {
+    if (!results[i].desc.ok()) continue;
+    ks.push_back(results[i].at.k);
+    ps.push_back(results[i].at.splitk);
+    descs.push_back(*results[i].desc);
+    from.push_back(i);
+  }
+  const SpanAlsoFits also = [&](size_t j, size_t level, int64_t span) {
+    const dsl::GemmDesc& there = descs[j];
+    if (level >= there.k_cuts.size() || span < 1) return false;
+    dsl::GemmDesc alt = there;
+    alt.k_cuts[level].span = span;
+    for (size_t i = level + 1; i < alt.k_cuts.size(); ++i) {
+      alt.k_cuts[i].span = std::min(alt.k_cuts[i].span, alt.k_cuts[i - 1].span);
+    }
+    return replays(alt, there, ks[j], results[from[j]].memo.get());
+  };
+  return fit_span_rules(split, ks, ps, descs, also);
+}
+
 // Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
 std::optional<std::string> disagreement(const std::vector<ProbeResult>& results, size_t j,
                                         bool split) {
@@ -663,16 +708,8 @@ std::optional<std::string> disagreement(const std::vector<ProbeResult>& results,
     return absl::StrFormat("%s gives %s but %s gives %s", where(first.at),
                            dsl::to_string(*first.desc), where(r.at), dsl::to_string(*r.desc));
   }
-  std::vector<int64_t> ks;
-  std::vector<uint32_t> ps;
-  std::vector<dsl::GemmDesc> descs;
-  for (size_t i : order_from(base->point, j)) {
-    if (!results[i].desc.ok()) continue;
-    ks.push_back(results[i].at.k);
-    ps.push_back(results[i].at.splitk);
-    descs.push_back(*results[i].desc);
-  }
-  absl::StatusOr<std::vector<SpanRule>> rules = fit_span_rules(split, ks, ps, descs);
+  absl::StatusOr<std::vector<SpanRule>> rules =
+      fit_rules_of(results, order_from(base->point, j), split);
   if (!rules.ok()) {
     return absl::StrFormat("with %s: %s", where(r.at), rules.status().message());
   }
@@ -698,13 +735,20 @@ class ClassProber {
       const int ci = static_cast<int>(c);
       TableClass& cls = table_.classes[c];
       if (!seen(ci)) continue;
-      const bool listed = options_.only_classes.count(ci) > 0;
-      if (!options_.only_classes.empty() && !listed) continue;
+      const bool extra = options_.extra_points.count(ci) > 0;
+      const bool listed = options_.only_classes.count(ci) > 0 || extra;
+      const bool some_listed = !options_.only_classes.empty() || !options_.extra_points.empty();
+      if (some_listed && !listed) continue;
+      if (extra) {
+        const std::vector<ProbePoint>& pts = options_.extra_points.at(ci);
+        extras_[ci] = std::deque<ProbePoint>(pts.begin(), pts.end());
+      }
       if (!cls.desc) {
         // A probe of an earlier run (a resumed table) found no descriptor for this class:
         // probing it again costs the same probes for the same answer (device run 3 of
-        // 2026-12-03 spent 25 of its 105 s re-proving 15 such classes).
-        if (!options_.retry_failed && concluded_note(cls.note)) {
+        // 2026-12-03 spent 25 of its 105 s re-proving 15 such classes). A point given
+        // for it (extra_points) is new evidence, so such a class is probed.
+        if (!options_.retry_failed && !extra && concluded_note(cls.note)) {
           ++stats_.concluded;
           continue;
         }
@@ -914,16 +958,8 @@ class ClassProber {
     // With one cut level, the span the class's rule (as finish() fits it) gives a point.
     std::optional<SpanRule> rule;
     if (bd.k_cuts.size() == 1) {
-      std::vector<int64_t> ks;
-      std::vector<uint32_t> ps;
-      std::vector<dsl::GemmDesc> descs;
-      for (size_t i : order_from(base->point, done.size() - 1)) {
-        ks.push_back(done[i].at.k);
-        ps.push_back(done[i].at.splitk);
-        descs.push_back(*done[i].desc);
-      }
-      absl::StatusOr<std::vector<SpanRule>> rules =
-          fit_span_rules(table_.classes[c].cls.values.split, ks, ps, descs);
+      absl::StatusOr<std::vector<SpanRule>> rules = fit_rules_of(
+          done, order_from(base->point, done.size() - 1), table_.classes[c].cls.values.split);
       if (!rules.ok() || rules->size() != 1) return std::nullopt;
       rule = (*rules)[0];
     }
@@ -974,8 +1010,15 @@ class ClassProber {
         }
         for (char d : differs) n += d;
       }
+      // A span that leaves the last part one product is no separation: the merge adds
+      // that product much as the part before it would have, and the probe's experiments
+      // do not tell the two apart (session 12: class 173's probe at K = 17, P = 2 saw no
+      // cut where split/8 cuts at 16).
+      auto lone_last = [&](int64_t span) { return span < k && (k - 1) % span == 0; };
+      const int64_t own_span = apply_span_rule(*rule, 0, k, p);
       for (const SpanRule& r : split_alts) {
-        n += apply_span_rule(r, 0, k, p) != apply_span_rule(*rule, 0, k, p);
+        const int64_t span = apply_span_rule(r, 0, k, p);
+        n += span != own_span && !lone_last(span) && !lone_last(own_span);
       }
       return n;
     };
@@ -1086,7 +1129,13 @@ class ClassProber {
     std::optional<ProbePoint> forced;
     int separated = 0;
     while (true) {
-      if (static_cast<int>(done.size()) >= wanted(c)) {
+      // The points given for this class (ProbeOptions::extra_points) come first.
+      std::optional<ProbePoint> given;
+      if (auto it = extras_.find(c); it != extras_.end() && !it->second.empty()) {
+        given = it->second.front();
+        it->second.pop_front();
+      }
+      if (!given && static_cast<int>(done.size()) >= wanted(c)) {
         // Up to kMaxSeparating per visit: one point rarely rules out every split rule
         // (split/16/128 and split/8/64 agree at K = 190, 382, 4096 and 33 with P = 3).
         if (separated >= kMaxSeparating) break;
@@ -1096,7 +1145,9 @@ class ClassProber {
         ++stats_.separating;
       }
       const std::optional<ProbePoint> pt =
-          forced ? forced : timed(&visit_.next_point, [&] { return next_point(c); });
+          given    ? given
+          : forced ? forced
+                   : timed(&visit_.next_point, [&] { return next_point(c); });
       forced.reset();
       if (!pt) break;
       // The separating probe is an extra: without budget for it the class keeps what its
@@ -1224,23 +1275,15 @@ class ClassProber {
       }
       return fail(c, absl::StrJoin(why, "; "));
     }
-    std::vector<int64_t> ks;
-    std::vector<uint32_t> ps;
-    std::vector<dsl::GemmDesc> descs;
     // The class's descriptor is the probe that explains all the others (checked by
     // disagreement() as each probe came); its point is listed first.
     const std::optional<Base> base = base_of(done, done.size() - 1);
-    for (size_t i : order_from(base ? base->point : 0, done.size() - 1)) {
-      const ProbeResult& r = done[i];
-      ks.push_back(r.at.k);
-      ps.push_back(r.at.splitk);
-      descs.push_back(*r.desc);
-      cls.probes.push_back(r.at);
-    }
+    const std::vector<size_t> order = order_from(base ? base->point : 0, done.size() - 1);
+    for (size_t i : order) cls.probes.push_back(done[i].at);
     absl::StatusOr<std::vector<SpanRule>> rules =
-        fit_span_rules(cls.cls.values.split, ks, ps, descs);
+        fit_rules_of(done, order, cls.cls.values.split);
     if (!rules.ok()) return fail(c, std::string(rules.status().message()));  // checked before
-    cls.desc = base ? base->desc : descs[0];
+    cls.desc = base ? base->desc : *done[order[0]].desc;
     cls.rules = *rules;
     std::set<int> variants;
     int total = 0;
@@ -1319,6 +1362,7 @@ class ClassProber {
   std::set<int> revalidating_;  // classes that had a descriptor and are probed again
   std::set<int> stale_note_;    // classes whose earlier run's note process() replaces
   std::set<int> visited_;       // classes process() has started on
+  std::map<int, std::deque<ProbePoint>> extras_;  // extra_points not probed yet, by class
   ProbeStats stats_;
 };
 
@@ -1333,6 +1377,18 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
       return absl::InvalidArgumentError(absl::StrFormat(
           "ProbeOptions.only_classes names class %d; the table has classes 0 to %d.", c,
           static_cast<int>(table.classes.size()) - 1));
+    }
+  }
+  for (const auto& [c, pts] : options.extra_points) {
+    for (const ProbePoint& p : pts) {
+      if (c < 0 || c >= static_cast<int>(table.classes.size()) || p.variant < 0 ||
+          p.variant >= static_cast<int>(table.variants.size()) ||
+          table.variants[p.variant].cls != c || p.m < 1 || p.n < 1 || p.k < 1 || p.splitk < 1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "ProbeOptions.extra_points[%d] holds a point of variant %d at %dx%dx%d/%d, which is "
+            "not a shape of a variant of that class; make it with point_of_shape.", c, p.variant,
+            p.m, p.n, p.k, p.splitk));
+      }
     }
   }
   if (options.slices < 1 || options.slice < 0 || options.slice >= options.slices) {
@@ -1379,6 +1435,22 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
     }
   }
   return ClassProber(table, state, probe, options).run(progress);
+}
+
+absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtime::GemmShape& s,
+                                          const runtime::AlgoConfig& answer, int* cls) {
+  const std::string family = family_of(s);
+  const CublasAnswer a = answer_of(answer);
+  for (size_t v = 0; v < table.variants.size(); ++v) {
+    const TableVariant& tv = table.variants[v];
+    if (tv.family != family || tv.key != a.key) continue;
+    if (cls != nullptr) *cls = tv.cls;
+    return ProbePoint{.variant = static_cast<int>(v), .m = s.m, .n = s.n, .k = s.k,
+                      .splitk = a.splitk};
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "The table has no %s variant %s (cuBLASLt's answer at %dx%dx%d); scan the shape's "
+      "family again to meet it.", family, to_string(a.key), s.m, s.n, s.k));
 }
 
 absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {

@@ -78,7 +78,9 @@
 //     multiples of A, G elsewhere); else "whole" when every probe saw span == K, else
 //     "fixed" when all agree; anything else is FailedPrecondition naming the level and
 //     the spans. descs[0] must have the most levels: a probe with fewer (an inner cut
-//     its K did not show) is left out of the levels it lacks.
+//     its K did not show) is left out of the levels it lacks. probe_classes fits with
+//     each probe's replay: a rule whose span differs from a probe's fits that probe
+//     when the probe's experiments cannot tell the two spans apart.
 // Example: a split class probed at (K, P) = (577, 3) (span 256) and (1000, 4) (span
 //   256): G = 1024 gives 577 at K = 577 (no); G = 256 gives 256 and 256 (yes), so the
 //   rule is split/256; a third probe at (500, 3) (span 192) moves it to split/64
@@ -211,6 +213,15 @@ struct ProbeOptions {
   // `revalidate`, then the separating probes): the device time goes to the classes a
   // match found differing.
   std::set<int> only_classes;
+  // By class index: points probed first when the class is visited, before any point the
+  // chooser picks (fixbits-cublas-scan --probe-at: a shape the match found differing,
+  // probed at its own M, N, K and split count, where the class's own probes did not
+  // look; point_of_shape makes them). Each such class is visited as if only_classes
+  // listed it (a validated one is revalidated: its old probes are checked with the new
+  // ones; one without a descriptor is probed even if an earlier run concluded it), and
+  // while only_classes is empty, only these classes are visited. Each point's variant
+  // must be a variant of its class.
+  std::map<int, std::vector<ProbePoint>> extra_points;
   // slices > 1: this run visits only the classes at positions slice, slice + slices, ...
   // of the work list in its probing order (the same list in every run given the same
   // table and options), so `slices` processes with slice = 0 .. slices - 1 share one
@@ -237,6 +248,13 @@ absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& st
                                          const ProbeFn& probe, const ProbeOptions& options,
                                          const ProgressFn& progress = {});
 
+// The probe point of shape `s` (its family's dtypes and layout) where cuBLASLt answered
+// `answer`: the table's variant of s's family with the answer's key, at s's M, N, K and
+// the answer's split count; *cls gets the variant's class. NotFound naming the family and
+// the key when the table has no such variant (a scan that never met that answer).
+absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtime::GemmShape& s,
+                                          const runtime::AlgoConfig& answer, int* cls);
+
 // One variant's probe at shape `s` through `box` (the full-shape black box): the family
 // the key suggests first (split_k when key.split, else plain), then the other of the
 // two, then gemv; the first family that yields a descriptor wins. The error of the
@@ -259,8 +277,14 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that
 // follows the split count.
+// also_fits (optional): asked when a rule gives probe j a span other than the one it
+// saw at cut level `level`; true lets the rule fit that probe anyway (probe_classes
+// passes the probe's replay: whether its descriptor with that span passes the probe's
+// own experiments, i.e. the probe could not tell the two spans apart).
+using SpanAlsoFits = std::function<bool(size_t j, size_t level, int64_t span)>;
 absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
                                                      const std::vector<uint32_t>& splitks,
-                                                     const std::vector<dsl::GemmDesc>& descs);
+                                                     const std::vector<dsl::GemmDesc>& descs,
+                                                     const SpanAlsoFits& also_fits = {});
 
 }  // namespace fixbits::profile

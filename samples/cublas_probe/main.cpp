@@ -66,6 +66,7 @@
 #include "runtime/CublasLt.h"
 #include "runtime/Cupti.h"
 #include "runtime/Runtime.h"
+#include "samples/common/ShapeArg.h"
 #include "samples/cublas_probe/Positions.h"
 #include "samples/cublas_probe/ZeroSign.h"
 
@@ -89,38 +90,6 @@ struct Args {
 
 std::string msg(const absl::Status& s) { return std::string(s.message()); }
 
-absl::StatusOr<runtime::GemmShape> parse_shape(std::string_view text) {
-  std::vector<std::string> parts = absl::StrSplit(absl::string_view(text.data(), text.size()), ':');
-  std::vector<std::string> dims = absl::StrSplit(parts[0], 'x');
-  runtime::GemmShape s;
-  if (dims.size() != 3 || !absl::SimpleAtoi(dims[0], &s.m) || !absl::SimpleAtoi(dims[1], &s.n) ||
-      !absl::SimpleAtoi(dims[2], &s.k)) {
-    return absl::InvalidArgumentError("The shape '" + std::string(text) +
-                                      "' is not MxNxK[:in[:out]][:tn].");
-  }
-  int dtypes = 0;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    if (parts[i] == "tn") {
-      s.b_row_major = false;
-      continue;
-    }
-    absl::StatusOr<DType> t = parse_dtype(parts[i]);
-    if (!t.ok()) {
-      return absl::InvalidArgumentError("The shape '" + std::string(text) + "' names '" +
-                                        parts[i] + "', neither a dtype nor 'tn'.");
-    }
-    if (dtypes++ == 0) {
-      s.a_dtype = s.b_dtype = *t;
-      s.out_dtype = dtype_is_fp8(*t) ? DType::kF16 : (*t == DType::kTF32 ? DType::kF32 : *t);
-    } else {
-      s.out_dtype = *t;
-    }
-  }
-  if (dtype_is_fp8(s.a_dtype)) s.b_row_major = false;
-  if (absl::Status v = runtime::validate_for_cublaslt(s); !v.ok()) return v;
-  return s;
-}
-
 std::vector<runtime::GemmShape> default_shapes() {
   std::vector<std::string> specs = {"1x4096x4096", "128x4096x4096", "4096x4096x4096",
                                     "8192x8192x8192:bf16", "1x1x262144"};
@@ -129,7 +98,7 @@ std::vector<runtime::GemmShape> default_shapes() {
       specs.push_back(std::to_string(m) + "x4096x" + std::to_string(k));
   std::vector<runtime::GemmShape> out;
   for (const std::string& s : specs) {
-    absl::StatusOr<runtime::GemmShape> shape = parse_shape(s);
+    absl::StatusOr<runtime::GemmShape> shape = samples::parse_shape_arg(s);
     if (shape.ok() && std::find(out.begin(), out.end(), *shape) == out.end()) out.push_back(*shape);
   }
   return out;
@@ -145,7 +114,7 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     };
     if (auto v = value("--shapes=")) {
       for (absl::string_view s : absl::StrSplit(absl::string_view(v->data(), v->size()), ',', absl::SkipEmpty())) {
-        absl::StatusOr<runtime::GemmShape> shape = parse_shape(std::string_view(s.data(), s.size()));
+        absl::StatusOr<runtime::GemmShape> shape = samples::parse_shape_arg(std::string_view(s.data(), s.size()));
         if (!shape.ok()) return shape.status();
         a.shapes.push_back(*shape);
       }

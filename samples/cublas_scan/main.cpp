@@ -28,7 +28,7 @@
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
-//          [--classes=I,J,...] [--jobs=N]
+//          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -64,6 +64,14 @@
 //   --classes=I,J,...: visit only these classes of the (resumed) table, revalidating
 //   each one that has a descriptor (the classes a match found differing:
 //   fixbits-cublas-match --differing-classes-out). An empty list visits none.
+//   --probe-at=S,S,... (with --resume; S = MxNxK[:in[:out]][:tn] as fixbits-cublas-probe
+//   takes): each shape is put to cuBLASLt's heuristic, and its answer's class is visited
+//   with a probe at exactly that shape and split count first (ProbeOptions::extra_points),
+//   then its old probes are checked with it: a shape the match found differing, where the
+//   class's own probes did not look (session 12's device run 1 probed six such shapes
+//   alone and recovered spans and K-loop steps the table's classes lacked). The classes
+//   visited are these (and --classes'); a shape whose answer the table never met is
+//   named and skipped.
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
@@ -89,8 +97,10 @@
 #include "absl/strings/numbers.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
+#include "samples/common/ShapeArg.h"
 #include "samples/common/SelfJobs.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -124,6 +134,7 @@ struct Args {
   std::string command;
   int64_t jobs = 1;                 // --jobs: processes, each a slice of the classes
   std::vector<std::string> passed;  // the arguments a slice gets (all but --jobs, --out)
+  std::vector<runtime::GemmShape> probe_at;  // --probe-at
 };
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -216,6 +227,13 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       // An empty list (fixbits-cublas-match --differing-classes-out found nothing to
       // revalidate) visits no class, where no --classes would visit them all.
       if (a.probe.only_classes.empty()) a.no_probe = true;
+    } else if (auto v = value("--probe-at=")) {
+      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        absl::StatusOr<runtime::GemmShape> shape =
+            samples::parse_shape_arg(std::string_view(part.data(), part.size()));
+        if (!shape.ok()) return absl::InvalidArgumentError(absl::StrCat("--probe-at: ", shape.status().message()));
+        a.probe_at.push_back(*shape);
+      }
     } else if (arg == "--no-separate-validated") {
       a.probe.separate_validated = false;
     } else if (arg == "--no-probe") {
@@ -230,6 +248,10 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   if (!a.append.empty() && !a.resume.empty()) {
     return absl::InvalidArgumentError(
         "--append scans new families into a table and --resume probes on in one; give one.");
+  }
+  if (!a.probe_at.empty() && a.resume.empty()) {
+    return absl::InvalidArgumentError(
+        "--probe-at probes classes of a table written earlier; give --resume=PATH.");
   }
   if (a.jobs > 1 && a.resume.empty()) {
     return absl::InvalidArgumentError(
@@ -472,6 +494,25 @@ int main(int argc, char** argv) {
     if (!r.ok()) return r.status();
     return r->algo;
   };
+  // --probe-at: each shape's class, with a probe at the shape first.
+  for (const runtime::GemmShape& s : args->probe_at) {
+    absl::StatusOr<runtime::AlgoConfig> answer = heuristic(s);
+    int cls = -1;
+    absl::StatusOr<profile::ProbePoint> pt =
+        answer.ok() ? profile::point_of_shape(table, s, *answer, &cls) : answer.status();
+    if (!pt.ok()) {
+      std::printf("probe-at %s: skipped: %s\n", runtime::to_string(s).c_str(),
+                  std::string(pt.status().message()).c_str());
+      continue;
+    }
+    std::printf("probe-at %s: class %d (variant %d, split %u)\n", runtime::to_string(s).c_str(),
+                cls, pt->variant, pt->splitk);
+    args->probe.extra_points[cls].push_back(*pt);
+  }
+  if (!args->probe_at.empty() && args->probe.extra_points.empty() &&
+      args->probe.only_classes.empty()) {
+    args->no_probe = true;  // no shape found its class: probing every class was not asked
+  }
   for (DType t : resume ? std::vector<DType>{} : args->dtypes) {
     const runtime::GemmShape family = *profile::usual_shape({1, 1, 1}, t);
     profile::ScanGrid grid =

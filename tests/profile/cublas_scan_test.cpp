@@ -1044,6 +1044,127 @@ TEST(CublasScan, ASplitClassStepTheProbesCannotTellApartGetsASeparatingProbe) {
   }
 }
 
+// ProbeOptions::extra_points (fixbits-cublas-scan --probe-at): a split class whose grid
+// points all have spans and last parts that are multiples of 16 cannot tell the truth's
+// K-loop step 64 with the short turn first from the plain step (session 12's device run
+// 1: id 23 tile 11 bf16 classes, 128/first at 105x10x3362 where the table said 0/last).
+// A point given at K = 200 (span 72, short turn 8) is probed first on the class's next
+// visit, and the class's descriptor then gives the truth's bits there; without it, it
+// does not (or the test proves nothing). point_of_shape finds the point's variant and
+// class from cuBLASLt's answer, and names an answer the table never met.
+TEST(CublasScan, AGivenPointIsProbedFirstAndRefitsTheClass) {
+  const auto truth = split3_truth(8, {64, dsl::ShortTurn::kFirst});
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 96, 144, 480}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  // No heuristic: the separating probe keeps to the grid's points, which cannot tell.
+  ProbeOptions o{.max_probe_k = 4096};
+  absl::StatusOr<ProbeStats> stats = scan_and_probe(t, st, kSplit3, grid, truth, o, &probes);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  // Whether the table's descriptor at 1 x 1 x k gives the truth's bits on every
+  // experiment the probe knows (dsl::probe::reproduces; an f16 output hides most
+  // orders on random draws).
+  auto same_at = [&](int64_t k) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(t, GemmShape{.m = 1, .n = 1, .k = k});
+    EXPECT_TRUE(d.ok()) << d.status();
+    if (!d.ok()) return false;
+    dsl::probe::ProbeOptions po;
+    po.k = k;
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(*d, truth(GemmShape{}, k), po, &why);
+    EXPECT_TRUE(same.ok()) << same.status();
+    return same.ok() && *same;
+  };
+  ASSERT_FALSE(same_at(200)) << "the grid's probes already tell the steps apart: "
+                             << *t.classes[0].desc;
+
+  int cls = -1;
+  absl::StatusOr<ProbePoint> pt =
+      point_of_shape(t, GemmShape{.m = 1, .n = 1, .k = 200}, kSplit3, &cls);
+  ASSERT_TRUE(pt.ok()) << pt.status();
+  EXPECT_EQ(cls, 0);
+  EXPECT_EQ(pt->splitk, 3u);
+  EXPECT_EQ(pt->k, 200);
+  std::set<int64_t> probed_k;
+  const ProbeFn inner = reference_probe(truth, &probes);
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+    probed_k.insert(s.k);
+    return inner(s, key);
+  };
+  ProbeOptions again = o;
+  again.heuristic = always(kSplit3);  // the given point is checked against cuBLASLt's answer
+  again.extra_points[cls] = {*pt};
+  stats = probe_classes(t, st, watch, again);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(probed_k.count(200)) << "the given point was not probed";
+  EXPECT_EQ(stats->revalidated, 1);
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  for (int64_t k : {200, 250, 401, 470}) {  // the map's runs end at the grid's K = 480
+    EXPECT_TRUE(same_at(k)) << "K = " << k << ": " << *t.classes[0].desc;
+  }
+
+  absl::StatusOr<ProbePoint> none = point_of_shape(
+      t, GemmShape{.m = 1, .n = 1, .k = 200}, AlgoConfig{.id = 99}, &cls);
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(absl::IsNotFound(none.status())) << none.status();
+  EXPECT_TRUE(has(none.status(), "id=99")) << none.status();
+  again.extra_points[cls] = {ProbePoint{.variant = 7, .m = 1, .n = 1, .k = 200, .splitk = 3}};
+  absl::StatusOr<ProbeStats> bad = probe_classes(t, st, watch, again);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(has(bad.status(), "ProbeOptions.extra_points")) << bad.status();
+}
+
+// A span a probe's experiments cannot tell from the rule's is no disagreement. Split in
+// two by split/8, K = 17 is cut at 16, and the last part's one product is added by the
+// merge as the chain would have added it: the probe there may return either span (the
+// reference's probe returns 16; the H200's returned 17 for f16 class 173, which then
+// had no rule for 128 of the match's draws, and the match found cuBLAS cutting at 16).
+// A probe that answers 17 at K = 17 stands in for the H200's: the fit asks that
+// probe's replay whether span 16 passes its experiments, and the class gets split/8;
+// fitted on the spans alone, no rule fits.
+TEST(CublasScan, ASpanTheProbeCannotTellFromTheRulesFitsThatProbe) {
+  const AlgoConfig split2{.id = 66, .splitk_num = 2, .reduction_scheme = 2};
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_cuts = {{apply_span_rule(SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 8}, 0, k, 2),
+                 dsl::Fold::kChain}};
+    return d;
+  };
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 17, 391, 1000}};
+  int probes = 0;
+  const ProbeFn reference = reference_probe(truth, &probes);
+  std::vector<dsl::GemmDesc> at17;
+  const ProbeFn uncut_at_17 = [&](const GemmShape& s, const CublasKey& key) {
+    absl::StatusOr<dsl::GemmDesc> d = reference(s, key);
+    if (d.ok() && s.k == 17 && d->k_cuts.size() == 1) {
+      at17.push_back(*d);
+      d->k_cuts[0].span = 17;  // the other answer the probe's experiments allow
+    }
+    return d;
+  };
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(split2)).ok());
+  ProbeOptions o{.max_probe_k = 4096, .small_probe_k = 16};
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, uncut_at_17, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(at17.size(), 1u) << "the class was not probed at K = 17";
+  EXPECT_EQ(at17[0].k_cuts[0].span, 16) << at17[0];
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  ASSERT_EQ(c.rules.size(), 1u);
+  EXPECT_EQ(to_string(c.rules[0]), "split/8");
+  ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {17, 100, 391, 999}));
+
+  // On the spans alone (17 at K = 17, 200 at K = 391) no rule fits.
+  dsl::GemmDesc uncut = at17[0], cut = truth(GemmShape{}, 391);
+  uncut.k_cuts[0].span = 17;
+  EXPECT_FALSE(fit_span_rules(true, {391, 17}, {2, 2}, {cut, uncut}).ok());
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
