@@ -416,18 +416,20 @@ SplitFrame make_split_frame(Builder& b, Value cols, int64_t strip, int p,
   SplitFrame f;
   Value pid = b.program_id(0);
   Value row = pid;
-  Value one = b.const_int(Elem::kI32, 1);
   f.part = b.const_int(Elem::kI32, 0);
   if (p > 1) {  // grid "row_blocks": P consecutive blocks share a row
     Value pc = b.const_int(Elem::kI32, p);
     row = b.div(pid, pc);
     f.part = b.sub(pid, b.mul(row, pc));
   }
-  if (backward_rows) row = b.sub(b.sub(*backward_rows, one), row);  // the first blocks: the last row
+  if (backward_rows) {  // the first blocks take the last row
+    row = b.sub(b.sub(*backward_rows, b.const_int(Elem::kI32, 1)), row);
+  }
   f.line.cols = cols;
   f.line.row64 = b.cast(row, Elem::kI64);
   f.line.base = b.mul(f.line.row64, b.cast(cols, Elem::kI64));
   f.line.zero = b.const_int(Elem::kI32, 0);
+  Value one = b.const_int(Elem::kI32, 1);
   f.n = b.add(b.div(b.sub(cols, one), b.const_int(Elem::kI32, strip)), one);
   f.ws_base = b.mul(f.line.row64, b.cast(f.n, Elem::kI64));
   return f;
