@@ -14,10 +14,12 @@
 // each config with keep_passes N (the row's first N passes kept in registers: a row of
 // at most N passes is read once) for N = 1, 2, 4, ... and N = ceil(cols / Q), up to
 // the rows' passes and the register bound dsl::max_keep_passes; pinned RMSNorm and
-// softmax rows that get a split also try it as one cluster kernel (cluster_rows, P =
-// 2, 4, 8, each block keeping its share of strips), and, where x passes 24 MiB, as
-// separate kernels launched for groups of 16 or 8 MiB of rows (rows_per_launch, so a
-// group's second read of x hits L2). The label says which won (bpr=1:
+// softmax rows that get a split also try each split in alternating row order
+// (alternate_row_order: a later phase starts on the rows the one before read last,
+// still in L2), as one cluster kernel (cluster_rows, P = 2, 4, 8, each block keeping
+// its share of strips), and, where x passes 24 MiB, as separate kernels launched for
+// groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
+// L2). The label says which won (alt=1: alternating row order; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -356,22 +358,26 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice
     // it (more blocks in flight per SM); columns also half of it (a smaller workspace).
+    // RMSNorm/softmax rows also try each in alternating row order (label alt=1: every
+    // later phase starts on the rows the phase before read last, still in L2).
     const int p = jit::ReduceRunner::suggest_blocks_per_row(desc, c, rows, cols,
                                                             dev->info().multiprocessor_count);
     if (p > 1) {
       const bool by_row = desc.axis == dsl::ReduceAxis::kRow;
       const int64_t most = by_row ? std::min<int64_t>(dsl::strip_count(desc, cols), 1024)
                                   : dsl::max_column_parts(desc, c);
-      c.blocks_per_row = p;
-      candidates.push_back(c);
-      if (2 * p <= most) {
-        c.blocks_per_row = 2 * p;
+      auto add_split = [&](int parts) {
+        c.blocks_per_row = parts;
         candidates.push_back(c);
-      }
-      if (!by_row && p / 2 > 1) {
-        c.blocks_per_row = p / 2;
-        candidates.push_back(c);
-      }
+        if (two_pass && by_row) {
+          dsl::ReduceConfig k = c;
+          k.alternate_row_order = true;
+          candidates.push_back(k);
+        }
+      };
+      add_split(p);
+      if (2 * p <= most) add_split(2 * p);
+      if (!by_row && p / 2 > 1) add_split(p / 2);
     }
     // Row groups (label rpl=G): split RMSNorm/softmax rows whose x passes the L2 run
     // every phase on G rows before the next G rows, so the later phases' reads of x hit
@@ -438,10 +444,10 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d rpl=%d", dsl::to_string(desc),
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d rpl=%d alt=%d", dsl::to_string(desc),
                         static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
                         c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.cluster_rows ? 1 : 0,
-                        c.rows_per_launch);
+                        c.rows_per_launch, c.alternate_row_order ? 1 : 0);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -565,9 +571,10 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d rpl=%d", tc.cfg.warps,
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d rpl=%d alt=%d", tc.cfg.warps,
                                  tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch));
+                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
+                                 tc.cfg.alternate_row_order ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \

@@ -75,13 +75,17 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
     absl::StatusOr<std::vector<tile::Program>> programs = dsl::reduce_phases(desc, config);
     if (!programs.ok()) return programs.status();
     for (size_t i = 0; i < programs->size(); ++i) {
-      const std::string phase_key =
-          absl::StrFormat("%s blocks_per_row=%d phase=%d", key, config.blocks_per_row, i);
+      // A phase walking the rows backward is another program; one walking them forward
+      // is the same program with or without alternate_row_order, so it shares the key.
+      const bool backward = dsl::phase_walks_rows_backward(config, i);
+      const std::string phase_key = absl::StrFormat("%s blocks_per_row=%d phase=%d%s", key, config.blocks_per_row,
+                                                    i, backward ? " rows_backward" : "");
       absl::StatusOr<std::shared_ptr<const JitKernel>> k = jit::load_keyed(
           *device, phase_key, [&]() -> absl::StatusOr<tile::Program> { return (*programs)[i]; },
           codegen::Target::kNvptxSm90a, cache);
       if (!k.ok()) return k.status();
       r.phases_.push_back(std::move(*k));
+      r.walks_rows_backward_.push_back(backward);
     }
   }
   r.device_ = std::move(device);
@@ -263,6 +267,10 @@ absl::Status ReduceRunner::launch_rows(int64_t first, int64_t count, runtime::St
         break;
       }
     }
+  }
+  // A phase walking the rows backward takes this launch's row count last.
+  for (size_t i = 0; i < args.size() && i < walks_rows_backward_.size(); ++i) {
+    if (walks_rows_backward_[i]) args[i].push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(count)));
   }
   if (args.size() != phases_.size()) {
     return absl::InternalError(absl::StrFormat(

@@ -10,7 +10,9 @@
 // pinned column sum/max/min, P blocks per column group for the strip-part partials
 // into strip_count(rows) * P * cols floats, then the per-column fold:
 // dsl::split_workspace_floats; with ReduceConfig.rows_per_launch, every phase for one
-// group of rows, then the next group); with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
+// group of rows, then the next group; with ReduceConfig.alternate_row_order, a phase
+// that walks the rows backward gets the launch's row count as its last argument);
+// with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
 // NVIDIA) the one cluster kernel instead, one launch of rows * P blocks whose kernel
 // declares its cluster shape (P, 1, 1), same workspaces; the bits are the same for every P;
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
@@ -90,6 +92,7 @@ class ReduceRunner {
   int blocks_per_row_ = 1;
   bool cluster_rows_ = false;  // split rows as the one cluster kernel
   int64_t rows_per_launch_ = 0;  // split rows launched in groups of this many (0: all)
+  std::vector<bool> walks_rows_backward_;  // per phase (split rows): takes rows last
   int64_t rows_ = 0, cols_ = 0;
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;

@@ -16,6 +16,8 @@
 //                                     ws[row*n + k/S] = reduce(f32(load(...)), pinned, strip S)
 //   fold, block of row r:          acc = -0.0; for j in [0, n): acc = acc + ws[r*n + j]
 //                                  y[r] = out(acc)       // uniform: every thread, in order
+// alternate_row_order (RMSNorm): normalize's block b takes row rows-1 - b/P instead of
+// b/P, the same body; partials' last rows are still in L2 when normalize starts.
 // Cluster rows (RMSNorm, P blocks of a row in one cluster, K strips kept, cluster_phase):
 //   kept: xk_i = load(strip part + i*P)                         // (S) each, registers
 //         ws[row*n + j] = reduce(xk_i*xk_i, pinned, strip S)    // as partials
@@ -277,6 +279,13 @@ absl::Status validate(const ReduceConfig& c) {
         "(blocks_per_row > 1 without cluster_rows); here blocks_per_row is %d%s.",
         c.rows_per_launch, c.blocks_per_row, c.cluster_rows ? " with cluster_rows" : ""));
   }
+  if (c.alternate_row_order && (c.blocks_per_row < 2 || c.cluster_rows)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.alternate_row_order applies to split rows run as separate kernels "
+        "(blocks_per_row > 1 without cluster_rows: a later kernel reads the rows again); here "
+        "blocks_per_row is %d%s.",
+        c.blocks_per_row, c.cluster_rows ? " with cluster_rows" : ""));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -343,6 +352,18 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
           d.order == TreeOrder::kPinned ? "pinned" : "free"));
     }
   }
+  if (cfg.alternate_row_order) {
+    if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
+      return absl::InvalidArgumentError(
+          "ReduceConfig.alternate_row_order applies to rms_norm and softmax (a later kernel reads "
+          "x again); a split sum/max/min's fold reads only the workspace, so it must be false.");
+    }
+    if (d.axis != ReduceAxis::kRow) {
+      return absl::InvalidArgumentError(
+          "ReduceConfig.alternate_row_order needs axis=row (got column): it orders the rows of "
+          "split rows.");
+    }
+  }
   const int64_t q = pass_extent(d, cfg);
   const int64_t per_thread = q / (int64_t{cfg.lanes} * cfg.warps);
   if (per_thread > 64) {
@@ -381,8 +402,8 @@ Combine combine_of(ReduceOp op) {
 
 // ---- Split rows -------------------------------------------------------------
 
-// This block's share of a split row: row = pid / P, part = pid % P; the row's
-// strip results live at ws[ws_base + j], j < n.
+// This block's share of a split row: row = pid / P (backward: rows-1 - pid / P),
+// part = pid % P; the row's strip results live at ws[ws_base + j], j < n.
 struct SplitFrame {
   RowFrame line;  // row64/base/cols of the row; idx0/step set per loop
   Value part;     // i32 in [0, P)
@@ -390,7 +411,8 @@ struct SplitFrame {
   Value ws_base;  // i64 row * n
 };
 
-SplitFrame make_split_frame(Builder& b, Value cols, int64_t strip, int p) {
+SplitFrame make_split_frame(Builder& b, Value cols, int64_t strip, int p,
+                            std::optional<Value> backward_rows = std::nullopt) {
   SplitFrame f;
   Value pid = b.program_id(0);
   Value row = pid;
@@ -399,6 +421,9 @@ SplitFrame make_split_frame(Builder& b, Value cols, int64_t strip, int p) {
     Value pc = b.const_int(Elem::kI32, p);
     row = b.div(pid, pc);
     f.part = b.sub(pid, b.mul(row, pc));
+  }
+  if (backward_rows) {  // the first blocks take the last row
+    row = b.sub(b.sub(*backward_rows, b.const_int(Elem::kI32, 1)), row);
   }
   f.line.cols = cols;
   f.line.row64 = b.cast(row, Elem::kI64);
@@ -491,11 +516,19 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
   const Elem out = *tile::elem_of(d.out_dtype);
   const int64_t block = int64_t{cfg.elems_per_thread} * cfg.lanes * cfg.warps;
   std::vector<tile::Program> phases;
+  // A phase that walks the rows backward (alternate_row_order) is named _<phase>_rev.
   auto start = [&](const std::string& phase, const std::string& grid, int warps) {
-    Builder b(kernel_name(d, cfg, phase));
+    const bool backward = phase_walks_rows_backward(cfg, phases.size());
+    Builder b(kernel_name(d, cfg, phase) + (backward ? "_rev" : ""));
     b.set_num_warps(warps);
     b.set_grid(grid);
     return b;
+  };
+  // The rows parameter of the phase being built when it walks the rows backward,
+  // declared after its other parameters; nullopt when it walks them forward.
+  auto backward_rows = [&](Builder& b) -> std::optional<Value> {
+    if (!phase_walks_rows_backward(cfg, phases.size())) return std::nullopt;
+    return b.param("rows", i32_type());
   };
   auto finish = [&](Builder& b) -> absl::Status {
     absl::StatusOr<tile::Program> prog = b.finish();
@@ -538,7 +571,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
         Value ws = b.param("ws", f32_ptr());
         Value cols = b.param("cols", i32_type());
-        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        SplitFrame f = make_split_frame(b, cols, d.strip, p, backward_rows(b));
         store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
           return padded_square(b, pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);  // (S)
         });
@@ -547,7 +580,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("normalize", "row_blocks", cfg.warps);
         const auto [x, w, ws, y, cols, eps] = rms_norm_out_params(b, d);
-        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        SplitFrame f = make_split_frame(b, cols, d.strip, p, backward_rows(b));
         Value ss = fold_strips(b, f, ws, Combine::kAdd);
         Value r = rms_scale(b, ss, cols, eps);
         split_elementwise(b, f, block, p, [&](const PassIndex& pi) {  // (B) (x_i * r) * w_i
@@ -563,7 +596,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Value x = b.param("x", tile::Type::ptr(d.in_dtype));
         Value wsm = b.param("wsm", f32_ptr());
         Value cols = b.param("cols", i32_type());
-        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        SplitFrame f = make_split_frame(b, cols, d.strip, p, backward_rows(b));
         store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
           return load_f32(b, x, pi.off, pi.mask, in, pad);
         });
@@ -575,7 +608,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Value wsm = b.param("wsm", f32_ptr());
         Value wss = b.param("wss", f32_ptr());
         Value cols = b.param("cols", i32_type());
-        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        SplitFrame f = make_split_frame(b, cols, d.strip, p, backward_rows(b));
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
           Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
@@ -587,7 +620,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
       {
         Builder b = start("normalize", "row_blocks", cfg.warps);
         const auto [x, wsm, wss, y, cols] = softmax_out_params(b, d);
-        SplitFrame f = make_split_frame(b, cols, d.strip, p);
+        SplitFrame f = make_split_frame(b, cols, d.strip, p, backward_rows(b));
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         Value s = fold_strips(b, f, wss, Combine::kAdd);
         split_elementwise(b, f, block, p, [&](const PassIndex& pi) {
@@ -1007,6 +1040,10 @@ absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "Program.grid \"", grid, "\" is not rows, cols, row_blocks, cols/<C> or col_blocks/<C>."));
+}
+
+bool phase_walks_rows_backward(const ReduceConfig& c, size_t phase) {
+  return c.alternate_row_order && c.blocks_per_row > 1 && !c.cluster_rows && phase % 2 == 1;
 }
 
 int64_t strip_count(const ReduceDesc& d, int64_t cols) {

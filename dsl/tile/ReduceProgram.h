@@ -3,9 +3,9 @@
 //
 // Contract: the program computes exactly ReduceDesc's tree (pinned order) for
 // every valid ReduceConfig; the config's knobs only pick the tile extent, the warp
-// count, the split and how many passes stay in registers. For kFree the
-// bits follow FreeLayout{elems_per_thread, 32, warps} (free_layout(config)), as the
-// CPU reference defines them. Compile for a target
+// count, the split, which block takes which row and how many passes stay in
+// registers. For kFree the bits follow FreeLayout{elems_per_thread, 32, warps}
+// (free_layout(config)), as the CPU reference defines them. Compile for a target
 // whose warp width equals config.lanes (pinned bits do not depend on it).
 // x is rows x cols row-major. axis=row: one block per row (grid = "rows");
 // axis=column, pinned kSum/kMax/kMin: grid = "cols/C", block p owns columns
@@ -39,6 +39,10 @@
 //                   eps) on row_blocks (each block folds ss, then writes its chunks)
 //   kSoftmax:       max partials (x, wsm, cols); exp partials (x, wsm, wss, cols),
 //                   folding m first; normalize (x, wsm, wss, y, cols) on row_blocks
+// alternate_row_order (kRmsNorm / kSoftmax): phases 1, 3, ... walk the rows backward:
+// block b works on row rows-1 - b/P, part b % P, with rows: i32 appended to the
+// parameters above (RMSNorm's normalize (x, w, ws, y, cols, eps, rows); softmax's exp
+// partials (x, wsm, wss, cols, rows)), and the name ends in _<phase>_rev.
 // Cluster rows (ReduceConfig.cluster_rows, kRmsNorm / kSoftmax, P in [2, 8]): one
 // kernel "cluster" on grid "row_blocks" whose P blocks of a row form one thread-block
 // cluster (Program.cluster = P: cluster dims (P, 1, 1), so a plain launch of rows * P
@@ -125,6 +129,14 @@ struct ReduceConfig {
   // Launch-only: the kernels, and so the bits, are the same for every value (each row's
   // combines are its own). 0: every row in one launch per phase.
   int64_t rows_per_launch = 0;
+  // Split RMSNorm / softmax rows run as separate kernels (blocks_per_row > 1, axis=row,
+  // not cluster_rows): each phase after the first walks the rows in the direction
+  // opposite to the phase before it -- RMSNorm's normalize and softmax's exppart last
+  // row to first, softmax's normalize first to last again -- so a phase starts on the
+  // rows whose x the phase before it read last, the ones still in L2 when x is larger
+  // than L2 (phase_walks_rows_backward). Which block does which row only: every row's
+  // combines are its own, so the bits are the same either way.
+  bool alternate_row_order = false;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'
@@ -164,10 +176,15 @@ int64_t max_column_parts(const ReduceDesc& d, const ReduceConfig& c);
 // Floats of one workspace of a split reduction (blocks_per_row > 1): rows *
 // strip_count(cols) for rows, strip_count(rows) * blocks_per_row * cols for columns.
 int64_t split_workspace_floats(const ReduceDesc& d, int blocks_per_row, int64_t rows, int64_t cols);
+// Whether phase `phase` (launch order) of reduce_phases(d, c) walks the rows last to
+// first: alternate_row_order and an odd phase of split rows. Such a phase takes one
+// more parameter, rows: i32 (the rows of its launch), after its others.
+bool phase_walks_rows_backward(const ReduceConfig& c, size_t phase);
 // Every kernel of the reduction, in launch order: {reduce(desc, config)} when
 // blocks_per_row == 1, the split phases above (rows or columns) otherwise, the one
 // cluster kernel with cluster_rows. Program names end in _p<P>_<phase> (partials,
-// fold, normalize, maxpart, exppart, cluster).
+// fold, normalize, maxpart, exppart, cluster), then _rev for a phase that walks the
+// rows backward.
 absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& desc,
                                                          const ReduceConfig& config = {});
 

@@ -1,14 +1,16 @@
 // ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
 // interpreter, for the codegen tests that compare against them (reduce_split_test,
-// reduce_cluster_test).
+// reduce_cluster_test, reduce_row_order_test).
 // Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
 // with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
 // NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);
-// run_reduce_phases runs every phase block by block, in order, on one such set, and
-// returns y's bits.
+// run_reduce_phases runs every phase block by block, in order, on one such set (with
+// cols, and rows for a phase that walks the rows backward), and returns y's bits;
+// phase_list prints the phases' names, grids and parameters.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,18 @@ inline Buffers reduce_buffers(const dsl::ReduceDesc& d, const dsl::reference::Re
   return mem;
 }
 
+// "name@grid(param,param,) " per phase, in launch order: what a test of the phases'
+// documented names, grids and parameter lists compares.
+inline std::string phase_list(const std::vector<tile::Program>& phases) {
+  std::string s;
+  for (const tile::Program& p : phases) {
+    s += p.name + "@" + p.grid + "(";
+    for (const tile::Param& prm : p.params) s += prm.name + ",";
+    s += ") ";
+  }
+  return s;
+}
+
 inline absl::StatusOr<std::vector<uint32_t>> run_reduce_phases(const dsl::ReduceDesc& d,
                                                               const dsl::ReduceConfig& cfg,
                                                               const dsl::reference::ReduceProblem& p) {
@@ -41,7 +55,7 @@ inline absl::StatusOr<std::vector<uint32_t>> run_reduce_phases(const dsl::Reduce
     }
     const int64_t blocks = prog.grid == "row_blocks" ? p.rows * cfg.blocks_per_row : p.rows;
     for (int64_t b = 0; b < blocks; ++b) {
-      absl::Status s = run_block(prog, b, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, cfg.lanes);
+      absl::Status s = run_block(prog, b, {{"cols", p.cols}, {"rows", p.rows}}, {{"eps", p.eps}}, mem, cfg.lanes);
       if (!s.ok()) return s;
     }
   }

@@ -166,29 +166,20 @@ TEST(ReduceSplit, KnobErrorsNameTheField) {
 }
 
 TEST(ReduceSplit, PhasesHaveTheDocumentedNamesGridsAndParameters) {
-  auto names = [](const std::vector<tile::Program>& ps) {
-    std::string s;
-    for (const auto& p : ps) {
-      s += p.name + "@" + p.grid + "(";
-      for (const auto& prm : p.params) s += prm.name + ",";
-      s += ") ";
-    }
-    return s;
-  };
   const ReduceConfig c{.warps = 2, .elems_per_thread = 4, .blocks_per_row = 4};
   auto sum = dsl::reduce_phases({.op = ReduceOp::kSum, .strip = 1024}, c);
   ASSERT_TRUE(sum.ok());
-  EXPECT_EQ(names(*sum),
+  EXPECT_EQ(testing::phase_list(*sum),
             "fixbits_sum_f32_f32_pinned_s1024_w2_e4_p4_partials@row_blocks(x,ws,cols,) "
             "fixbits_sum_f32_f32_pinned_s1024_w2_e4_p4_fold@rows(ws,y,cols,) ");
   auto rms = dsl::reduce_phases({.op = ReduceOp::kRmsNorm, .strip = 1024}, c);
   ASSERT_TRUE(rms.ok());
-  EXPECT_EQ(names(*rms),
+  EXPECT_EQ(testing::phase_list(*rms),
             "fixbits_rmsnorm_f32_f32_pinned_s1024_w2_e4_p4_partials@row_blocks(x,ws,cols,) "
             "fixbits_rmsnorm_f32_f32_pinned_s1024_w2_e4_p4_normalize@row_blocks(x,w,ws,y,cols,eps,) ");
   auto sm = dsl::reduce_phases({.op = ReduceOp::kSoftmax, .strip = 1024}, c);
   ASSERT_TRUE(sm.ok());
-  EXPECT_EQ(names(*sm),
+  EXPECT_EQ(testing::phase_list(*sm),
             "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_maxpart@row_blocks(x,wsm,cols,) "
             "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_exppart@row_blocks(x,wsm,wss,cols,) "
             "fixbits_softmax_f32_f32_pinned_s1024_w2_e4_p4_normalize@row_blocks(x,wsm,wss,y,cols,) ");

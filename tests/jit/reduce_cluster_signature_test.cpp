@@ -8,19 +8,14 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "codegen/Compile.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "gtest/gtest.h"
-#include "runtime/TreeSignatureHook.h"
+#include "tests/jit/ProgramSignature.h"
 
 namespace fixbits {
 namespace {
 
-absl::StatusOr<std::string> signature_of(const tile::Program& p) {
-  auto k = codegen::compile(p, codegen::Target::kNvptxSm90a);
-  if (!k.ok()) return k.status();
-  return runtime::TreeSignatureHook().signature(k->text, "sm_90a");
-}
+using testing::sm90a_signature;
 
 TEST(ReduceClusterSignature, EveryClusterKernelIsSigned) {
   std::set<std::string> cluster_sigs, split_sigs;
@@ -34,7 +29,7 @@ TEST(ReduceClusterSignature, EveryClusterKernelIsSigned) {
                                     .keep_passes = keep, .cluster_rows = true};
           auto progs = dsl::reduce_phases(d, c);
           ASSERT_TRUE(progs.ok()) << progs.status();
-          auto sig = signature_of(progs->front());
+          auto sig = sm90a_signature(progs->front());
           ASSERT_TRUE(sig.ok()) << dsl::to_string(d) << " P=" << p << " keep=" << keep << ": " << sig.status();
           EXPECT_FALSE(sig->empty());
           cluster_sigs.insert(*sig);
@@ -42,7 +37,7 @@ TEST(ReduceClusterSignature, EveryClusterKernelIsSigned) {
         }
         auto split = dsl::reduce_phases(d, {.warps = 4, .elems_per_thread = 8, .blocks_per_row = p});
         ASSERT_TRUE(split.ok());
-        auto sig = signature_of(split->back());  // the normalize kernel
+        auto sig = sm90a_signature(split->back());  // the normalize kernel
         ASSERT_TRUE(sig.ok()) << sig.status();
         split_sigs.insert(*sig);
       }

@@ -5,7 +5,8 @@
 // from the pinned tree; a row split over several blocks (ReduceConfig.blocks_per_row,
 // strip partials then an in-order fold) gives the same bits as the reference for
 // every blocks_per_row, and so does a pinned column sum/max/min split into P parts
-// per strip (partials, then the per-column fold). Without a device every test
+// per strip (partials, then the per-column fold); split RMSNorm/softmax rows keep
+// their bits in row groups and in alternating row order. Without a device every test
 // prints [SKIP] <reason>.
 #include <cstring>
 #include <random>
@@ -289,13 +290,19 @@ TEST_F(ReduceGpuTest, SplitRmsNormAndSoftmaxBitIdenticalToReference) {
         auto ref = reference(d, p);
         for (int bpr : {1, 3, 16}) {
           // Split rows also in groups of 100 and of 1 row per launch (the same kernels
-          // over offset arguments): the same bits.
+          // over offset arguments), and with every later phase walking the rows the other
+          // way (alternate_row_order: which block takes which row): the same bits.
           for (int64_t group : {0, 100, 1}) {
-            if (group > 0 && (bpr == 1 || group >= rows)) continue;
-            ReduceConfig c{.warps = 8, .elems_per_thread = 4, .blocks_per_row = bpr, .rows_per_launch = group};
-            auto got = run(d, c, p);
-            ASSERT_TRUE(same_bits(got, ref)) << where(d, c, rows, cols) << " rows_per_launch=" << group
-                                             << " first differing element " << first_diff(got, ref);
+            for (bool alternate : {false, true}) {
+              if (group > 0 && (bpr == 1 || group >= rows)) continue;
+              if (alternate && bpr == 1) continue;
+              ReduceConfig c{.warps = 8, .elems_per_thread = 4, .blocks_per_row = bpr, .rows_per_launch = group,
+                             .alternate_row_order = alternate};
+              auto got = run(d, c, p);
+              ASSERT_TRUE(same_bits(got, ref)) << where(d, c, rows, cols) << " rows_per_launch=" << group
+                                               << " alternate_row_order=" << alternate
+                                               << " first differing element " << first_diff(got, ref);
+            }
           }
         }
       }

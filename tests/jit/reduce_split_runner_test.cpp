@@ -4,7 +4,8 @@
 // workspace a partials kernel writes passed to the kernel that folds it; an
 // unsplit runner launches one kernel on one block per row. A split pinned column sum
 // launches its partials on ceil(cols/C) * P blocks and its fold on ceil(cols/C),
-// over a workspace of strip_count(rows) * P * cols floats. Argument counts and
+// over a workspace of strip_count(rows) * P * cols floats. A phase walking the rows
+// backward (alternate_row_order) gets its launch's row count last. Argument counts and
 // sizes are checked by Kernel::launch where the fake declares them.
 #include <gtest/gtest.h>
 
@@ -149,6 +150,41 @@ TEST(ReduceSplitRunner, RowGroupsLaunchEveryPhasePerGroupAtTheGroupsRows) {
   for (size_t g = 0; g < 3; ++g) {
     EXPECT_EQ(l[2 * g + 1].first_words[3], l[1].first_words[3] + 2 * g * cols * 2) << "y of group " << g;
   }
+}
+
+// alternate_row_order: the phase that walks the rows backward (RMSNorm's normalize_rev)
+// gets the launch's row count as its seventh argument -- per group with rows_per_launch,
+// so it walks its own group's rows -- and the partials kernel is the forward one.
+TEST(ReduceSplitRunner, AlternateRowOrderPassesEachLaunchsRowsToTheBackwardPhase) {
+  Rig& r = rig();
+  r.driver->launches.clear();
+  r.driver->expected_args = 3;
+  r.driver->declared_params_known = false;
+  const std::string rev = "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_normalize_rev";
+  r.driver->args_of_kernel[rev] = 7;  // x, w, ws, y, cols, eps, rows
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 1024};
+  for (int64_t group : {0, 2}) {
+    r.driver->launches.clear();
+    auto runner = jit::ReduceRunner::create(
+        r.device, d,
+        {.warps = 4, .elems_per_thread = 2, .blocks_per_row = 4, .rows_per_launch = group, .alternate_row_order = true},
+        &r.no_cache);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(5, 5000)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    const auto& l = r.driver->launches;
+    const std::vector<uint64_t> rows = group == 0 ? std::vector<uint64_t>{5} : std::vector<uint64_t>{2, 2, 1};
+    ASSERT_EQ(l.size(), 2 * rows.size());
+    for (size_t g = 0; g < rows.size(); ++g) {
+      EXPECT_EQ(l[2 * g].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s1024_w4_e2_p4_partials");
+      EXPECT_EQ(l[2 * g + 1].kernel, rev);
+      EXPECT_EQ(l[2 * g + 1].grid[0], 4 * rows[g]);
+      ASSERT_EQ(l[2 * g + 1].first_words.size(), 7u);
+      EXPECT_EQ(l[2 * g + 1].first_words[6] & 0xffffffffu, rows[g]) << "rows of launch " << g;
+      EXPECT_EQ(l[2 * g + 1].first_words[4] & 0xffffffffu, 5000u) << "cols";
+    }
+  }
+  r.driver->args_of_kernel.clear();
 }
 
 TEST(ReduceSplitRunner, RowGroupsNeedSplitRowsOfSeparateKernels) {
