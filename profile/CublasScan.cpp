@@ -1275,6 +1275,22 @@ class ClassProber {
       }
       return fail(c, absl::StrJoin(why, "; "));
     }
+    // A split class's level-0 span rule needs probes at two values of ceil(K / P): the
+    // span of one is given by every granule up to it (session 12's device run 6 validated
+    // class 177 from its only probe, K = 16384 and P = 64, as split/256; cuBLAS rounds to
+    // 8 there, and all 19 of the match's shapes of the class differed).
+    if (cls.cls.values.split && !done[0].desc->k_cuts.empty()) {
+      std::set<int64_t> parts;
+      for (const ProbeResult& r : done) {
+        if (r.desc.ok()) parts.insert(ceil_div(r.at.k, r.at.splitk));
+      }
+      if (parts.size() < 2) {
+        return fail(c, absl::StrFormat(
+            "not validated: the probes saw one K / P (%s, span %d), which fits every split "
+            "granule up to its span; a probe at another K / P is needed (--probe-at)",
+            where(done[0].at), done[0].desc->k_cuts[0].span));
+      }
+    }
     // The class's descriptor is the probe that explains all the others (checked by
     // disagreement() as each probe came); its point is listed first.
     const std::optional<Base> base = base_of(done, done.size() - 1);

@@ -52,8 +52,10 @@
 //       until its visit;
 //     * a class whose probes all agree gets the first probe's descriptor, the rules and
 //       the probe list; one that ran out of budget, or had no probe-able shape, keeps
-//       no descriptor and a note saying why. A coarse key is therefore never trusted
-//       without probes: a class is as fine as its probes showed it must be.
+//       no descriptor and a note saying why, and so does a split class whose probes saw
+//       one ceil(K / P) only (its span fits every granule up to it). A coarse key is
+//       therefore never trusted without probes: a class is as fine as its probes showed
+//       it must be.
 //   rekey_table(table, state) (--resume, with a table written earlier): gives every
 //     variant the class class_of(key, key_mask(key) | its old class's mask) (the key of
 //     today's CublasClass.h, keeping any split the old probes forced). A class whose

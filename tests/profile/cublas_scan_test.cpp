@@ -1165,6 +1165,34 @@ TEST(CublasScan, ASpanTheProbeCannotTellFromTheRulesFitsThatProbe) {
   EXPECT_FALSE(fit_span_rules(true, {391, 17}, {2, 2}, {cut, uncut}).ok());
 }
 
+// A split class probed at one K / P only is not validated: its span fits every
+// granule up to it (session 12's device run 6: class 177's only probe, K = 16384 and
+// P = 64, gave split/256 where cuBLAS rounds to 8, and all 19 of the match's shapes of
+// the class differed). A second K / P (here K = 1000 beside 391) validates it.
+TEST(CublasScan, ASplitClassProbedAtOneKOverPIsNotValidated) {
+  const auto truth = split3_truth(8, {});
+  for (const bool two : {false, true}) {
+    const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
+                        .ks = two ? std::vector<int64_t>{1, 2, 391, 1000}
+                                  : std::vector<int64_t>{1, 2, 391}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0;
+    absl::StatusOr<ProbeStats> stats =
+        scan_and_probe(t, st, kSplit3, grid, truth, ProbeOptions{.max_probe_k = 4096}, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const TableClass& c = t.classes[0];
+    if (!two) {
+      EXPECT_FALSE(c.desc.has_value()) << *c.desc;
+      EXPECT_TRUE(has(c.note, "one K / P")) << c.note;
+      EXPECT_TRUE(c.probes.empty());
+    } else {
+      ASSERT_TRUE(c.desc.has_value()) << c.note;
+      ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {391, 700, 999}));
+    }
+  }
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
