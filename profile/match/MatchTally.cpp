@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -189,6 +190,23 @@ std::vector<int> MatchTallies::differing_classes() const {
     if (t.differ > 0 && t.cls >= 0) cls.insert(t.cls);
   }
   return {cls.begin(), cls.end()};
+}
+
+std::vector<std::string> MatchTallies::differing_shapes() const {
+  std::vector<std::string> out;
+  for (const auto& [algo, t] : by_algo) {
+    if (t.differ == 0) continue;
+    // "MxNxK a*b->out XY: detail" (runtime::to_string of the shape, then the detail).
+    const std::vector<std::string> w =
+        absl::StrSplit(t.example.substr(0, t.example.find(':')), ' ', absl::SkipEmpty());
+    if (w.size() != 3 || w[2].size() != 2 || w[2][0] != 'N') continue;
+    const size_t star = w[1].find('*'), arrow = w[1].find("->");
+    if (star == std::string::npos || arrow == std::string::npos || arrow < star) continue;
+    std::string s = absl::StrCat(w[0], ":", w[1].substr(0, star), ":", w[1].substr(arrow + 2));
+    if (w[2][1] == 'T') s += ":tn";
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace fixbits::profile

@@ -59,6 +59,12 @@ struct MatchTallies {
   // fixbits-cublas-scan --classes revalidates (fixbits-cublas-match
   // --differing-classes-out writes them comma-separated).
   std::vector<int> differing_classes() const;
+  // Each differing answer's first differing shape as fixbits-cublas-scan --probe-at takes
+  // it ("MxNxK:in:out", ":tn" when B is column-major), in answer order; a shape whose
+  // text is not runtime::to_string's (or has A column-major, which --probe-at cannot
+  // say) is left out. fixbits-cublas-match --differing-shapes-out writes them
+  // comma-separated.
+  std::vector<std::string> differing_shapes() const;
 };
 
 absl::StatusOr<MatchTallies> parse_tallies(const std::string& text);

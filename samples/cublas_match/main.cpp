@@ -17,7 +17,7 @@
 //          [--max-dim=N] [--max-k=N] [--max-elems=N] [--compile-budget-s=T]
 //          [--show=N] [--budget-s=T] [--dtypes=f16,bf16,f8e4m3] [--skip=N]
 //          [--draws=N] [--jobs=N] [--slice=J/N] [--tally-out=PATH]
-//          [--differing-classes-out=PATH]
+//          [--differing-classes-out=PATH] [--differing-shapes-out=PATH]
 //   --table: a table written by fixbits-cublas-scan (default: the embedded sm_90 table).
 //   Defaults: 10000 shapes each for f16 and bf16, 1000 for f8e4m3; M, N log-uniform
 //   in [1, 16384], K log-uniform in [1, 2^19] (fp8: multiples of 16), redrawn until
@@ -42,6 +42,9 @@
 //   --differing-classes-out=PATH: after the tables, write the table classes of the
 //   answers with a differing shape there, comma-separated ("" when none), so that the
 //   same device call can revalidate them: fixbits-cublas-scan --classes=$(cat PATH).
+//   --differing-shapes-out=PATH: the first differing shape of each such answer, as
+//   fixbits-cublas-scan --probe-at=$(cat PATH) takes them (comma-separated, "" when none),
+//   so the next scan probes each class where it differed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -86,19 +89,28 @@ struct Args {
   int64_t slice = 0, slices = 1;  // this process's run of each dtype's shapes
   std::string tally_out;        // counts go here instead of the tables
   std::string classes_out;      // --differing-classes-out
+  std::string shapes_out;       // --differing-shapes-out
   std::vector<std::string> passed;  // the arguments a job gets again
 };
 
-// --differing-classes-out: the classes of the answers that differed, comma-separated.
-bool write_differing_classes(const profile::MatchTallies& t, const std::string& path) {
+// One comma-separated line to `path` (nothing when path is empty); `flag` names it in
+// the error.
+bool write_list(const std::vector<std::string>& items, const std::string& path, const char* flag) {
   if (path.empty()) return true;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << absl::StrJoin(items, ",") << "\n";
+  if (out.flush()) return true;
+  std::fprintf(stderr, "fixbits-cublas-match: cannot write %s=%s\n", flag, path.c_str());
+  return false;
+}
+
+// --differing-classes-out: the classes of the answers that differed; --differing-shapes-out:
+// a differing shape of each, as --probe-at takes it.
+bool write_differing(const profile::MatchTallies& t, const Args& a) {
   std::vector<std::string> ids;
   for (int c : t.differing_classes()) ids.push_back(std::to_string(c));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << absl::StrJoin(ids, ",") << "\n";
-  if (out.flush()) return true;
-  std::fprintf(stderr, "fixbits-cublas-match: cannot write --differing-classes-out=%s\n", path.c_str());
-  return false;
+  const bool classes = write_list(ids, a.classes_out, "--differing-classes-out");
+  return write_list(t.differing_shapes(), a.shapes_out, "--differing-shapes-out") && classes;
 }
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -113,7 +125,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     absl::Status st;
     const bool for_jobs = !arg.starts_with("--jobs=") && !arg.starts_with("--slice=") &&
                           !arg.starts_with("--tally-out=") &&
-                          !arg.starts_with("--differing-classes-out=");
+                          !arg.starts_with("--differing-classes-out=") &&
+                          !arg.starts_with("--differing-shapes-out=");
     if (for_jobs) a.passed.push_back(arg);
     if (auto v = value("--table=")) {
       a.table_path = *v;
@@ -134,6 +147,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.tally_out = *v;
     } else if (auto v = value("--differing-classes-out=")) {
       a.classes_out = *v;
+    } else if (auto v = value("--differing-shapes-out=")) {
+      a.shapes_out = *v;
     } else if (value("--skip=")) {
       st = int_flag("--skip=", 0, &a.skip);
     } else if (value("--fp8-shapes=")) {
@@ -220,7 +235,7 @@ int run_jobs(const Args& args, const char* self) {
     worst = std::max(worst, 1);
   }
   total.print(args.show);
-  if (!write_differing_classes(total, args.classes_out)) worst = std::max(worst, 1);
+  if (!write_differing(total, args)) worst = std::max(worst, 1);
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("\nsummary (%lld jobs): %lld kernels compiled in %.1f s (all jobs), %lld differ, "
@@ -356,7 +371,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   tallies.print(args->show);
-  const bool classes_written = write_differing_classes(tallies, args->classes_out);
+  const bool classes_written = write_differing(tallies, *args);
   std::printf("\nsummary: %lld kernels compiled in %.1f s, %lld differ, %lld errors, %.1f s\n",
               static_cast<long long>(tallies.compiled), tallies.compile_s,
               static_cast<long long>(tallies.differ()), static_cast<long long>(tallies.failures),

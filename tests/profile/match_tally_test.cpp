@@ -1,5 +1,6 @@
 // MatchTally: counting, merging and the text form a --jobs match hands between processes.
 #include "profile/match/MatchTally.h"
+#include "samples/common/ShapeArg.h"
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,36 @@ TEST(MatchTallyTest, DifferingClassesSurviveTheTextFormAndTheMerge) {
   EXPECT_EQ(a.differing_classes(), (std::vector<int>{42, 48}));
   EXPECT_TRUE(MatchTallies{}.differing_classes().empty());
   EXPECT_FALSE(parse_tallies("algo\tf16 id=1\t1\t1\tx\texample\n").ok());
+}
+
+// differing_shapes: each differing answer's first shape as --probe-at takes it, after
+// the text form and a merge; samples::parse_shape_arg reads each back to the shape.
+TEST(MatchTallyTest, DifferingShapesAreProbeAtArguments) {
+  runtime::GemmShape bf16{.m = 3, .n = 5825, .k = 642, .a_dtype = DType::kBF16,
+                          .b_dtype = DType::kBF16, .out_dtype = DType::kBF16};
+  runtime::GemmShape fp8{.m = 64, .n = 512, .k = 4096, .a_dtype = DType::kF8E4M3,
+                         .b_dtype = DType::kF8E4M3, .out_dtype = DType::kF16,
+                         .b_row_major = false};
+  MatchTallies a, b;
+  MatchResult r = result(Verdict::kDiffer, Verdict::kDiffer, true, "kernel");
+  r.answer_algo = "id=11";
+  a.add("bf16:bf16:nn", runtime::to_string(bf16), r);
+  a.add("bf16:bf16:nn", "9x9x9 bf16*bf16->bf16 NN", r);  // not the first: not listed
+  r.answer_algo = "id=66";
+  b.add("f8e4m3:f16:tn", runtime::to_string(fp8), r);
+  r.answer_algo = "id=24";
+  b.add("f16:f16:nn", "not a shape", r);  // unreadable: left out
+  absl::StatusOr<MatchTallies> back = parse_tallies(b.to_text());
+  ASSERT_TRUE(back.ok()) << back.status();
+  a.merge(*back);
+  const std::vector<std::string> got = a.differing_shapes();
+  ASSERT_EQ(got, (std::vector<std::string>{"3x5825x642:bf16:bf16", "64x512x4096:f8e4m3:f16:tn"}));
+  for (const auto& [text, want] : {std::pair{got[0], bf16}, std::pair{got[1], fp8}}) {
+    absl::StatusOr<runtime::GemmShape> s = samples::parse_shape_arg(text);
+    ASSERT_TRUE(s.ok()) << text << ": " << s.status();
+    EXPECT_EQ(runtime::to_string(*s), runtime::to_string(want)) << text;
+  }
+  EXPECT_TRUE(MatchTallies{}.differing_shapes().empty());
 }
 
 TEST(MatchTallyTest, ABadLineIsNamed) {
