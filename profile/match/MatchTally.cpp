@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -47,6 +48,31 @@ void print_row(const std::string& name, const Tally& t) {
                            : 0.0);
 }
 
+// The answers with undescribed shapes, most first (ties in answer order).
+std::vector<std::pair<std::string, AlgoTally>> undescribed(
+    const std::map<std::string, AlgoTally>& by_algo) {
+  std::vector<std::pair<std::string, AlgoTally>> out;
+  for (const auto& [algo, t] : by_algo)
+    if (t.no_desc > 0) out.push_back({algo, t});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.second.no_desc > y.second.no_desc; });
+  return out;
+}
+
+// An example's shape ("MxNxK a*b->out XY: ...") in --probe-at form ("MxNxK:a:out",
+// ":tn" when B is column-major); nullopt when the text is not runtime::to_string's or A
+// is column-major (--probe-at cannot say that).
+std::optional<std::string> probe_at_form(const std::string& example) {
+  const std::vector<std::string> w =
+      absl::StrSplit(example.substr(0, example.find(':')), ' ', absl::SkipEmpty());
+  if (w.size() != 3 || w[2].size() != 2 || w[2][0] != 'N') return std::nullopt;
+  const size_t star = w[1].find('*'), arrow = w[1].find("->");
+  if (star == std::string::npos || arrow == std::string::npos || arrow < star) return std::nullopt;
+  std::string s = absl::StrCat(w[0], ":", w[1].substr(0, star), ":", w[1].substr(arrow + 2));
+  if (w[2][1] == 'T') s += ":tn";
+  return s;
+}
+
 }  // namespace
 
 void MatchTallies::add(const std::string& dtype_family, const std::string& shape,
@@ -74,6 +100,10 @@ void MatchTallies::add(const std::string& dtype_family, const std::string& shape
     if (r.answer_verdict == Verdict::kDiffer && at.differ++ == 0) {
       at.example = shape + ": " + r.answer_detail;
     }
+  } else if (r.answer_verdict == Verdict::kNoDesc) {
+    AlgoTally& at = by_algo[dtype_family + " " + r.answer_algo];
+    if (r.answer_class >= 0) at.cls = r.answer_class;
+    if (at.no_desc++ == 0) at.no_desc_example = shape + ": " + r.answer_detail;
   }
 }
 
@@ -90,9 +120,11 @@ void MatchTallies::merge(const MatchTallies& other) {
   for (const auto& [algo, t] : other.by_algo) {
     AlgoTally& at = by_algo[algo];
     if (at.differ == 0 && t.differ > 0) at.example = t.example;
+    if (at.no_desc == 0 && t.no_desc > 0) at.no_desc_example = t.no_desc_example;
     if (t.cls >= 0) at.cls = t.cls;
     at.compared += t.compared;
     at.differ += t.differ;
+    at.no_desc += t.no_desc;
   }
   failures += other.failures;
   compiled += other.compiled;
@@ -113,7 +145,7 @@ std::string MatchTallies::to_text() const {
   tallies("dtype", by_dtype);
   for (const auto& [algo, t] : by_algo) {
     absl::StrAppend(&out, "algo\t", flat(algo), "\t", t.compared, "\t", t.differ, "\t", t.cls,
-                    "\t", flat(t.example), "\n");
+                    "\t", flat(t.example), "\t", t.no_desc, "\t", flat(t.no_desc_example), "\n");
   }
   return out;
 }
@@ -143,11 +175,14 @@ absl::StatusOr<MatchTallies> parse_tallies(const std::string& text) {
       (f[0] == "family" ? out.by_family : out.by_dtype)[f[1]] = t;
     } else if (f[0] == "algo") {
       AlgoTally t;
-      if (f.size() != 6 || !absl::SimpleAtoi(f[2], &t.compared) || !absl::SimpleAtoi(f[3], &t.differ) ||
-          !absl::SimpleAtoi(f[4], &t.cls)) {
-        return bad("an algo line is 'algo<TAB>answer<TAB>compared<TAB>differ<TAB>class<TAB>example'");
+      if (f.size() != 8 || !absl::SimpleAtoi(f[2], &t.compared) || !absl::SimpleAtoi(f[3], &t.differ) ||
+          !absl::SimpleAtoi(f[4], &t.cls) || !absl::SimpleAtoi(f[6], &t.no_desc) ||
+          t.compared < 0 || t.differ < 0 || t.no_desc < 0) {
+        return bad("an algo line is 'algo<TAB>answer<TAB>compared<TAB>differ<TAB>class<TAB>example"
+                   "<TAB>no_desc<TAB>no_desc example'");
       }
       t.example = f[5];
+      t.no_desc_example = f[7];
       out.by_algo[f[1]] = t;
     } else {
       return bad("the kind is not run, family, dtype or algo");
@@ -157,6 +192,12 @@ absl::StatusOr<MatchTallies> parse_tallies(const std::string& text) {
 }
 
 int64_t MatchTallies::differ() const {
+  int64_t d = 0;
+  for (const auto& [name, t] : by_dtype) d += t.ans_differ;
+  return d;
+}
+
+int64_t MatchTallies::map_differ() const {
   int64_t d = 0;
   for (const auto& [name, t] : by_dtype) d += t.differ;
   return d;
@@ -182,6 +223,13 @@ void MatchTallies::print(int64_t show) const {
                 static_cast<long long>(wrong[i].second.compared), wrong[i].first.c_str(),
                 wrong[i].second.cls, wrong[i].second.example.substr(0, 400).c_str());
   }
+  // The answers without a descriptor, most shapes first: what the scan has left.
+  std::vector<std::pair<std::string, AlgoTally>> open = undescribed(by_algo);
+  if (!open.empty()) std::printf("\nanswers without a descriptor (shapes, first shape: why):\n");
+  for (const auto& [algo, t] : open) {
+    std::printf("  %lld %s class %d\n      %s\n", static_cast<long long>(t.no_desc), algo.c_str(),
+                t.cls, t.no_desc_example.substr(0, 300).c_str());
+  }
 }
 
 std::vector<int> MatchTallies::differing_classes() const {
@@ -196,15 +244,15 @@ std::vector<std::string> MatchTallies::differing_shapes() const {
   std::vector<std::string> out;
   for (const auto& [algo, t] : by_algo) {
     if (t.differ == 0) continue;
-    // "MxNxK a*b->out XY: detail" (runtime::to_string of the shape, then the detail).
-    const std::vector<std::string> w =
-        absl::StrSplit(t.example.substr(0, t.example.find(':')), ' ', absl::SkipEmpty());
-    if (w.size() != 3 || w[2].size() != 2 || w[2][0] != 'N') continue;
-    const size_t star = w[1].find('*'), arrow = w[1].find("->");
-    if (star == std::string::npos || arrow == std::string::npos || arrow < star) continue;
-    std::string s = absl::StrCat(w[0], ":", w[1].substr(0, star), ":", w[1].substr(arrow + 2));
-    if (w[2][1] == 'T') s += ":tn";
-    out.push_back(std::move(s));
+    if (std::optional<std::string> s = probe_at_form(t.example)) out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+std::vector<std::string> MatchTallies::no_desc_shapes() const {
+  std::vector<std::string> out;
+  for (const auto& [algo, t] : undescribed(by_algo)) {
+    if (std::optional<std::string> s = probe_at_form(t.no_desc_example)) out.push_back(std::move(*s));
   }
   return out;
 }

@@ -7,7 +7,8 @@
 // trip exactly (tab-separated lines; an example's tabs and newlines become spaces);
 // parse_tallies names the line that does not parse; print() writes the tables that
 // fixbits-cublas-match has always printed (left of '|': the map's descriptor, as
-// profile::cublas; right: cuBLASLt's own answer's, as profile::cublas_answer).
+// profile::cublas; right: cuBLASLt's own answer's, as profile::cublas_answer), then the
+// answers whose descriptor differs and the answers without one, per answer.
 #pragma once
 
 #include <cstdint>
@@ -31,11 +32,14 @@ struct Tally {
   int64_t ans_identical = 0, ans_differ = 0, ans_no_desc = 0;
 };
 
-// Per cuBLASLt answer (algo), the answer path's compared and differing shapes.
+// Per cuBLASLt answer (algo), the answer path's compared, differing and undescribed
+// shapes.
 struct AlgoTally {
   int64_t compared = 0, differ = 0;
-  int cls = -1;         // the answer's table class (MatchResult::answer_class)
-  std::string example;  // the first differing shape and its detail
+  int64_t no_desc = 0;          // shapes of this answer without a descriptor
+  int cls = -1;                 // the answer's table class (MatchResult::answer_class)
+  std::string example;          // the first differing shape and its detail
+  std::string no_desc_example;  // the first undescribed shape and why it has none
 };
 
 struct MatchTallies {
@@ -51,9 +55,12 @@ struct MatchTallies {
            const MatchResult& r);
   void merge(const MatchTallies& other);
   std::string to_text() const;
-  // Exit status fixbits-cublas-match gives these counts: 0 when no compared shape
-  // differs and no run failed.
+  // Shapes whose descriptor of cuBLASLt's own answer (profile::cublas(), the answer
+  // path) gave other bytes: what fixbits-cublas-match's exit status judges (0 when none
+  // differs and no run failed). map_differ() counts the map path's (cublas_map(), the
+  // table's sampled map, coarse between its grid lines), reported, not judged.
   int64_t differ() const;
+  int64_t map_differ() const;
   void print(int64_t show) const;
   // The table classes of the answers with a differing shape, ascending: what
   // fixbits-cublas-scan --classes revalidates (fixbits-cublas-match
@@ -65,6 +72,10 @@ struct MatchTallies {
   // say) is left out. fixbits-cublas-match --differing-shapes-out writes them
   // comma-separated.
   std::vector<std::string> differing_shapes() const;
+  // The same for the answers without a descriptor (their first such shape each, most
+  // shapes first): where fixbits-cublas-scan --probe-at looks next
+  // (fixbits-cublas-match --no-desc-shapes-out).
+  std::vector<std::string> no_desc_shapes() const;
 };
 
 absl::StatusOr<MatchTallies> parse_tallies(const std::string& text);

@@ -10,14 +10,16 @@
 // class descriptor are told apart.
 // Shapes where cuBLAS drops the tail of the sum (its own defect) are counted apart.
 // Without a GPU or cuBLASLt, or while the embedded table holds no scan (and no --table
-// is given), it says why and exits 0; exit 1 when a compared shape
-// differs (or a run fails), 2 on bad arguments.
+// is given), it says why and exits 0; exit 1 when a shape's descriptor of cuBLASLt's
+// own answer (profile::cublas(), the answer path) differs or a run fails, 2 on bad
+// arguments (the map path, cublas_map(), is reported, not judged).
 //
 // Usage: fixbits-cublas-match [--table=PATH] [--shapes=N] [--fp8-shapes=N] [--seed=S]
 //          [--max-dim=N] [--max-k=N] [--max-elems=N] [--compile-budget-s=T]
 //          [--show=N] [--budget-s=T] [--dtypes=f16,bf16,f8e4m3] [--skip=N]
 //          [--draws=N] [--jobs=N] [--slice=J/N] [--tally-out=PATH]
 //          [--differing-classes-out=PATH] [--differing-shapes-out=PATH]
+//          [--no-desc-shapes-out=PATH]
 //   --table: a table written by fixbits-cublas-scan (default: the embedded sm_90 table).
 //   Defaults: 10000 shapes each for f16 and bf16, 1000 for f8e4m3; M, N log-uniform
 //   in [1, 16384], K log-uniform in [1, 2^19] (fp8: multiples of 16), redrawn until
@@ -45,6 +47,9 @@
 //   --differing-shapes-out=PATH: the first differing shape of each such answer, as
 //   fixbits-cublas-scan --probe-at=$(cat PATH) takes them (comma-separated, "" when none),
 //   so the next scan probes each class where it differed.
+//   --no-desc-shapes-out=PATH: the same for the answers without a descriptor (the
+//   first such shape of each, most shapes first), so a scan can probe those classes
+//   at a shape the match drew.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -90,6 +95,7 @@ struct Args {
   std::string tally_out;        // counts go here instead of the tables
   std::string classes_out;      // --differing-classes-out
   std::string shapes_out;       // --differing-shapes-out
+  std::string no_desc_out;      // --no-desc-shapes-out
   std::vector<std::string> passed;  // the arguments a job gets again
 };
 
@@ -105,12 +111,15 @@ bool write_list(const std::vector<std::string>& items, const std::string& path, 
 }
 
 // --differing-classes-out: the classes of the answers that differed; --differing-shapes-out:
-// a differing shape of each, as --probe-at takes it.
+// a differing shape of each, as --probe-at takes it; --no-desc-shapes-out: an undescribed
+// shape of each answer without a descriptor, likewise.
 bool write_differing(const profile::MatchTallies& t, const Args& a) {
   std::vector<std::string> ids;
   for (int c : t.differing_classes()) ids.push_back(std::to_string(c));
   const bool classes = write_list(ids, a.classes_out, "--differing-classes-out");
-  return write_list(t.differing_shapes(), a.shapes_out, "--differing-shapes-out") && classes;
+  const bool shapes = write_list(t.differing_shapes(), a.shapes_out, "--differing-shapes-out");
+  return write_list(t.no_desc_shapes(), a.no_desc_out, "--no-desc-shapes-out") && shapes &&
+         classes;
 }
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -126,7 +135,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     const bool for_jobs = !arg.starts_with("--jobs=") && !arg.starts_with("--slice=") &&
                           !arg.starts_with("--tally-out=") &&
                           !arg.starts_with("--differing-classes-out=") &&
-                          !arg.starts_with("--differing-shapes-out=");
+                          !arg.starts_with("--differing-shapes-out=") &&
+                          !arg.starts_with("--no-desc-shapes-out=");
     if (for_jobs) a.passed.push_back(arg);
     if (auto v = value("--table=")) {
       a.table_path = *v;
@@ -149,6 +159,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.classes_out = *v;
     } else if (auto v = value("--differing-shapes-out=")) {
       a.shapes_out = *v;
+    } else if (auto v = value("--no-desc-shapes-out=")) {
+      a.no_desc_out = *v;
     } else if (value("--skip=")) {
       st = int_flag("--skip=", 0, &a.skip);
     } else if (value("--fp8-shapes=")) {
@@ -238,11 +250,12 @@ int run_jobs(const Args& args, const char* self) {
   if (!write_differing(total, args)) worst = std::max(worst, 1);
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("\nsummary (%lld jobs): %lld kernels compiled in %.1f s (all jobs), %lld differ, "
-              "%lld errors, %.1f s\n",
+  std::printf("\nsummary (%lld jobs): %lld kernels compiled in %.1f s (all jobs), %lld differ "
+              "(cuBLASLt's answer; the map: %lld), %lld errors, %.1f s\n",
               static_cast<long long>(args.jobs), static_cast<long long>(total.compiled),
               total.compile_s, static_cast<long long>(total.differ()),
-              static_cast<long long>(total.failures), elapsed);
+              static_cast<long long>(total.map_differ()), static_cast<long long>(total.failures),
+              elapsed);
   return total.differ() == 0 && total.failures == 0 && worst == 0 ? 0 : 1;
 }
 
@@ -372,9 +385,10 @@ int main(int argc, char** argv) {
   }
   tallies.print(args->show);
   const bool classes_written = write_differing(tallies, *args);
-  std::printf("\nsummary: %lld kernels compiled in %.1f s, %lld differ, %lld errors, %.1f s\n",
+  std::printf("\nsummary: %lld kernels compiled in %.1f s, %lld differ (cuBLASLt's answer; the "
+              "map: %lld), %lld errors, %.1f s\n",
               static_cast<long long>(tallies.compiled), tallies.compile_s,
-              static_cast<long long>(tallies.differ()), static_cast<long long>(tallies.failures),
-              elapsed());
+              static_cast<long long>(tallies.differ()), static_cast<long long>(tallies.map_differ()),
+              static_cast<long long>(tallies.failures), elapsed());
   return tallies.differ() == 0 && tallies.failures == 0 && classes_written ? 0 : 1;
 }

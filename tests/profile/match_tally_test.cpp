@@ -39,7 +39,8 @@ TEST(MatchTallyTest, AddCountsBothPathsAndKeepsTheFirstDifferingExample) {
   EXPECT_EQ(a.compared, 3);
   EXPECT_EQ(a.differ, 2);
   EXPECT_EQ(a.example.substr(0, 7), "6x7x8: ");
-  EXPECT_EQ(t.differ(), 1);
+  EXPECT_EQ(t.differ(), 2);      // the answer path is judged
+  EXPECT_EQ(t.map_differ(), 1);  // the map path reported
 }
 
 TEST(MatchTallyTest, TextRoundTripsAndMergeAdds) {
@@ -121,6 +122,38 @@ TEST(MatchTallyTest, DifferingShapesAreProbeAtArguments) {
     EXPECT_EQ(runtime::to_string(*s), runtime::to_string(want)) << text;
   }
   EXPECT_TRUE(MatchTallies{}.differing_shapes().empty());
+}
+
+TEST(MatchTallyTest, UndescribedAnswersAreCountedAndListedMostFirst) {
+  runtime::GemmShape gemv{.m = 1, .n = 10618, .k = 212, .a_dtype = DType::kBF16,
+                          .b_dtype = DType::kBF16, .out_dtype = DType::kBF16};
+  MatchTallies a, b;
+  MatchResult r = result(Verdict::kNoDesc, Verdict::kNoDesc, false, "");
+  r.answer_algo = "id=13 custom=10";
+  r.answer_class = 80;
+  r.answer_detail = "class 80 has no descriptor";
+  a.add("bf16:bf16:nn", runtime::to_string(gemv), r);
+  a.add("bf16:bf16:nn", "1x9000x64 bf16*bf16->bf16 NN", r);  // not the first: not listed
+  r.answer_algo = "id=23";
+  r.answer_class = 177;
+  b.add("f16:f16:nn", "2x2x16982 f16*f16->f16 NN", r);
+  // A compared shape of an answer counts as compared, not undescribed.
+  b.add("f16:f16:nn", "2x2x17000 f16*f16->f16 NN",
+        result(Verdict::kIdentical, Verdict::kIdentical, true, "kernel"));
+  absl::StatusOr<MatchTallies> back = parse_tallies(b.to_text());
+  ASSERT_TRUE(back.ok()) << back.status();
+  a.merge(*back);
+  const AlgoTally& g = a.by_algo.at("bf16:bf16:nn id=13 custom=10");
+  EXPECT_EQ(g.no_desc, 2);
+  EXPECT_EQ(g.compared, 0);
+  EXPECT_EQ(g.cls, 80);
+  EXPECT_EQ(g.no_desc_example, runtime::to_string(gemv) + ": class 80 has no descriptor");
+  EXPECT_EQ(a.by_algo.at("f16:f16:nn id=23").no_desc, 1);
+  EXPECT_TRUE(a.differing_shapes().empty());
+  // Most undescribed shapes first, in --probe-at form.
+  EXPECT_EQ(a.no_desc_shapes(),
+            (std::vector<std::string>{"1x10618x212:bf16:bf16", "2x2x16982:f16:f16"}));
+  EXPECT_TRUE(MatchTallies{}.no_desc_shapes().empty());
 }
 
 TEST(MatchTallyTest, ABadLineIsNamed) {
