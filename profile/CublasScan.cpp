@@ -1527,6 +1527,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       tc.desc = old[c].desc;
       tc.probes = old[c].probes;
       tc.rules = old[c].rules;
+      tc.lanes_by_n = old[c].lanes_by_n;
       tc.note = old[c].note;
       ++stats.unchanged;
       continue;

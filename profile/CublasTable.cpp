@@ -129,6 +129,11 @@ absl::Status check_table(const CublasTable& t) {
           "The cuBLAS table's class %d has %d span rules for a descriptor with %d cut levels.", i,
           c.rules.size(), c.desc->k_cuts.size()));
     }
+    if (!c.lanes_by_n.empty() && c.desc && c.desc->family != dsl::GemmFamily::kGemv) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "The cuBLAS table's class %d has a lane rule but its descriptor is family %s; only "
+          "gemv deals K to lanes by N.", i, dsl::family_name(c.desc->family)));
+    }
     for (size_t r = 0; r < c.rules.size(); ++r) {
       if (c.rules[r].kind == SpanRule::Kind::kSplit && (r > 0 || !c.cls.values.split)) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -277,6 +282,46 @@ const std::vector<SpanRule>& split_rules() {
   return *rules;
 }
 
+std::string to_string(const std::vector<LaneStep>& steps) {
+  std::vector<std::string> parts;
+  for (const LaneStep& st : steps) parts.push_back(absl::StrCat(st.n0, ":", st.lanes));
+  return absl::StrCat("lanes@", absl::StrJoin(parts, ","));
+}
+
+absl::StatusOr<std::vector<LaneStep>> parse_lane_rule(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("The lane rule '%s' is malformed: %s.", text.substr(0, 80), why));
+  };
+  if (!text.starts_with("lanes@")) return bad("it must start with 'lanes@'");
+  std::vector<LaneStep> steps;
+  for (absl::string_view item : absl::StrSplit(av(text.substr(6)), ',')) {
+    const std::vector<absl::string_view> nl = absl::StrSplit(item, ':');
+    LaneStep st;
+    if (nl.size() != 2 || !absl::SimpleAtoi(nl[0], &st.n0) || !absl::SimpleAtoi(nl[1], &st.lanes)) {
+      return bad(absl::StrCat("step '", item, "' is not <n0>:<lanes>"));
+    }
+    if (st.lanes < 1 || st.lanes > 64) {
+      return bad(absl::StrCat("step '", item, "' has a lane count outside [1, 64]"));
+    }
+    if (steps.empty() ? st.n0 != 1 : st.n0 <= steps.back().n0) {
+      return bad(steps.empty() ? "the first step must start at n0 = 1"
+                               : absl::StrCat("step '", item, "' does not ascend"));
+    }
+    steps.push_back(st);
+  }
+  return steps;
+}
+
+int lanes_at(const std::vector<LaneStep>& steps, int64_t n) {
+  int lanes = 0;
+  for (const LaneStep& st : steps) {
+    if (st.n0 > n) break;
+    lanes = st.lanes;
+  }
+  return lanes;
+}
+
 std::string write_table(const CublasTable& t) {
   std::string out = absl::StrFormat("fixbits-cublas-table\t%d\n", kTableVersion);
   absl::StrAppend(&out, "arch\t", one_line(t.arch), "\n");
@@ -286,6 +331,7 @@ std::string write_table(const CublasTable& t) {
     const TableClass& c = t.classes[i];
     std::vector<std::string> rules, probes;
     for (const SpanRule& r : c.rules) rules.push_back(to_string(r));
+    if (!c.lanes_by_n.empty()) rules.push_back(to_string(c.lanes_by_n));
     for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
         "class\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, c.family, to_string(c.cls),
@@ -380,7 +426,11 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
           c.probes.push_back(*point);
         }
       }
-      if (f[5] != "-") {
+      if (f[5].starts_with("lanes@")) {
+        absl::StatusOr<std::vector<LaneStep>> steps = parse_lane_rule(f[5]);
+        if (!steps.ok()) return err(std::string(steps.status().message()));
+        c.lanes_by_n = *std::move(steps);
+      } else if (f[5] != "-") {
         for (absl::string_view r : absl::StrSplit(av(f[5]), ',')) {
           absl::StatusOr<SpanRule> rule = parse_span_rule(std::string_view(r.data(), r.size()));
           if (!rule.ok()) return err(std::string(rule.status().message()));
@@ -603,6 +653,15 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
     // An inner level at least as long as the part it cuts has one part there: the
     // same tree as a level of exactly that span.
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
+  }
+  if (!c.lanes_by_n.empty()) {
+    d.lanes = lanes_at(c.lanes_by_n, s.n);
+    int slots = 1;
+    while (slots < d.lanes) slots *= 2;
+    std::vector<int> fold;
+    for (int off : d.lane_fold)
+      if (off < slots) fold.push_back(off);
+    d.lane_fold = std::move(fold);
   }
   d = dot_at_shape(std::move(d), s, splitk);
   if (absl::Status v = dsl::validate(d); !v.ok()) {

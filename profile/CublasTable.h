@@ -20,6 +20,11 @@
 //        parts/<c>  span = ceil(K / c): the level cuts K into c parts whatever K is
 //                   (an intra-kernel split; the H200's spans 65, 65, 5 at K = 257,
 //                   259, 17 are parts/4).
+//      A gemv class may carry a lane rule instead (lanes_by_n): its descriptor's lane
+//      count at s.n is the last step's with n0 <= s.n, and its lane_fold keeps the
+//      offsets below that count's next power of two, in the class's order (cuBLAS's
+//      gemvNSP kernel deals K to blockDim.y lanes, and blockDim.y follows N: 32 up to
+//      N = 8448 on the H200, then 26, 24, 20; profile/LaneSweep.h reads it).
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
 // cross reference (class and variant indices, each variant inside its class, split
 // counts > 1 exactly for split variants, grid and run order, split rules only on level
@@ -38,6 +43,8 @@
 //   command  <the command line that produced the table>
 //   class    <index> <family> <CublasClass text> <probes|-> <rules|-> <desc|-> <note|->
 //            probes: <variant>@<M>x<N>x<K>/<P>,...  (the first is where desc was recovered)
+//            rules: span rules, one per cut level, comma-separated; or, for a gemv
+//            class, its lane rule lanes@<n0>:<lanes>,<n0>:<lanes>,... (first n0 = 1)
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
 //   map      <family> m|n <v,v,...>     map <family> kmax <v>     map <family> refusal <text>
 //   runs     <family> <m index> <n index> <k0>:<variant>[/<P>],...  (variant -1: refused)
@@ -89,6 +96,19 @@ struct ProbePoint {
   bool operator==(const ProbePoint&) const = default;
 };
 
+// One step of a gemv class's lane rule: from N = n0 on, K goes to `lanes` lanes.
+struct LaneStep {
+  int64_t n0 = 1;
+  int lanes = 32;
+  bool operator==(const LaneStep&) const = default;
+};
+// "lanes@1:32,8449:26"; parse_lane_rule takes the same text (InvalidArgument naming
+// what is wrong: steps must start at n0 = 1, ascend strictly, lanes in [1, 64]).
+std::string to_string(const std::vector<LaneStep>& steps);
+absl::StatusOr<std::vector<LaneStep>> parse_lane_rule(std::string_view text);
+// The lane count the rule gives at n (the last step with n0 <= n); 0 for no steps.
+int lanes_at(const std::vector<LaneStep>& steps, int64_t n);
+
 struct TableClass {
   std::string family;
   CublasClass cls;
@@ -97,6 +117,7 @@ struct TableClass {
   std::vector<ProbePoint> probes;
   std::optional<dsl::GemmDesc> desc;  // at probes[0]'s K and split count
   std::vector<SpanRule> rules;        // one per desc->k_cuts level
+  std::vector<LaneStep> lanes_by_n;   // gemv only: the lane count by N (empty: desc's)
   std::string note;                   // why there is no desc, or what the probes saw
   bool operator==(const TableClass&) const = default;
 };

@@ -4,6 +4,7 @@
 // count), and lookups (cells, K runs, every error naming its field), plus the
 // embedded table.
 #include <string>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "profile/CublasClass.h"
@@ -432,6 +433,65 @@ TEST(CublasTable, InnerFixedLevelsAreClampedToTheSplit) {
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->k_cuts[0].span, 1024);
   EXPECT_EQ(d->k_cuts[1].span, 128);
+}
+
+// gemvNSP's 32 strided lanes of 4-element tiles (classes 3 and 80 of the H200 table).
+dsl::GemmDesc gemv32() {
+  dsl::GemmDesc d;
+  d.family = dsl::GemmFamily::kGemv;
+  d.instruction = dsl::Instruction::kScalarFma;
+  d.instruction_k = 1;
+  d.k_loop_step = {};
+  d.lane_layout = dsl::LaneLayout::kStrided;
+  d.lanes = 32;
+  d.lane_tile = 4;
+  d.lane_fold = {16, 8, 4, 2, 1};
+  return d;
+}
+
+TEST(CublasTable, LaneRuleGivesTheLaneCountByN) {
+  TableClass c{.family = "f16:f16:nn", .cls = class_of(CublasKey{.id = 13, .custom = 10}),
+               .probes = {{.variant = 0, .m = 1, .n = 4096, .k = 200}},
+               .desc = gemv32(),
+               .lanes_by_n = {{1, 32}, {8449, 16}, {10001, 8}}};
+  for (const auto& [n, lanes, fold] :
+       {std::tuple{int64_t{1}, 32, std::vector<int>{16, 8, 4, 2, 1}},
+        std::tuple{int64_t{8448}, 32, std::vector<int>{16, 8, 4, 2, 1}},
+        std::tuple{int64_t{8449}, 16, std::vector<int>{8, 4, 2, 1}},
+        std::tuple{int64_t{10000}, 16, std::vector<int>{8, 4, 2, 1}},
+        std::tuple{int64_t{10001}, 8, std::vector<int>{4, 2, 1}},
+        std::tuple{int64_t{1} << 20, 8, std::vector<int>{4, 2, 1}}}) {
+    absl::StatusOr<dsl::GemmDesc> d = desc_for(c, GemmShape{.m = 1, .n = n, .k = 87}, 1);
+    ASSERT_TRUE(d.ok()) << n << ": " << d.status();
+    EXPECT_EQ(d->lanes, lanes) << n;
+    EXPECT_EQ(d->lane_fold, fold) << n;
+    EXPECT_EQ(d->lane_tile, 4) << n;
+  }
+  EXPECT_EQ(lanes_at(c.lanes_by_n, 9000), 16);
+  EXPECT_EQ(lanes_at({}, 9000), 0);
+  // The text form: in the rules column, round-tripping with the table.
+  EXPECT_EQ(to_string(c.lanes_by_n), "lanes@1:32,8449:16,10001:8");
+  CublasTable t = small_table();
+  t.classes[2].desc = gemv32();
+  t.classes[2].probes = {{.variant = 3, .m = 1, .n = 64, .k = 200}};
+  t.classes[2].lanes_by_n = c.lanes_by_n;
+  const std::string text = write_table(t);
+  EXPECT_NE(text.find("\tlanes@1:32,8449:16,10001:8\tgemm{family=gemv"), std::string::npos)
+      << text;
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+  EXPECT_EQ(*back, t);
+  // Malformed rules are named; a lane rule on a non-gemv descriptor is refused.
+  for (const char* bad : {"lanes@2:32", "lanes@1:32,1:16", "lanes@1:0", "lanes@1:65",
+                          "lanes@1-32", "lanes@"}) {
+    absl::StatusOr<std::vector<LaneStep>> r = parse_lane_rule(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(has(r.status(), "lane rule")) << r.status();
+  }
+  t.classes[0].lanes_by_n = c.lanes_by_n;
+  absl::StatusOr<CublasTable> wrong = parse_table(write_table(t));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(has(wrong.status(), "class 0") && has(wrong.status(), "lane rule")) << wrong.status();
 }
 
 TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
