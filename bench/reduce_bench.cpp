@@ -17,7 +17,8 @@
 // softmax rows that get a split also try each split in alternating row order
 // (alternate_row_order: a later phase starts on the rows the one before read last,
 // still in L2), as one cluster kernel (cluster_rows, P = 2, 4, 8, each block keeping
-// its share of strips), and, where x passes 24 MiB, as separate kernels launched for
+// its share of strips, or none: keep=0, its share read again from the L2), and, where
+// x passes 24 MiB, as separate kernels launched for
 // groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
 // L2). The label says which won (alt=1: alternating row order; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
@@ -405,7 +406,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     // kernel, its P = 2, 4, 8 blocks one thread-block cluster, each keeping its share of
     // the row's strips in registers (keep=K strips a block; at most the register bound,
     // then the rest is read again), so x is read from memory once instead of twice
-    // (softmax: three times).
+    // (softmax: three times); and each P once more keeping nothing (keep=0).
     if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
       const int64_t strips = dsl::strip_count(desc, cols);
       for (int parts : {2, 4, 8}) {
@@ -416,6 +417,13 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         const int64_t share = (strips - 1) / parts + 1;
         k.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, k)));
         candidates.push_back(k);  // a config whose block exceeds the strip fails to build: skipped
+        // And keeping nothing: the block reads its share again right after the cluster
+        // barrier, while the share (the row / P) is likely still in the L2, with no
+        // registers held across the barrier (occupancy, which the kept share costs).
+        if (k.keep_passes > 0) {
+          k.keep_passes = 0;
+          candidates.push_back(k);
+        }
       }
     }
   }
