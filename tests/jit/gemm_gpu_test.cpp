@@ -433,7 +433,6 @@ TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
   GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarMulAdd, DType::kBF16, DType::kBF16);
   d.lanes = 16;
   d.lane_fold = {8, 4, 2, 1};
-  d.k_cuts = {{.span = 200}};  // chained parts, each folded across lanes
   sweep(d, {{2, 1, 1}}, {{1, 33, 1001}, {2, 3, 199}});
 }
 
