@@ -75,6 +75,12 @@ absl::Status bad(std::string msg) { return absl::InvalidArgumentError(std::move(
 
 }  // namespace
 
+int lane_slots(int lanes) {
+  int slots = 1;
+  while (slots < lanes && slots < (1 << 30)) slots *= 2;
+  return slots;
+}
+
 int matrix_instruction_k(DType t) {
   switch (t) {
     case DType::kF16:
@@ -268,10 +274,21 @@ absl::Status validate_lanes(const GemmDesc& d) {
     return bad(absl::StrFormat("GemmDesc.lane_layout holds %d, which is no LaneLayout.",
                                static_cast<int>(d.lane_layout)));
   }
-  const int max_lanes = dot ? 1024 : 64;
-  if (!is_pow2(d.lanes) || d.lanes > max_lanes) {
-    return bad(absl::StrFormat(
-        "GemmDesc.lanes is %d but must be a power of two in [1, %d].", d.lanes, max_lanes));
+  // Family gemv takes any count (cuBLAS's gemvNSP deals K to 20, 24 or 26 lanes);
+  // the others keep the power-of-two rule.
+  if (d.family == GemmFamily::kGemv) {
+    if (d.lanes < 1 || d.lanes > 64) {
+      return bad(absl::StrFormat(
+          "GemmDesc.lanes is %d but family gemv needs 1 to 64 lanes (one warp, two lanes "
+          "per thread above 32).",
+          d.lanes));
+    }
+  } else {
+    const int max_lanes = dot ? 1024 : 64;
+    if (!is_pow2(d.lanes) || d.lanes > max_lanes) {
+      return bad(absl::StrFormat("GemmDesc.lanes is %d but must be a power of two in [1, %d].",
+                                 d.lanes, max_lanes));
+    }
   }
   if (d.lane_tile < 1) {
     return bad(absl::StrFormat("GemmDesc.lane_tile is %d but must be at least 1.",
@@ -299,14 +316,17 @@ absl::Status validate_lanes(const GemmDesc& d) {
     }
     return absl::OkStatus();
   }
+  // The butterfly runs over lane_slots(lanes) slots; with a power-of-two count that
+  // is `lanes` itself, so the rule (and every such descriptor) is what it was.
+  const int slots = lane_slots(d.lanes);
   int seen = 0;
   for (size_t i = 0; i < d.lane_fold.size(); ++i) {
     const int off = d.lane_fold[i];
-    if (!is_pow2(off) || off >= d.lanes) {
+    if (!is_pow2(off) || off >= slots) {
       return bad(absl::StrFormat(
           "GemmDesc.lane_fold[%d] is %d but every offset must be a power of two below "
-          "lanes (%d).",
-          i, off, d.lanes));
+          "%d (lanes %d rounded up to a power of two).",
+          i, off, slots, d.lanes));
     }
     if (seen & off) {
       return bad(absl::StrFormat(
@@ -314,11 +334,11 @@ absl::Status validate_lanes(const GemmDesc& d) {
     }
     seen |= off;
   }
-  if (seen != d.lanes - 1) {
+  if (seen != slots - 1) {
     return bad(absl::StrFormat(
-        "GemmDesc.lane_fold is [%s] but must use every power of two below lanes (%d) "
-        "exactly once, or lanes would stay unfolded.",
-        absl::StrJoin(d.lane_fold, ","), d.lanes));
+        "GemmDesc.lane_fold is [%s] but must use every power of two below %d (lanes %d "
+        "rounded up to a power of two) exactly once, or lanes would stay unfolded.",
+        absl::StrJoin(d.lane_fold, ","), slots, d.lanes));
   }
   return absl::OkStatus();
 }

@@ -24,7 +24,10 @@
 //     tiles (ceil), kStrided gives tile t to lane t % lanes. Each lane folds its
 //     elements in index order with its instruction (kScalarFma or kScalarMulAdd);
 //     then for each offset d of lane_fold in order, every lane l sets
-//     v[l] = v[l] (+)f32 v[l ^ d]; the result is v[0].
+//     v[l] = v[l] (+)f32 v[l ^ d]; the result is v[0]. `lanes` need not be a power
+//     of two (cuBLAS's gemvNSP deals K to 20, 24 or 26 lanes): lane_fold then holds
+//     every power of two below lane_slots(lanes), and a partner l ^ d >= lanes is
+//     absent, so lane l keeps its value in that round.
 //
 //   * family kDot (cuBLAS's dot_kernel + reduce_1Block_kernel pair, whose trees
 //     fixbits-cublas-probe --tree recorded on the H200 in session 10): `blocks` blocks
@@ -104,7 +107,7 @@ struct GemmDesc {
 
   // kGemv (lanes of one warp) and kDot (threads of one block; layout strided).
   LaneLayout lane_layout = LaneLayout::kContiguous;
-  int lanes = 32;
+  int lanes = 32;               // kGemv: any count in [1, 64]; kDot: a power of two
   int lane_tile = 8;
   std::vector<int> lane_fold;  // xor offsets, one per round, in round order
   int64_t blocks = 0;          // kDot only: the blocks of the first kernel (> 0)
@@ -116,6 +119,10 @@ struct GemmDesc {
 
   bool operator==(const GemmDesc&) const = default;
 };
+
+// The width of a lane fold over `lanes` lanes: the smallest power of two >= lanes
+// (lane_slots(20) = 32, lane_slots(32) = 32, lane_slots(1) = 1; at most 2^30).
+int lane_slots(int lanes);
 
 // Products one sm_90 matrix instruction folds for inputs of `t` (mma.sync and
 // wgmma alike): 16 for f16/bf16, 32 for fp8, 8 for tf32, 0 for f32 (none).

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "dsl/reference/MmaModel.h"
 
 namespace fixbits::dsl::probe {
@@ -151,6 +152,13 @@ absl::Status check_options(const ProbeOptions& o) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.blocks is %d but family dot needs the first kernel's block count "
         "(cuBLASLt's split count), >= 1.", o.blocks));
+  }
+  for (size_t i = 0; i < o.gemv_lanes.size(); ++i) {
+    if (o.gemv_lanes[i] < 1 || o.gemv_lanes[i] > 64) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ProbeOptions.gemv_lanes[%d] is %d but a gemv lane count is in [1, 64].", i,
+          o.gemv_lanes[i]));
+    }
   }
   if (o.k < 3) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -484,7 +492,11 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
   if (w != 1) contiguous_tiles.push_back(w);
   std::string why = "no candidate";
   std::vector<std::pair<std::vector<int64_t>, std::vector<int>>> fold_cache;
-  for (int lanes = 1; lanes <= 64; lanes *= 2) {
+  std::vector<int> lane_counts = o.gemv_lanes;
+  if (lane_counts.empty()) {
+    for (int lanes = 1; lanes <= 64; lanes *= 2) lane_counts.push_back(lanes);
+  }
+  for (int lanes : lane_counts) {
     for (LaneLayout layout : {LaneLayout::kContiguous, LaneLayout::kStrided}) {
       if (lanes == 1 && layout == LaneLayout::kStrided) continue;
       for (int64_t tile : layout == LaneLayout::kContiguous ? contiguous_tiles : strided_tiles) {
@@ -533,9 +545,11 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
     }
   }
   return absl::NotFoundError(absl::StrFormat(
-      "no gemv descriptor reproduces the black box at K=%d: %d candidates (lanes 1..64, "
+      "no gemv descriptor reproduces the black box at K=%d: %d candidates (lanes %s, "
       "both layouts, lane_tile in {%d, 1}) were tried; the last was rejected by %s.",
-      o.k, judge.tried(), w, why));
+      o.k, judge.tried(),
+      o.gemv_lanes.empty() ? std::string("1..64") : absl::StrJoin(o.gemv_lanes, ","), w,
+      why));
 }
 
 // Family dot: the thread count, the tile each thread loads and the order of its

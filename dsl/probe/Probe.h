@@ -22,7 +22,7 @@
 //   returned: fewer cut levels, scalar_fma before scalar_mul_add before the matrix
 //   instruction, fast accumulation before two roundings, shorter steps first (0 =
 //   instruction_k), short turn last before first, partial/merge f32 before f16
-//   before bf16, fewer lanes first. So a field no experiment can see comes back at
+//   before bf16, lanes in opts.gemv_lanes' order (by default fewer lanes first). So a field no experiment can see comes back at
 //   that canonical value (e.g. fma vs mul+add for f16 inputs, whose products are
 //   exact in f32; the step of a fast-accumulating loop whose short turn is last;
 //   mma_sync vs wgmma, which opts names).
@@ -30,7 +30,8 @@
 //   that rejected the last candidate when no descriptor in the family reproduces the
 //   black box; the black box's own errors pass through, naming the experiment.
 // Search space: split spans >= 2 seen at this K (a span >= K is reported as K), up
-//   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts; the
+//   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts, over
+//   the lane counts opts.gemv_lanes (default: the powers of two 1..64); the
 //   epilogue fields at their defaults (the probe asks for the bare product).
 // Cost: about K placements per walk (a few walks), each 1 x 1 x K; one black-box
 //   call each, or one call per batch of an Instrument with BatchLimits.
@@ -69,6 +70,12 @@ struct ProbeOptions {
   // Family dot: the first kernel's blocks, cuBLASLt's split count for the shape (the
   // grid is an answer of the cost model, not something the walks can see).
   int64_t blocks = 0;
+  // Family gemv: the lane counts to try, in order; empty = the powers of two 1..64.
+  // A caller that read the kernel's blockDim.y from cuBLAS's launch record passes it
+  // (gemvNSP deals K to 20, 24 or 26 lanes above N = 8448; the default search does
+  // not try counts that are no power of two, which would multiply its cost). Each
+  // in [1, 64].
+  std::vector<int> gemv_lanes;
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match
   uint64_t seed = 0x5eed;  // of the random draws

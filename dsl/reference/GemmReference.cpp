@@ -10,6 +10,8 @@
 //
 // Points the GemmDesc header leaves open, fixed here (the GPU must match them):
 //   * A range with no elements (K = 0) gives +0.0; a level with no parts gives +0.0.
+//   * gemv: a lane dealt no tile holds +0.0 (it folds nothing from +0.0); an absent
+//     partner (l ^ d >= lanes) is skipped, not added as a zero of either sign.
 //   * The zero padding of a short group is +0.0 * +0.0 products.
 //   * Matrix instructions get `in` = a_dtype (validate() allows mixed dtypes only
 //     for the two fp8 formats, which share the fp8 model constants).
@@ -233,9 +235,11 @@ class ElementTree {
         v[l] = acc;
       }
     }
+    // A partner l ^ d >= lanes (only when lanes is not a power of two) is absent:
+    // lane l keeps its value in that round.
     std::vector<float> next(lanes);
     for (int d : d_.lane_fold) {
-      for (int64_t l = 0; l < lanes; ++l) next[l] = v[l] + v[l ^ d];
+      for (int64_t l = 0; l < lanes; ++l) next[l] = (l ^ d) < lanes ? v[l] + v[l ^ d] : v[l];
       v.swap(next);
     }
     return v[0];

@@ -10,8 +10,9 @@
 // A cut level wraps the leaf in a loop over its parts, chained from -0.0 (exact:
 // -0.0 + p == p), or for an inner tree fold kept in slots and folded by a
 // butterfly after the loop; the top level of an empty K gives +0.0, as the
-// reference does. Family gemv deals a tile of lanes*G elements (G outputs of one
-// row, `lanes` lanes each) and folds lanes with xor_permute in lane_fold's order.
+// reference does. Family gemv deals a tile of S*G elements (G outputs of one row,
+// S = lane_slots(lanes) slots each, the absent ones -0.0) and folds lanes with
+// xor_permute in lane_fold's order.
 // Family dot is two programs: one block of the grid-stride loop per (column, row,
 // block) writing its partial, and the merge kernel's 128 lanes per output, both on one
 // warp so every exchange stays inside it.
@@ -593,8 +594,26 @@ absl::StatusOr<tile::Program> build_dot_merge(const GemmDesc& d, const GemmConfi
   return b.finish();
 }
 
-// kGemv: element i of the block's (E) tile is lane i % lanes of output column
-// pid.x*G + i / lanes of row pid.y.
+// kGemv: element i of the block's (E) tile is slot i % S of output column
+// pid.x*G + i / S of row pid.y, S = lane_slots(lanes) (= lanes for a power of two).
+// Slot l < lanes is lane l; slots l >= lanes (only when lanes is not a power of two)
+// are absent lanes: they deal no tile and start from -0.0 instead of +0.0, so the
+// plain butterfly over S slots gives the descriptor's skip (proof below).
+//
+// Why the padded butterfly is exact for the one lane that is stored, lane 0. Write
+// u_r / v_r for the padded slots / the descriptor's lanes after round r (offset d_r),
+// and S_r for the span (xor-closure) of the offsets of the rounds after r: u_R[0]
+// reads u_r only at slots of S_r. Claim: u_r[x] == v_r[x] (bits) for every x in S_r
+// with x < lanes. r = 0: the slots are the lanes. Round r, x in S_r, x < lanes:
+// x and x ^ d_r lie in S_(r-1). If x ^ d_r < lanes, both sides add the same two
+// values. Else (the descriptor skips) y = x ^ d_r = x + d_r (x in S_r lacks bit
+// d_r), and u_(r-1)[y] is a butterfly over the initial slots y ^ s, s in the
+// span of d_1..d_(r-1). x's bits are all offsets of rounds after r, disjoint from
+// d_r and s, so y ^ s = x + d_r + s >= y >= lanes: every one is an absent slot,
+// -0.0, and a sum of -0.0s is -0.0 (round to nearest). x + (-0.0) == x for every f32
+// x (+0.0, -0.0, inf and NaN included), so u_r[x] = u_(r-1)[x] = v_r[x]. (A +0.0
+// padding would turn a lane holding -0.0, an fma whose product underflows, into
+// +0.0.) Absent slots outside S_r may hold sums of real lanes: lane 0 never reads them.
 absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cfg) {
   Builder b(kernel_name(d, cfg, "gemv"));
   b.set_num_warps(cfg.warps);
@@ -603,11 +622,13 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
   Epilogue ep;
   Operands o = read_output_kernel_params(b, d, &out, &ep);
   const int64_t g = gemv_outputs_per_block(d, cfg);
-  const int64_t e = g * d.lanes;
   const int64_t lanes = d.lanes, tile = d.lane_tile;
+  const int64_t slots = lane_slots(d.lanes);
+  const bool padded = slots != lanes;
+  const int64_t e = g * slots;
   Value idx = b.arange(e);                                                  // (E) i32
-  Value out_local = b.div(idx, b.const_int(Elem::kI32, lanes));            // (E) i32
-  Value lane = b.cast(b.sub(idx, b.mul(out_local, b.const_int(Elem::kI32, lanes))), Elem::kI64);
+  Value out_local = b.div(idx, b.const_int(Elem::kI32, slots));            // (E) i32
+  Value lane = b.cast(b.sub(idx, b.mul(out_local, b.const_int(Elem::kI32, slots))), Elem::kI64);
   Value col0 = b.mul(b.cast(b.program_id(0), Elem::kI64), i64(b, g));
   Value col = b.add(b.cast(out_local, Elem::kI64), col0);                   // (E) i64
   Value col_ok = b.compare(CompareOp::kLt, col, o.n);
@@ -615,6 +636,16 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
   Value a_row = b.mul(row, o.a_sm);
   Value b_col = b.mul(col, o.b_sn);                                         // (E) i64
   Value zero = b.const_f32(0.0f);
+  // Elements that fold products: in-bounds columns, and (padded) present lanes only.
+  Value folds = padded ? b.compare(CompareOp::kLt, b.select(col_ok, lane, i64(b, lanes)),
+                                   i64(b, lanes))
+                       : col_ok;                                             // (E) i1
+  // Present lanes start from +0.0, absent slots from -0.0 (the identity of (+)f32).
+  auto initial = [&] {
+    if (!padded) return b.splat(zero, {e});
+    Value present = b.compare(CompareOp::kLt, lane, i64(b, lanes));
+    return b.select(present, b.splat(zero, {e}), b.splat(b.const_f32(-0.0f), {e}));
+  };
 
   // Folds k into acc where k < limit (a per-element bound); elsewhere acc stays.
   auto step_at = [&](Value acc, Value k, Value limit) {
@@ -629,18 +660,18 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
     Value len = b.sub(k1, k0);
     Value tiles = b.div(b.add(len, i64(b, tile - 1)), i64(b, tile));
     Value rounds = b.div(b.add(tiles, i64(b, lanes - 1)), i64(b, lanes));  // tiles per lane (ceil)
-    Value acc0 = b.splat(zero, {e});
+    Value acc0 = initial();                                               // (E) f32
     Value v;
     if (d.lane_layout == LaneLayout::kContiguous) {
       Value run = b.mul(rounds, i64(b, tile));                              // elements per lane
       Value e0 = b.min(k1, b.add(k0, b.mul(lane, run)));                   // (E) i64
       Value e1 = b.min(k1, b.add(k0, b.mul(b.add(lane, i64(b, 1)), run)));
-      e1 = b.select(col_ok, e1, e0);  // columns past N fold nothing
+      e1 = b.select(folds, e1, e0);  // columns past N and absent lanes fold nothing
       std::vector<Value> loop = b.begin_for(i64(b, 0), run, i64(b, 1), {acc0});
       Value r = step_at(loop[1], b.add(e0, loop[0]), e1);
       v = b.end_for({r})[0];
     } else {
-      Value limit = b.select(col_ok, b.splat(k1, {e}), b.splat(k0, {e}));
+      Value limit = b.select(folds, b.splat(k1, {e}), b.splat(k0, {e}));
       std::vector<Value> outer = b.begin_for(i64(b, 0), rounds, i64(b, 1), {acc0});
       Value t = b.add(lane, b.mul(outer[0], i64(b, lanes)));                // (E) tile index
       Value t0 = b.add(k0, b.mul(t, i64(b, tile)));
@@ -889,9 +920,12 @@ int64_t mma_block_m(const GemmConfig& c) { return int64_t{16} * c.warp_m_tiles *
 int64_t mma_block_n(const GemmConfig& c) { return int64_t{8} * c.warp_n_tiles; }
 
 int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c) {
-  // Every warp holds whole lane groups (64 lanes: two per thread), so the lane fold
-  // never crosses a warp.
-  return std::max<int64_t>(block_m(c), int64_t{d.lanes} * c.warps) / d.lanes;
+  // Every warp holds whole groups of S = lane_slots(lanes) slots (64: two per
+  // thread), so the lane fold never crosses a warp: S and 32 * warps *
+  // rows_per_thread are powers of two, so S divides the tile, and S <= 32 * (elements
+  // per thread) since the tile holds at least S * warps elements.
+  const int64_t slots = lane_slots(d.lanes);
+  return std::max<int64_t>(block_m(c), slots * c.warps) / slots;
 }
 
 absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {

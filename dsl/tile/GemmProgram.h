@@ -7,7 +7,9 @@
 // columns a block unrolls and how many warps a block has. One thread owns an output
 // element from its first product to its store (no cross-thread reassociation),
 // except in family gemv, where the descriptor's lanes are real lanes of one warp
-// and lane_fold runs as xor exchanges (shfl.sync.bfly) in the descriptor's order.
+// and lane_fold runs as xor exchanges (shfl.sync.bfly) in the descriptor's order
+// (a lane count that is no power of two is padded to the next one with -0.0 slots,
+// which reproduces the skipped rounds of absent partners exactly).
 //
 // Programs and kernel parameters (operands are addressed by element strides, so
 // one program serves row- and column-major A and B):
@@ -75,9 +77,11 @@ int64_t block_m(const GemmConfig& c);
 // The matrix paths' block tile: 16 * warp_m_tiles * warps rows, 8 * warp_n_tiles columns.
 int64_t mma_block_m(const GemmConfig& c);
 int64_t mma_block_n(const GemmConfig& c);
-// Family gemv: the block's tile of max(BLOCK_M, lanes*warps) elements holds
-// gemv_outputs_per_block(d, c) output columns of one row, `lanes` elements each
-// (consecutive elements, so a lane group never spans two warps).
+// Family gemv: the block's tile of max(BLOCK_M, S*warps) elements, S =
+// lane_slots(lanes), holds gemv_outputs_per_block(d, c) output columns of one row, S
+// elements each (consecutive elements, so a lane group never spans two warps; the
+// S - lanes slots past the lanes are absent lanes holding -0.0). Any legal config
+// holds any lane count in [1, 64].
 int64_t gemv_outputs_per_block(const GemmDesc& d, const GemmConfig& c);
 
 struct GemmPrograms {

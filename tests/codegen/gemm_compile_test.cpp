@@ -149,6 +149,44 @@ TEST(GemmCompile, GemvLaneFoldFollowsDescriptorOrder) {
   EXPECT_EQ(count(k[0].text, "fma.rn"), 0);
 }
 
+// cuBLAS's gemvNSP lane counts (no power of two): 20, 24 and 26 lanes fold on 32
+// slots, so the fold is the descriptor's five shuffles in its order for every warp
+// count; with two rows per thread (two slots per thread) offset 1 is a register swap
+// and the others shuffle both registers by half the offset. 3 lanes fold on 4 slots.
+TEST(GemmCompile, GemvNonPowerOfTwoLanesFoldOnPaddedSlots) {
+  struct Knob {
+    GemmConfig cfg;
+    std::vector<int> shuffles;
+  } knobs[] = {{{1, 1, 1}, {16, 8, 4, 2, 1}},
+               {{32, 1, 1}, {16, 8, 4, 2, 1}},
+               {{4, 2, 1}, {8, 8, 4, 4, 2, 2, 1, 1}}};
+  for (int lanes : {20, 24, 26}) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kContiguous, dsl::LaneLayout::kStrided}) {
+      for (const Knob& knob : knobs) {
+        const GemmConfig& cfg = knob.cfg;
+        GemmDesc d = scalar(Instruction::kScalarFma, DType::kBF16, DType::kF32);
+        d.family = GemmFamily::kGemv;
+        d.lanes = lanes;
+        d.lane_tile = 4;
+        d.lane_layout = lay;
+        d.lane_fold = {16, 8, 4, 2, 1};
+        ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+        std::vector<CompiledKernel> k = must_compile(d, cfg);
+        ASSERT_EQ(k.size(), 1u);
+        EXPECT_EQ(bfly_offsets(k[0].text), knob.shuffles) << d;
+      }
+    }
+  }
+  GemmDesc d = scalar(Instruction::kScalarMulAdd, DType::kF16, DType::kF32);
+  d.family = GemmFamily::kGemv;
+  d.lanes = 3;
+  d.lane_tile = 2;
+  d.lane_fold = {2, 1};
+  std::vector<CompiledKernel> k = must_compile(d, {1, 1, 1});
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(bfly_offsets(k[0].text), (std::vector<int>{2, 1}));
+}
+
 TEST(GemmCompile, SplitKIsTwoKernelsAndMergeRoundsToMergeDtype) {
   GemmDesc d = scalar(Instruction::kScalarFma, DType::kF16, DType::kF32);
   d.family = GemmFamily::kSplitK;

@@ -243,6 +243,63 @@ TEST(GemmDescTest, LaneFoldRules) {
   EXPECT_TRUE(validate(up).ok());
 }
 
+// Family gemv's lane count need not be a power of two (cuBLAS's gemvNSP: 20, 24 or 26
+// lanes above N = 8448); its fold then covers every power of two below the count
+// rounded up. Every other family keeps the power-of-two rule.
+TEST(GemmDescTest, GemvLaneCountsNeedNotBePowersOfTwo) {
+  EXPECT_EQ(lane_slots(1), 1);
+  EXPECT_EQ(lane_slots(3), 4);
+  EXPECT_EQ(lane_slots(20), 32);
+  EXPECT_EQ(lane_slots(32), 32);
+  EXPECT_EQ(lane_slots(33), 64);
+  EXPECT_EQ(lane_slots(64), 64);
+  struct Good {
+    int lanes;
+    std::vector<int> fold;
+  } goods[] = {{20, {16, 8, 4, 2, 1}}, {24, {1, 2, 4, 8, 16}}, {26, {4, 16, 1, 8, 2}},
+               {3, {2, 1}},            {5, {1, 4, 2}},          {33, {32, 16, 8, 4, 2, 1}},
+               {63, {1, 2, 4, 8, 16, 32}}, {1, {}}};
+  for (const Good& g : goods) {
+    GemmDesc d = gemv_f16();
+    d.lanes = g.lanes;
+    d.lane_fold = g.fold;
+    EXPECT_TRUE(validate(d).ok()) << g.lanes << ": " << validate(d);
+    absl::StatusOr<GemmDesc> back = parse_gemm_desc(to_string(d));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, d);
+  }
+  struct Bad {
+    int lanes;
+    std::vector<int> fold;
+    GemmFamily family;
+    const char* must_contain;
+  } bads[] = {
+      {20, {8, 4, 2, 1}, GemmFamily::kGemv,
+       "GemmDesc.lane_fold is [8,4,2,1] but must use every power of two below 32 (lanes 20"},
+      {20, {32, 16, 8, 4, 2, 1}, GemmFamily::kGemv,
+       "GemmDesc.lane_fold[0] is 32 but every offset must be a power of two below 32"},
+      {3, {1}, GemmFamily::kGemv, "GemmDesc.lane_fold is [1]"},
+      {0, {}, GemmFamily::kGemv, "GemmDesc.lanes is 0 but family gemv needs 1 to 64 lanes"},
+      {65, {}, GemmFamily::kGemv, "GemmDesc.lanes is 65 but family gemv needs 1 to 64 lanes"},
+      {-3, {}, GemmFamily::kGemv, "GemmDesc.lanes is -3"},
+      {20, {}, GemmFamily::kPlain, "GemmDesc.lanes is 20 but must be a power of two in [1, 64]"},
+      {96, {64, 32, 16, 8, 4, 2, 1}, GemmFamily::kDot,
+       "GemmDesc.lanes is 96 but must be a power of two in [1, 1024]"},
+  };
+  for (const Bad& c : bads) {
+    GemmDesc d = gemv_f16();
+    d.lanes = c.lanes;
+    d.lane_fold = c.fold;
+    if (c.family != GemmFamily::kGemv) {
+      d.family = c.family;
+      if (c.family == GemmFamily::kDot) d.blocks = 1;
+    }
+    absl::Status s = validate(d);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.lanes;
+    EXPECT_NE(s.message().find(c.must_contain), std::string::npos) << s.message();
+  }
+}
+
 TEST(GemmDescTest, CanonicalTextIsTheDocumentedLiteral) {
   EXPECT_EQ(to_string(plain_f16()),
             "gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 "

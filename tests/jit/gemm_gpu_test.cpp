@@ -5,7 +5,8 @@
 // (memcmp), on fresh random draws with adversarial values (+-L, tiny r, subnormals,
 // -0.0, NaN, inf); a row's output does not depend on M (batch invariance); the
 // epilogue (alpha/beta, bias, relu) matches too; register-blocked matrix knobs
-// (warp_m_tiles x warp_n_tiles) equal the reference and the unblocked kernel.
+// (warp_m_tiles x warp_n_tiles) equal the reference and the unblocked kernel; gemv
+// with lane counts that are no power of two (cuBLAS's gemvNSP: 20, 24, 26) too.
 // Without a device every test prints [SKIP] <reason>. A failing draw prints its seed (replay with FIXBITS_SEED=<n>).
 #include <cmath>
 #include <cstdio>
@@ -417,7 +418,10 @@ TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
     int lanes;
     std::vector<int> fold;
   } lane_cases[] = {{32, {16, 8, 4, 2, 1}}, {32, {1, 2, 4, 8, 16}}, {32, {4, 16, 1, 8, 2}},
-                    {8, {2, 1, 4}}, {1, {}}, {64, {32, 1, 16, 2, 8, 4}}};
+                    {8, {2, 1, 4}}, {1, {}}, {64, {32, 1, 16, 2, 8, 4}},
+                    // cuBLAS's gemvNSP lane counts above N = 8448 (no power of two: the
+                    // partners 20..31 / 26..31 are absent, padded with -0.0 slots).
+                    {20, {16, 8, 4, 2, 1}}, {26, {4, 16, 1, 8, 2}}};
   for (const Lanes& l : lane_cases) {
     for (dsl::LaneLayout lay : {dsl::LaneLayout::kContiguous, dsl::LaneLayout::kStrided}) {
       for (int tile : {1, 3, 8}) {
@@ -433,8 +437,38 @@ TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
   GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarMulAdd, DType::kBF16, DType::kBF16);
   d.lanes = 16;
   d.lane_fold = {8, 4, 2, 1};
-  d.k_cuts = {{.span = 200}};  // chained parts, each folded across lanes
   sweep(d, {{2, 1, 1}}, {{1, 33, 1001}, {2, 3, 199}});
+}
+
+// The recorded gemvNSP tree (20 strided lanes of 4, fold 16..1; 26 lanes likewise) at
+// the recorded shape's K and N (M = 1, N = 10618, K = 212, bf16) under the knob range,
+// and the -0.0 case: products that underflow to -0.0 in every lane must give -0.0,
+// which a +0.0 padding of the absent partners would turn into +0.0.
+TEST_F(GemmGpuTest, GemvNonPowerOfTwoLanesAtTheRecordedShape) {
+  for (int lanes : {20, 24, 26}) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kStrided, dsl::LaneLayout::kContiguous}) {
+      GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarFma, DType::kBF16, DType::kF32);
+      d.lanes = lanes;
+      d.lane_layout = lay;
+      d.lane_tile = 4;
+      d.lane_fold = {16, 8, 4, 2, 1};
+      sweep(d, {{1, 1, 1}, {4, 1, 4}, {32, 1, 1}, {2, 16, 1}},
+            {{1, 10618, 212}, {3, 77, 7}, {2, 40, 333}});
+      d.out_dtype = DType::kBF16;
+      sweep(d, {{4, 1, 4}}, {{1, 10618, 212}});
+      GemmProblem p;
+      p.m = 2;
+      p.n = 65;
+      p.k = 8 * lanes;  // two tiles of 4 in every lane
+      p.a.assign(static_cast<size_t>(p.m * p.k), to_bits(DType::kBF16, -std::ldexp(1.0f, -100)));
+      p.b.assign(static_cast<size_t>(p.k * p.n), to_bits(DType::kBF16, std::ldexp(1.0f, -100)));
+      d.out_dtype = DType::kF32;
+      auto want = dsl::reference::gemm(d, p);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_EQ((*want)[0], 0x80000000u);
+      expect_reference(d, {4, 1, 4}, p);
+    }
+  }
 }
 
 // Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel; GemmDesc.h): the two kernels

@@ -487,6 +487,42 @@ TEST(RecoverTest, GemvLaneCountAtLargeK) {
   }
 }
 
+// cuBLAS's gemvNSP above N = 8448 (the H200 record: M = 1, N = 10618, K = 212, bf16):
+// 20 strided lanes of 4 folded 16, 8, 4, 2, 1 with lanes 20..31 absent. The default
+// search (powers of two) cannot hold it; with ProbeOptions.gemv_lanes = {20} (the
+// kernel's blockDim.y from the launch record) the probe recovers it exactly, and 24
+// and 26 lanes likewise. A bad hint is InvalidArgument naming the field.
+TEST(RecoverTest, GemvLaneCountFromTheLaunchRecord) {
+  for (int lanes : {20, 24, 26}) {
+    GemmDesc d;
+    d.family = GemmFamily::kGemv;
+    d.a_dtype = d.b_dtype = d.out_dtype = DType::kBF16;
+    d.instruction = Instruction::kScalarFma;
+    d.instruction_k = 1;
+    d.lanes = lanes;
+    d.lane_tile = 4;
+    d.lane_layout = LaneLayout::kStrided;
+    d.lane_fold = {16, 8, 4, 2, 1};
+    ASSERT_TRUE(validate(d).ok()) << validate(d);
+    ProbeOptions o;
+    o.a_dtype = o.b_dtype = o.out_dtype = DType::kBF16;
+    o.family = GemmFamily::kGemv;
+    o.k = 212;
+    o.gemv_lanes = {lanes};
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(d), o);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, d) << lanes;
+    if (lanes != 20) continue;
+    // Without the hint no power-of-two count reproduces the 20 lanes.
+    o.gemv_lanes.clear();
+    EXPECT_EQ(recover_gemm_desc(box_of(d), o).status().code(), absl::StatusCode::kNotFound);
+    o.gemv_lanes = {20, 65};
+    absl::Status s = recover_gemm_desc(box_of(d), o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("ProbeOptions.gemv_lanes[1] is 65"), std::string::npos) << s;
+  }
+}
+
 TEST(RecoverTest, InstructionK8) {
   struct K8Case {
     GemmFamily family;

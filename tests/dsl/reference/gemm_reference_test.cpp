@@ -236,6 +236,68 @@ TEST(GemmReference, GemvTilesDealtWholeAndCeil) {
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 4, 2, {1, 2}), a), float_bits(p2(-13)));
 }
 
+// The H200's gemvNSP tree (M = 1, N = 10618, K = 212, bf16; 20 lanes, strided tiles
+// of 4, fold 16, 8, 4, 2, 1 over 32 slots, lanes 20..31 absent), worked by hand.
+// Tile t = elements [4t, 4t+4) goes to lane t % 20: element 0 -> lane 0, 32 -> lane 8,
+// 64 -> lane 16, and lane 12 holds tiles 12, 32, 52 (elements 48, 128, 208).
+// a (b = 1): [0] = L, [64] = -L, [32] = 3r, [48] = L, [128] = -L, [208] = r, else 0.
+//   lane 0 = L, lane 16 = -L, lane 8 = 3r, lane 12 = (L + -L) + r = r, others +0.
+//   d=16: lane 0 = L + -L = 0 (lanes 4..15 have no partner 20..31: kept);
+//   d=8:  lane 0 = 0 + 3r = 3r, lane 4 = lane 4 + lane 12 = r;
+//   d=4:  lane 0 = 3r + r = 4r; d=2, d=1 add zeros: 4r = 2^-13.
+// Folding 8 before 16 gives (L + 3r) + -L = 2^-13 in lane 0, then 2^-13 + r = 5r;
+// lane 12 folded out of order (L, r, -L) gives 0 and the result 3r.
+TEST(GemmReference, GemvTwentyLaneTreeByHand) {
+  std::vector<float> a(212, 0.0f);
+  a[0] = L;
+  a[64] = -L;
+  a[32] = 3 * r;
+  a[48] = L;
+  a[128] = -L;
+  a[208] = r;
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 20, 4, {16, 8, 4, 2, 1}), a),
+            float_bits(4 * r));
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 20, 4, {8, 16, 4, 2, 1}), a),
+            float_bits(5 * r));
+}
+
+// 3 lanes, contiguous tiles of 2, K = 10: 5 tiles, runs of ceil(5/3) = 2 tiles, so
+// lane 0 = e0..3, lane 1 = e4..7, lane 2 = e8..9. a = [L,0,0,0, -L,0,0,0, r, r]:
+// v = [L, -L, 2r]. Fold [1, 2]: d=1 lane 0 = L + -L = 0 (lane 2's partner 3 is
+// absent: kept), d=2: 0 + 2r = 2r. Fold [2, 1]: d=2 lane 0 = L + 2r = L (a tie, L
+// even; lane 1 kept), d=1: L + -L = 0.
+TEST(GemmReference, GemvThreeContiguousLanes) {
+  const std::vector<float> a{L, 0, 0, 0, -L, 0, 0, 0, r, r};
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kContiguous, 3, 2, {1, 2}), a), float_bits(2 * r));
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kContiguous, 3, 2, {2, 1}), a), 0x00000000u);
+}
+
+// An absent partner is skipped, not added as +0.0. f32 inputs a = -2^-100, b = 2^-100:
+// every product -2^-200 underflows, so each lane's fma chain from +0.0 is -0.0
+// (round-to-nearest keeps the sign of a negative result that rounds to zero).
+// K = 212 (20 lanes, strided tiles of 4: every lane holds a tile): every lane is
+// -0.0 and so is the result, 0x80000000. A +0.0 partner in round 16 would turn
+// lanes 4..15 into +0.0 and the result into +0.0: this test FAILS for +0.0 padding.
+// K = 8 (lanes 0 and 1 hold a tile; lanes 2..19 fold nothing and hold +0.0):
+// -0.0 + +0.0 = +0.0. Products that are exactly -0.0 (a = -0.0) leave every lane at
+// its +0.0 start: +0.0, for 20 lanes as for 32.
+TEST(GemmReference, GemvAbsentPartnerKeepsNegativeZero) {
+  GemmDesc d = gemv_desc(LaneLayout::kStrided, 20, 4, {16, 8, 4, 2, 1});
+  d.a_dtype = d.b_dtype = DType::kF32;
+  const float tiny = p2(-100);
+  EXPECT_EQ(dot(d, std::vector<float>(212, -tiny), std::vector<float>(212, tiny)), 0x80000000u);
+  EXPECT_EQ(dot(d, std::vector<float>(8, -tiny), std::vector<float>(8, tiny)), 0x00000000u);
+  EXPECT_EQ(dot(d, std::vector<float>(212, -0.0f)), 0x00000000u);
+  for (int lanes : {3, 24, 26}) {
+    GemmDesc c = gemv_desc(LaneLayout::kContiguous, lanes, 1, {});
+    c.a_dtype = c.b_dtype = DType::kF32;
+    for (int off = 1; off < lane_slots(lanes); off *= 2) c.lane_fold.push_back(off);
+    const size_t k = 3 * static_cast<size_t>(lanes);  // three elements in every lane
+    EXPECT_EQ(dot(c, std::vector<float>(k, -tiny), std::vector<float>(k, tiny)), 0x80000000u)
+        << lanes;
+  }
+}
+
 // Epilogue, K = 1, a = 3, b = 1 -> acc = 3.
 //   alpha 0.5, beta 2, c = 1.5: e = fma(2, 1.5, 0.5 * 3) = 4.5; bias -5 -> -0.5
 //   -> f16 0xb800; relu -> +0.
@@ -370,6 +432,9 @@ TEST(GemmReference, EveryElementFoldedExactlyOnce) {
     descs.push_back(gemv_desc(l, 8, 3, {4, 2, 1}));
     descs.push_back(gemv_desc(l, 4, 1, {1, 2}));
     descs.push_back(gemv_desc(l, 32, 8, {16, 8, 4, 2, 1}));
+    descs.push_back(gemv_desc(l, 20, 4, {16, 8, 4, 2, 1}));
+    descs.push_back(gemv_desc(l, 3, 2, {2, 1}));
+    descs.push_back(gemv_desc(l, 26, 1, {1, 16, 2, 8, 4}));
   }
   descs.push_back(scalar_desc(Instruction::kScalarMulAdd));
   for (const GemmDesc& d : descs) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -180,6 +181,56 @@ TEST(GemmProgram, GemvFoldsLanesInDescriptorOrder) {
   EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kXorPermute, &offsets), 4);
   EXPECT_EQ(offsets, (std::vector<int64_t>{8, 1, 4, 2}));
   EXPECT_EQ(gemv_outputs_per_block(d, {2, 1, 1}), 4);  // 64 threads / 16 lanes
+}
+
+// A lane count that is no power of two (cuBLAS's gemvNSP: 20, 24, 26) runs on
+// lane_slots(lanes) slots per output, the absent ones starting from -0.0 (bits
+// 0x80000000 in the program text); a power-of-two count has no -0.0 start, so its
+// program is what it was. Every legal knob setting (warps 1..32, rows 1..16) builds
+// and covers N with its grid.
+TEST(GemmProgram, GemvPadsAbsentLanesWithNegativeZeroSlots) {
+  GemmDesc d = scalar(Instruction::kScalarFma, GemmFamily::kGemv);
+  d.lanes = 20;
+  d.lane_tile = 4;
+  d.lane_layout = LaneLayout::kStrided;
+  d.lane_fold = {16, 8, 4, 2, 1};
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  absl::StatusOr<GemmPrograms> p = gemm(d, {2, 1, 1});
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<int64_t> offsets;
+  EXPECT_EQ(count_ops(p->main.body, tile::OpKind::kXorPermute, &offsets), 5);
+  EXPECT_EQ(offsets, (std::vector<int64_t>{16, 8, 4, 2, 1}));
+  EXPECT_EQ(gemv_outputs_per_block(d, {2, 1, 1}), 2);  // 64 threads / 32 slots
+  EXPECT_NE(tile::to_string(p->main).find("[0x80000000]"), std::string::npos);
+  absl::StatusOr<GemmLaunchShape> s = gemm_launch_shape(d, {4, 1, 1}, 1, 10618, 212);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->main_grid, (std::array<int64_t, 3>{2655, 1, 1}));  // 4 columns a block
+
+  GemmDesc pow2 = d;
+  pow2.lanes = 32;
+  p = gemm(pow2, {2, 1, 1});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(tile::to_string(p->main).find("[0x80000000]"), std::string::npos);
+
+  for (int lanes : {1, 3, 5, 20, 24, 26, 33, 63, 64}) {
+    GemmDesc g = d;
+    g.lanes = lanes;
+    g.lane_fold.clear();
+    for (int off = 1; off < lane_slots(lanes); off *= 2) g.lane_fold.push_back(off);
+    ASSERT_TRUE(validate(g).ok()) << validate(g);
+    for (int warps = 1; warps <= 32; warps *= 2) {
+      for (int rows = 1; rows <= 16; rows *= 2) {
+        const GemmConfig cfg{warps, rows, 1};
+        ASSERT_TRUE(gemm(g, cfg).ok()) << g << " warps " << warps << " rows " << rows;
+        const int64_t per_block = gemv_outputs_per_block(g, cfg);
+        EXPECT_EQ(per_block * lane_slots(lanes),
+                  std::max<int64_t>(int64_t{32} * warps * rows, int64_t{lane_slots(lanes)} * warps));
+        s = gemm_launch_shape(g, cfg, 2, 1001, 77);
+        ASSERT_TRUE(s.ok()) << s.status();
+        EXPECT_GE(s->main_grid[0] * per_block, 1001);
+      }
+    }
+  }
 }
 
 TEST(GemmProgram, BadKnobsNameTheField) {
