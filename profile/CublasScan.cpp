@@ -321,7 +321,7 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         dsl::Instruction matrix_instruction,
                                         dsl::probe::BatchLimits limits,
                                         std::function<absl::Status()> keep_going,
-                                        uint32_t splitk) {
+                                        uint32_t splitk, std::vector<int> gemv_lanes) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
@@ -355,6 +355,7 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       o.instruction_k = ik;
       o.k = s.k;
       o.blocks = f == GemmFamily::kDot ? splitk : 0;
+      if (f == GemmFamily::kGemv) o.gemv_lanes = gemv_lanes;
       o.keep_going = keep_going;
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
       if (d.ok()) return d;
@@ -463,6 +464,9 @@ struct ProbeResult {
   absl::StatusOr<dsl::GemmDesc> desc;
   // Shared by the copies of this result (a class split hands its results on).
   std::shared_ptr<ReplayMemo> memo = std::make_shared<ReplayMemo>();
+  // The lane count the class's lane rule gives this point (0: the class has none): a
+  // gemv descriptor explains the point with that count, as desc_for carries it.
+  int rule_lanes = 0;
 };
 
 std::string where(const ProbePoint& p) {
@@ -492,10 +496,11 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 // An uncut `there` has no enclosing level: it is no split whose cut hid.
 bool replays(const dsl::GemmDesc& alt, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo);
 
-bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo) {
+bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo,
+              int rule_lanes = 0) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
   if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
-  dsl::GemmDesc alt = d;
+  dsl::GemmDesc alt = with_lanes(d, rule_lanes);
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
     if (i < there.k_cuts.size()) {
       alt.k_cuts[i].span = there.k_cuts[i].span;
@@ -561,7 +566,8 @@ struct Base {
 };
 std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
   auto explains_point = [&](const dsl::GemmDesc& d, size_t i) {
-    return explains(d, *results[i].desc, results[i].at.k, results[i].memo.get());
+    return explains(d, *results[i].desc, results[i].at.k, results[i].memo.get(),
+                    results[i].rule_lanes);
   };
   auto explains_all = [&](const dsl::GemmDesc& d, size_t b) {
     for (size_t i = 0; i <= j; ++i) {
@@ -763,7 +769,10 @@ class ClassProber {
       // apart (separating_point; a table written before the separating probe, or by a
       // run that could use only grid points) is revalidated too: it gets that probe.
       for (const ProbePoint& at : cls.probes) {
-        results_[c].push_back(ProbeResult{at, carried(*cls.desc, cls.rules, at.k, at.splitk)});
+        const int lanes = cls.lanes_by_n.empty() ? 0 : lanes_at(cls.lanes_by_n, at.n);
+        results_[c].push_back(
+            ProbeResult{at, with_lanes(carried(*cls.desc, cls.rules, at.k, at.splitk), lanes)});
+        results_[c].back().rule_lanes = lanes;
         tried_.insert({at.variant, at.k, at.splitk});
       }
       const bool separable = options_.separate_validated && separating_point(c).has_value();
@@ -1202,6 +1211,9 @@ class ClassProber {
         continue;
       }
       done.push_back(ProbeResult{*pt, std::move(desc)});
+      if (const std::vector<LaneStep>& rule = table_.classes[c].lanes_by_n; !rule.empty()) {
+        done.back().rule_lanes = lanes_at(rule, pt->n);
+      }
       if (done.size() > 1) {
         if (std::optional<std::string> why = disagreement(done, done.size() - 1, split)) {
           return disagree(c, done.size() - 1, *why);

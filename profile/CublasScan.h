@@ -269,12 +269,14 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // search; its error ends the probe (ProbeDeadline.h's deadline_check: a time limit).
 // `splitk` > 1 (cuBLASLt's split count for s) also tries the dot family with that many
 // blocks: first when M = 1 or N = 1 (cuBLAS's dot_kernel path), else last.
+// `gemv_lanes` (dsl::probe::ProbeOptions): the lane counts the gemv search tries, e.g.
+// the one a class's lane rule gives s.n (CublasTable.h); empty: powers of two.
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
                                         dsl::probe::BatchLimits limits = {},
                                         std::function<absl::Status()> keep_going = {},
-                                        uint32_t splitk = 0);
+                                        uint32_t splitk = 0, std::vector<int> gemv_lanes = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that

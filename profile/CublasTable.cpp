@@ -322,6 +322,17 @@ int lanes_at(const std::vector<LaneStep>& steps, int64_t n) {
   return lanes;
 }
 
+dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes) {
+  if (d.family != dsl::GemmFamily::kGemv || lanes < 1) return d;
+  d.lanes = lanes;
+  const int slots = dsl::lane_slots(lanes);
+  std::vector<int> fold;
+  for (int off : d.lane_fold)
+    if (off < slots) fold.push_back(off);
+  d.lane_fold = std::move(fold);
+  return d;
+}
+
 std::string write_table(const CublasTable& t) {
   std::string out = absl::StrFormat("fixbits-cublas-table\t%d\n", kTableVersion);
   absl::StrAppend(&out, "arch\t", one_line(t.arch), "\n");
@@ -654,15 +665,7 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
     // same tree as a level of exactly that span.
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
   }
-  if (!c.lanes_by_n.empty()) {
-    d.lanes = lanes_at(c.lanes_by_n, s.n);
-    int slots = 1;
-    while (slots < d.lanes) slots *= 2;
-    std::vector<int> fold;
-    for (int off : d.lane_fold)
-      if (off < slots) fold.push_back(off);
-    d.lane_fold = std::move(fold);
-  }
+  if (!c.lanes_by_n.empty()) d = with_lanes(std::move(d), lanes_at(c.lanes_by_n, s.n));
   d = dot_at_shape(std::move(d), s, splitk);
   if (absl::Status v = dsl::validate(d); !v.ok()) {
     return absl::InternalError(absl::StrFormat(

@@ -108,6 +108,9 @@ std::string to_string(const std::vector<LaneStep>& steps);
 absl::StatusOr<std::vector<LaneStep>> parse_lane_rule(std::string_view text);
 // The lane count the rule gives at n (the last step with n0 <= n); 0 for no steps.
 int lanes_at(const std::vector<LaneStep>& steps, int64_t n);
+// `lanes` lanes for a gemv descriptor d: its lane_fold keeps the offsets below
+// lane_slots(lanes), in d's order. Other families, or lanes < 1, come back unchanged.
+dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes);
 
 struct TableClass {
   std::string family;

@@ -587,10 +587,17 @@ int main(int argc, char** argv) {
         return r;
       };
       const double started = progress.elapsed();
+      // A class with a lane rule (fixbits-cublas-lanes) is searched at the count the
+      // rule gives this N, as cuBLAS's launch showed it.
+      std::vector<int> gemv_lanes;
+      if (absl::StatusOr<int> c = profile::class_of_answer(table, s, key);
+          c.ok() && !table.classes[*c].lanes_by_n.empty()) {
+        gemv_lanes = {profile::lanes_at(table.classes[*c].lanes_by_n, s.n)};
+      }
       absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
           profile::with_deadline(counted, args->probe_timeout_s), s, key, instr, limits,
           profile::deadline_check(args->probe_timeout_s),
-          std::max<uint32_t>(1, (*box)->report().algo.splitk_num));
+          std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes));
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s; %s\n",
                    progress.elapsed() - started, static_cast<long long>(calls), box_s,
                    d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());

@@ -1387,6 +1387,66 @@ TEST(CublasScan, AVectorShapeIsProbedAsGemvFirst) {
   }
 }
 
+// cuBLAS's gemvNSP kernel deals K to a lane count that follows N (32 up to N = 8448 on
+// the H200, then 26, 24, 20, ...; fixbits-cublas-lanes reads it from the launches). A
+// class with that lane rule is probed at each point with the rule's count (as the scan
+// sample passes it to probe_key), and its probes at two counts agree: the class's
+// descriptor explains each point with the count the rule gives there. Without the rule,
+// the 20-lane point disagrees with the 32-lane one.
+TEST(CublasScan, ALaneRuleClassIsProbedAndExplainedAtEachNsCount) {
+  const AlgoConfig gemv_algo{.id = 13, .custom_option = 10};
+  const std::vector<LaneStep> rule = {{1, 32}, {8449, 20}};
+  auto truth = [&](const GemmShape& s, int64_t) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kGemv;
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lane_tile = 4;
+    d.lanes = 32;
+    d.lane_fold = {16, 8, 4, 2, 1};
+    return with_lanes(d, lanes_at(rule, s.n));
+  };
+  for (const bool with_rule : {true, false}) {
+    const ScanGrid grid{.ms = {1}, .ns = {64, 9000}, .ks = {64, 212}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
+    ASSERT_EQ(t.classes.size(), 1u);
+    if (with_rule) t.classes[0].lanes_by_n = rule;
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+      const dsl::probe::GemmBlackBox box = [&, s](const dsl::reference::GemmProblem& p) {
+        return dsl::reference::gemm(truth(s, p.k), p);
+      };
+      std::vector<int> lanes;
+      if (!t.classes[0].lanes_by_n.empty()) lanes = {lanes_at(t.classes[0].lanes_by_n, s.n)};
+      return probe_key(box, s, key, dsl::Instruction::kMmaSync,
+                       dsl::probe::BatchLimits{.rows = 1, .cols = 128}, {}, 0, lanes);
+    };
+    ProbeOptions o{.max_probe_k = 4096};
+    o.heuristic = always(gemv_algo);
+    int cls = -1;
+    for (int64_t n : {64, 9000}) {
+      absl::StatusOr<ProbePoint> pt = point_of_shape(t, GemmShape{.m = 1, .n = n, .k = 212},
+                                                     gemv_algo, &cls);
+      ASSERT_TRUE(pt.ok()) << pt.status();
+      o.extra_points[cls].push_back(*pt);
+    }
+    absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    if (!with_rule) {
+      EXPECT_FALSE(t.classes[0].desc.has_value()) << *t.classes[0].desc;
+      continue;
+    }
+    ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+    EXPECT_GE(t.classes[0].probes.size(), 2u);
+    for (int64_t n : {64, 8448, 8449, 9000}) {
+      const GemmShape s{.m = 1, .n = n, .k = 212};
+      absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, answer_of(gemv_algo));
+      ASSERT_TRUE(d.ok()) << n << ": " << d.status();
+      EXPECT_EQ(*d, truth(s, 212)) << n;
+    }
+  }
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {

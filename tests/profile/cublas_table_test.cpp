@@ -453,13 +453,16 @@ TEST(CublasTable, LaneRuleGivesTheLaneCountByN) {
   TableClass c{.family = "f16:f16:nn", .cls = class_of(CublasKey{.id = 13, .custom = 10}),
                .probes = {{.variant = 0, .m = 1, .n = 4096, .k = 200}},
                .desc = gemv32(),
-               .lanes_by_n = {{1, 32}, {8449, 16}, {10001, 8}}};
+               .lanes_by_n = {{1, 32}, {8449, 26}, {10561, 20}, {12673, 12}, {14785, 8}}};
   for (const auto& [n, lanes, fold] :
        {std::tuple{int64_t{1}, 32, std::vector<int>{16, 8, 4, 2, 1}},
         std::tuple{int64_t{8448}, 32, std::vector<int>{16, 8, 4, 2, 1}},
-        std::tuple{int64_t{8449}, 16, std::vector<int>{8, 4, 2, 1}},
-        std::tuple{int64_t{10000}, 16, std::vector<int>{8, 4, 2, 1}},
-        std::tuple{int64_t{10001}, 8, std::vector<int>{4, 2, 1}},
+        // 26 and 20 lanes fold over 32 slots, the absent partners skipped (GemmDesc.h).
+        std::tuple{int64_t{8449}, 26, std::vector<int>{16, 8, 4, 2, 1}},
+        std::tuple{int64_t{10560}, 26, std::vector<int>{16, 8, 4, 2, 1}},
+        std::tuple{int64_t{10561}, 20, std::vector<int>{16, 8, 4, 2, 1}},
+        std::tuple{int64_t{12673}, 12, std::vector<int>{8, 4, 2, 1}},
+        std::tuple{int64_t{14785}, 8, std::vector<int>{4, 2, 1}},
         std::tuple{int64_t{1} << 20, 8, std::vector<int>{4, 2, 1}}}) {
     absl::StatusOr<dsl::GemmDesc> d = desc_for(c, GemmShape{.m = 1, .n = n, .k = 87}, 1);
     ASSERT_TRUE(d.ok()) << n << ": " << d.status();
@@ -467,16 +470,17 @@ TEST(CublasTable, LaneRuleGivesTheLaneCountByN) {
     EXPECT_EQ(d->lane_fold, fold) << n;
     EXPECT_EQ(d->lane_tile, 4) << n;
   }
-  EXPECT_EQ(lanes_at(c.lanes_by_n, 9000), 16);
+  EXPECT_EQ(lanes_at(c.lanes_by_n, 9000), 26);
   EXPECT_EQ(lanes_at({}, 9000), 0);
   // The text form: in the rules column, round-tripping with the table.
-  EXPECT_EQ(to_string(c.lanes_by_n), "lanes@1:32,8449:16,10001:8");
+  EXPECT_EQ(to_string(c.lanes_by_n), "lanes@1:32,8449:26,10561:20,12673:12,14785:8");
   CublasTable t = small_table();
   t.classes[2].desc = gemv32();
   t.classes[2].probes = {{.variant = 3, .m = 1, .n = 64, .k = 200}};
   t.classes[2].lanes_by_n = c.lanes_by_n;
   const std::string text = write_table(t);
-  EXPECT_NE(text.find("\tlanes@1:32,8449:16,10001:8\tgemm{family=gemv"), std::string::npos)
+  EXPECT_NE(text.find("\tlanes@1:32,8449:26,10561:20,12673:12,14785:8\tgemm{family=gemv"),
+            std::string::npos)
       << text;
   absl::StatusOr<CublasTable> back = parse_table(text);
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
