@@ -6,14 +6,15 @@
 // the library (EmbeddedTable.h), so a clean clone needs no data file at run time.
 //
 // How far to trust it (fixbits-cublas-match on the H200, 10,000 random f16 and bf16
-// shapes and 1,000 fp8 ones, two input draws each; docs/cublas.md, "Session 10", run 5):
-// of the shapes whose class has a descriptor, cublas() (cuBLASLt's answer) gave cuBLAS's
-// bytes on 99.25% (f16), 98.87% (bf16) and 100% (fp8); cublas_map() (the table's sampled
-// map of the answers) on 86.14%, 84.67% and 100%, almost every miss the map choosing
-// another class than the heuristic between its grid points. 5.5% (f16), 4.4% (bf16) and
-// 11.1% (fp8) of the shapes fall in classes without a descriptor (FailedPrecondition naming the class). Either way
-// the descriptor fixes the bits: the kernel's output is the same on every run; it is
-// cuBLAS's only where the match says so.
+// shapes and 1,000 fp8 ones, two input draws each; docs/cublas.md, "Session 13", run 3,
+// on exactly the committed table): of the shapes whose class has a descriptor, cublas()
+// (cuBLASLt's answer) gave cuBLAS's bytes on all of them (9,801 f16, 9,838 bf16, 1,000
+// fp8); cublas_map() (the table's sampled map of the answers) on 85.7%, 85.2% and 100%,
+// almost every miss the map choosing another class than the heuristic between its grid
+// points. 2.0% (f16), 1.6% (bf16) and 0% (fp8) of the shapes fall in classes without a
+// descriptor (FailedPrecondition naming the class). Either way the descriptor fixes the
+// bits: the kernel's output is the same on every run; it is cuBLAS's only where the match
+// says so.
 //
 // Contract:
 //   cublas(arch, shape): cuBLASLt's heuristic answer for `shape` (its M, N, K, dtypes and
