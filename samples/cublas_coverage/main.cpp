@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "samples/common/CublasSession.h"
 #include "samples/common/DtypesFlag.h"
 #include "samples/common/FlagArg.h"
 #include "absl/strings/str_split.h"
@@ -166,13 +167,10 @@ int main(int argc, char** argv) {
                 "docs/cublas.md\n");
     return 0;
   }
-  std::ifstream in(args->table_path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<profile::CublasTable> table = profile::parse_table(text.str());
-  if (!in || !table.ok()) {
+  absl::StatusOr<profile::CublasTable> table = samples::read_table_file(args->table_path);
+  if (!table.ok()) {
     std::printf("error: cannot use --table=%s: %s\n", args->table_path.c_str(),
-                in ? std::string(table.status().message()).c_str() : "the file cannot be read");
+                std::string(table.status().message()).c_str());
     return 1;
   }
   std::printf("table %s: %s, cuBLASLt %s, %zu classes, %zu variants\n",

@@ -15,8 +15,7 @@
 // Without a GPU, cuBLASLt or CUPTI it says why and exits 0; exit 1 when a sweep fails
 // (the table is then not written), 2 on bad arguments.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +26,7 @@
 #include "profile/CublasTable.h"
 #include "profile/LaneSweep.h"
 #include "runtime/CublasLt.h"
-#include "runtime/Runtime.h"
+#include "samples/common/CublasSession.h"
 #include "samples/common/FlagArg.h"
 
 using namespace fixbits;
@@ -107,33 +106,22 @@ int main(int argc, char** argv) {
                 "docs/cublas.md)\n");
     return 0;
   }
-  std::ifstream in(args->table, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<profile::CublasTable> table = profile::parse_table(text.str());
-  if (!in || !table.ok()) {
+  absl::StatusOr<profile::CublasTable> table = samples::read_table_file(args->table);
+  if (!table.ok()) {
     std::printf("error: cannot read --table=%s: %s\n", args->table.c_str(),
-                in ? std::string(table.status().message()).c_str() : "the file cannot be read");
+                std::string(table.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<std::shared_ptr<runtime::Device>> dev = runtime::cuda(0);
-  if (!dev.ok()) {
-    std::printf("skipped: no CUDA device: %s\n", std::string(dev.status().message()).c_str());
-    return 0;
-  }
-  absl::StatusOr<std::shared_ptr<runtime::CublasLt>> lt = runtime::CublasLt::open(*dev);
-  if (!lt.ok()) {
-    std::printf("skipped: %s\n", std::string(lt.status().message()).c_str());
-    return 0;
-  }
-  if (table->arch != (*dev)->info().arch || table->library != std::to_string((*lt)->version())) {
+  std::optional<samples::CublasSession> cu = samples::open_cublas_or_skip();
+  if (!cu) return 0;
+  if (table->arch != cu->dev->info().arch || table->library != std::to_string(cu->lt->version())) {
     std::printf("error: --table=%s was made on %s with cuBLASLt %s; this is %s with %zu\n",
                 args->table.c_str(), table->arch.c_str(), table->library.c_str(),
-                (*dev)->info().arch.c_str(), (*lt)->version());
+                cu->dev->info().arch.c_str(), cu->lt->version());
     return 1;
   }
   for (int cls : args->classes) {
-    absl::StatusOr<profile::LaneSweep> sw = profile::sweep_lanes(**lt, *table, cls, args->sweep);
+    absl::StatusOr<profile::LaneSweep> sw = profile::sweep_lanes(*cu->lt, *table, cls, args->sweep);
     if (!sw.ok()) {
       std::printf("error: class %d: %s\n", cls, std::string(sw.status().message()).c_str());
       return 1;

@@ -66,6 +66,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "samples/common/DtypesFlag.h"
+#include "samples/common/CublasSession.h"
 #include "samples/common/FlagArg.h"
 #include "samples/common/SelfJobs.h"
 #include "absl/strings/str_split.h"
@@ -272,29 +273,17 @@ int main(int argc, char** argv) {
   profile::CublasTable file_table;
   const profile::CublasTable* table = nullptr;
   if (!args->table_path.empty()) {
-    std::ifstream in(args->table_path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<profile::CublasTable> t = profile::parse_table(text.str());
-    if (!in || !t.ok()) {
+    absl::StatusOr<profile::CublasTable> t = samples::read_table_file(args->table_path);
+    if (!t.ok()) {
       std::fprintf(stderr, "fixbits-cublas-match: cannot use --table=%s: %s\n",
-                   args->table_path.c_str(),
-                   in ? std::string(t.status().message()).c_str() : "the file cannot be read");
+                   args->table_path.c_str(), std::string(t.status().message()).c_str());
       return 2;
     }
     file_table = *std::move(t);
     table = &file_table;
   }
-  absl::StatusOr<std::shared_ptr<runtime::Device>> dev = runtime::cuda(0);
-  if (!dev.ok()) {
-    std::printf("skipped: no CUDA device: %s\n", std::string(dev.status().message()).c_str());
-    return 0;
-  }
-  absl::StatusOr<std::shared_ptr<runtime::CublasLt>> lt = runtime::CublasLt::open(*dev);
-  if (!lt.ok()) {
-    std::printf("skipped: %s\n", std::string(lt.status().message()).c_str());
-    return 0;
-  }
+  std::optional<samples::CublasSession> cu = samples::open_cublas_or_skip();
+  if (!cu) return 0;
   if (table == nullptr) {
     absl::StatusOr<const profile::CublasTable*> t = profile::cublas_table(profile::sm90);
     if (!t.ok()) {
@@ -304,18 +293,18 @@ int main(int argc, char** argv) {
     }
     table = *t;
   }
-  const runtime::DeviceInfo& info = (*dev)->info();
+  const runtime::DeviceInfo& info = cu->dev->info();
   std::printf("device %s (%s), cuBLASLt %zu; table for %s from cuBLASLt %s (%zu classes, %zu "
               "variants)\n",
-              info.name.c_str(), info.arch.c_str(), (*lt)->version(), table->arch.c_str(),
+              info.name.c_str(), info.arch.c_str(), cu->lt->version(), table->arch.c_str(),
               table->library.c_str(), table->classes.size(), table->variants.size());
-  if (table->arch != info.arch || table->library != std::to_string((*lt)->version())) {
+  if (table->arch != info.arch || table->library != std::to_string(cu->lt->version())) {
     std::printf("note: the table was made on %s with cuBLASLt %s; this run differs\n",
                 table->arch.c_str(), table->library.c_str());
   }
   profile::MatchOptions match_options;
   match_options.compile_budget_s = args->compile_budget_s;
-  profile::CublasMatcher matcher(*dev, *lt, table, match_options);
+  profile::CublasMatcher matcher(cu->dev, cu->lt, table, match_options);
   profile::MatchTallies tallies;
   int64_t shown = 0;
   const auto start = std::chrono::steady_clock::now();

@@ -96,6 +96,7 @@
 
 #include "absl/strings/numbers.h"
 #include "samples/common/DtypesFlag.h"
+#include "samples/common/CublasSession.h"
 #include "samples/common/FlagArg.h"
 #include "samples/common/ShapeArg.h"
 #include "samples/common/SelfJobs.h"
@@ -405,26 +406,18 @@ int main(int argc, char** argv) {
                 "docs/cublas.md\n");
     return 0;
   }
-  absl::StatusOr<std::shared_ptr<runtime::Device>> dev = runtime::cuda(0);
-  if (!dev.ok()) {
-    std::printf("skipped: no CUDA device: %s\n", std::string(dev.status().message()).c_str());
-    return 0;
-  }
-  absl::StatusOr<std::shared_ptr<runtime::CublasLt>> lt = runtime::CublasLt::open(*dev);
-  if (!lt.ok()) {
-    std::printf("skipped: %s\n", std::string(lt.status().message()).c_str());
-    return 0;
-  }
-  const runtime::DeviceInfo& info = (*dev)->info();
+  std::optional<samples::CublasSession> cu = samples::open_cublas_or_skip();
+  if (!cu) return 0;
+  const runtime::DeviceInfo& info = cu->dev->info();
   std::printf("device %s (%s, %d SMs), cuBLASLt %zu from %s\n", info.name.c_str(),
-              info.arch.c_str(), info.multiprocessor_count, (*lt)->version(),
-              (*lt)->library_path().c_str());
+              info.arch.c_str(), info.multiprocessor_count, cu->lt->version(),
+              cu->lt->library_path().c_str());
   if (info.arch != profile::arch_name(profile::sm90)) {
     std::printf("note: this device is %s; the table is written for it, but profile::cublas() "
                 "embeds only sm_90's\n", info.arch.c_str());
   }
   profile::CublasTable table{.arch = info.arch,
-                             .library = std::to_string((*lt)->version()),
+                             .library = std::to_string(cu->lt->version()),
                              .command = args->command};
   const bool resume = !args->resume.empty();
   if (const std::string& earlier = resume ? args->resume : args->append; !earlier.empty()) {
@@ -490,7 +483,7 @@ int main(int argc, char** argv) {
   };
   const profile::HeuristicFn heuristic =
       [&](const runtime::GemmShape& s) -> absl::StatusOr<runtime::AlgoConfig> {
-    absl::StatusOr<runtime::MatmulReport> r = (*lt)->heuristic_uncached(s);
+    absl::StatusOr<runtime::MatmulReport> r = cu->lt->heuristic_uncached(s);
     if (!r.ok()) return r.status();
     return r->algo;
   };
@@ -568,7 +561,7 @@ int main(int argc, char** argv) {
                    static_cast<long long>(s.n), static_cast<long long>(s.k), progress.elapsed());
       std::fflush(stderr);
       absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
-          profile::CublasBlackBox::create(*lt, s);
+          profile::CublasBlackBox::create(cu->lt, s);
       if (!box.ok()) return box.status();
       // Up to 128 x 128 placements per launch, inside the shape (CublasBlackBox: one
       // launch when the problem fits the shape).
