@@ -467,6 +467,8 @@ struct ProbeResult {
   // The lane count the class's lane rule gives this point (0: the class has none): a
   // gemv descriptor explains the point with that count, as desc_for carries it.
   int rule_lanes = 0;
+  // The class's gemv tile cap (0: none): likewise, the tile min(cap, ceil(K / lanes)).
+  int64_t rule_tile_cap = 0;
 };
 
 std::string where(const ProbePoint& p) {
@@ -497,10 +499,10 @@ std::vector<size_t> order_from(size_t base, size_t j) {
 bool replays(const dsl::GemmDesc& alt, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo);
 
 bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo,
-              int rule_lanes = 0) {
+              int rule_lanes = 0, int64_t rule_tile_cap = 0) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
   if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
-  dsl::GemmDesc alt = with_lanes(d, rule_lanes);
+  dsl::GemmDesc alt = with_tile_cap(with_lanes(d, rule_lanes), rule_tile_cap, k);
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
     if (i < there.k_cuts.size()) {
       alt.k_cuts[i].span = there.k_cuts[i].span;
@@ -567,7 +569,7 @@ struct Base {
 std::optional<Base> base_of(const std::vector<ProbeResult>& results, size_t j) {
   auto explains_point = [&](const dsl::GemmDesc& d, size_t i) {
     return explains(d, *results[i].desc, results[i].at.k, results[i].memo.get(),
-                    results[i].rule_lanes);
+                    results[i].rule_lanes, results[i].rule_tile_cap);
   };
   auto explains_all = [&](const dsl::GemmDesc& d, size_t b) {
     for (size_t i = 0; i <= j; ++i) {
@@ -697,6 +699,40 @@ absl::StatusOr<std::vector<SpanRule>> fit_rules_of(const std::vector<ProbeResult
   return fit_span_rules(split, ks, ps, descs, also);
 }
 
+// The strided tile a gemv descriptor deals K to its lanes in at depth k, when every
+// lane gets at most one run (a contiguous layout: its run of whole tiles), or its tile
+// (strided); 0 for another family.
+int64_t strided_tile(const dsl::GemmDesc& d, int64_t k) {
+  if (d.family != dsl::GemmFamily::kGemv) return 0;
+  if (d.lane_layout == dsl::LaneLayout::kStrided) return d.lane_tile;
+  const int64_t tiles = (k + d.lane_tile - 1) / d.lane_tile;
+  return (tiles + d.lanes - 1) / d.lanes * d.lane_tile;
+}
+
+// A gemv class whose probes deal K to their lanes in one run each at small K and in
+// strided tiles of C at large K (cuBLAS's gemv custom 92: runs of 11, 12, 45 at K =
+// 341, 359, 1430, tiles of 64 at K = 4097): the cap C that gives every probe its tile
+// as min(C, ceil(K / lanes)), or 0 when no probe is capped or the caps disagree. Only
+// the layout and tile are compared here; explains() checks the rest with the replay.
+int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
+  int64_t cap = 0;
+  for (const ProbeResult& r : results) {
+    if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return 0;
+    const int64_t t = strided_tile(*r.desc, r.at.k);
+    const int64_t runs = (r.at.k + r.desc->lanes - 1) / r.desc->lanes;
+    if (t < runs) {
+      if (cap != 0 && cap != t) return 0;
+      cap = t;
+    }
+  }
+  if (cap == 0) return 0;
+  for (const ProbeResult& r : results) {
+    const int64_t runs = (r.at.k + r.desc->lanes - 1) / r.desc->lanes;
+    if (strided_tile(*r.desc, r.at.k) != std::min(cap, runs)) return 0;
+  }
+  return cap;
+}
+
 // Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
 std::optional<std::string> disagreement(const std::vector<ProbeResult>& results, size_t j,
                                         bool split) {
@@ -773,6 +809,7 @@ class ClassProber {
         results_[c].push_back(
             ProbeResult{at, with_lanes(carried(*cls.desc, cls.rules, at.k, at.splitk), lanes)});
         results_[c].back().rule_lanes = lanes;
+        results_[c].back().rule_tile_cap = cls.lane_tile_cap;
         tried_.insert({at.variant, at.k, at.splitk});
       }
       const bool separable = options_.separate_validated && separating_point(c).has_value();
@@ -1214,6 +1251,15 @@ class ClassProber {
       if (const std::vector<LaneStep>& rule = table_.classes[c].lanes_by_n; !rule.empty()) {
         done.back().rule_lanes = lanes_at(rule, pt->n);
       }
+      done.back().rule_tile_cap = table_.classes[c].lane_tile_cap;
+      // gemv probes whose tiles follow K with a cap (fit_tile_cap) give the class that
+      // cap; each probe is then explained with its tile under it.
+      if (done.size() > 1 && table_.classes[c].lane_tile_cap == 0) {
+        if (const int64_t cap = fit_tile_cap(done); cap > 0) {
+          table_.classes[c].lane_tile_cap = cap;
+          for (ProbeResult& r : done) r.rule_tile_cap = cap;
+        }
+      }
       if (done.size() > 1) {
         if (std::optional<std::string> why = disagreement(done, done.size() - 1, split)) {
           return disagree(c, done.size() - 1, *why);
@@ -1247,6 +1293,7 @@ class ClassProber {
     TableClass& cls = table_.classes[c];
     cls.desc.reset();
     cls.rules.clear();
+    cls.lane_tile_cap = 0;  // fitted from the probes that no longer stand
     cls.probes.clear();
     cls.note = cls.note.empty() ? note : absl::StrCat(cls.note, "; ", note);
     ++stats_.failed;
@@ -1540,6 +1587,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       tc.probes = old[c].probes;
       tc.rules = old[c].rules;
       tc.lanes_by_n = old[c].lanes_by_n;
+      tc.lane_tile_cap = old[c].lane_tile_cap;
       tc.note = old[c].note;
       ++stats.unchanged;
       continue;

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -129,10 +130,11 @@ absl::Status check_table(const CublasTable& t) {
           "The cuBLAS table's class %d has %d span rules for a descriptor with %d cut levels.", i,
           c.rules.size(), c.desc->k_cuts.size()));
     }
-    if (!c.lanes_by_n.empty() && c.desc && c.desc->family != dsl::GemmFamily::kGemv) {
+    if ((!c.lanes_by_n.empty() || c.lane_tile_cap > 0) && c.desc &&
+        c.desc->family != dsl::GemmFamily::kGemv) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "The cuBLAS table's class %d has a lane rule but its descriptor is family %s; only "
-          "gemv deals K to lanes by N.", i, dsl::family_name(c.desc->family)));
+          "The cuBLAS table's class %d has a lane rule or tile cap but its descriptor is family "
+          "%s; only gemv deals K to lanes.", i, dsl::family_name(c.desc->family)));
     }
     for (size_t r = 0; r < c.rules.size(); ++r) {
       if (c.rules[r].kind == SpanRule::Kind::kSplit && (r > 0 || !c.cls.values.split)) {
@@ -333,6 +335,13 @@ dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes) {
   return d;
 }
 
+dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k) {
+  if (d.family != dsl::GemmFamily::kGemv || cap < 1) return d;
+  d.lane_layout = dsl::LaneLayout::kStrided;
+  d.lane_tile = static_cast<int>(std::max<int64_t>(1, std::min(cap, (k + d.lanes - 1) / d.lanes)));
+  return d;
+}
+
 std::string write_table(const CublasTable& t) {
   std::string out = absl::StrFormat("fixbits-cublas-table\t%d\n", kTableVersion);
   absl::StrAppend(&out, "arch\t", one_line(t.arch), "\n");
@@ -342,7 +351,10 @@ std::string write_table(const CublasTable& t) {
     const TableClass& c = t.classes[i];
     std::vector<std::string> rules, probes;
     for (const SpanRule& r : c.rules) rules.push_back(to_string(r));
-    if (!c.lanes_by_n.empty()) rules.push_back(to_string(c.lanes_by_n));
+    std::vector<std::string> gemv_rules;
+    if (!c.lanes_by_n.empty()) gemv_rules.push_back(to_string(c.lanes_by_n));
+    if (c.lane_tile_cap > 0) gemv_rules.push_back(absl::StrCat("tile@", c.lane_tile_cap));
+    if (!gemv_rules.empty()) rules.push_back(absl::StrJoin(gemv_rules, ";"));
     for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
         "class\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, c.family, to_string(c.cls),
@@ -437,10 +449,22 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
           c.probes.push_back(*point);
         }
       }
-      if (f[5].starts_with("lanes@")) {
-        absl::StatusOr<std::vector<LaneStep>> steps = parse_lane_rule(f[5]);
-        if (!steps.ok()) return err(std::string(steps.status().message()));
-        c.lanes_by_n = *std::move(steps);
+      if (f[5].starts_with("lanes@") || f[5].starts_with("tile@")) {
+        for (absl::string_view item : absl::StrSplit(av(f[5]), ';')) {
+          const std::string_view it(item.data(), item.size());
+          if (it.starts_with("lanes@") && c.lanes_by_n.empty()) {
+            absl::StatusOr<std::vector<LaneStep>> steps = parse_lane_rule(it);
+            if (!steps.ok()) return err(std::string(steps.status().message()));
+            c.lanes_by_n = *std::move(steps);
+          } else if (it.starts_with("tile@") && c.lane_tile_cap == 0) {
+            if (!absl::SimpleAtoi(av(it.substr(5)), &c.lane_tile_cap) || c.lane_tile_cap < 1) {
+              return err(absl::StrFormat("the tile cap '%s' is not tile@<C> with C >= 1", it));
+            }
+          } else {
+            return err(absl::StrFormat("the gemv rule '%s' is not lanes@... or tile@<C> (each "
+                                       "at most once, joined by ';')", it));
+          }
+        }
       } else if (f[5] != "-") {
         for (absl::string_view r : absl::StrSplit(av(f[5]), ',')) {
           absl::StatusOr<SpanRule> rule = parse_span_rule(std::string_view(r.data(), r.size()));
@@ -666,6 +690,7 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
   }
   if (!c.lanes_by_n.empty()) d = with_lanes(std::move(d), lanes_at(c.lanes_by_n, s.n));
+  d = with_tile_cap(std::move(d), c.lane_tile_cap, s.k);
   d = dot_at_shape(std::move(d), s, splitk);
   if (absl::Status v = dsl::validate(d); !v.ok()) {
     return absl::InternalError(absl::StrFormat(

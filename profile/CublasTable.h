@@ -24,7 +24,11 @@
 //      count at s.n is the last step's with n0 <= s.n, and its lane_fold keeps the
 //      offsets below that count's next power of two, in the class's order (cuBLAS's
 //      gemvNSP kernel deals K to blockDim.y lanes, and blockDim.y follows N: 32 up to
-//      N = 8448 on the H200, then 26, 24, 20; profile/LaneSweep.h reads it).
+//      N = 8448 on the H200, then 26, 24, 20; profile/LaneSweep.h reads it). A gemv
+//      class may also carry a tile cap C (lane_tile_cap): its lanes are strided with
+//      lane_tile = min(C, ceil(K / lanes)), i.e. one run of K per lane while that fits
+//      C, tiles of C beyond (the H200's gemv custom 92 kernels: runs of 11, 12, 45 at
+//      K = 341, 359, 1430, tiles of 64 at K = 4097).
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
 // cross reference (class and variant indices, each variant inside its class, split
 // counts > 1 exactly for split variants, grid and run order, split rules only on level
@@ -45,6 +49,7 @@
 //            probes: <variant>@<M>x<N>x<K>/<P>,...  (the first is where desc was recovered)
 //            rules: span rules, one per cut level, comma-separated; or, for a gemv
 //            class, its lane rule lanes@<n0>:<lanes>,<n0>:<lanes>,... (first n0 = 1)
+//            and/or its tile cap tile@<C>, joined by ';'
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
 //   map      <family> m|n <v,v,...>     map <family> kmax <v>     map <family> refusal <text>
 //   runs     <family> <m index> <n index> <k0>:<variant>[/<P>],...  (variant -1: refused)
@@ -111,6 +116,9 @@ int lanes_at(const std::vector<LaneStep>& steps, int64_t n);
 // `lanes` lanes for a gemv descriptor d: its lane_fold keeps the offsets below
 // lane_slots(lanes), in d's order. Other families, or lanes < 1, come back unchanged.
 dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes);
+// A gemv descriptor d under tile cap `cap` at depth k: strided lanes of lane_tile
+// min(cap, ceil(k / d.lanes)) (at least 1). Other families, or cap < 1, unchanged.
+dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k);
 
 struct TableClass {
   std::string family;
@@ -121,6 +129,7 @@ struct TableClass {
   std::optional<dsl::GemmDesc> desc;  // at probes[0]'s K and split count
   std::vector<SpanRule> rules;        // one per desc->k_cuts level
   std::vector<LaneStep> lanes_by_n;   // gemv only: the lane count by N (empty: desc's)
+  int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile)
   std::string note;                   // why there is no desc, or what the probes saw
   bool operator==(const TableClass&) const = default;
 };

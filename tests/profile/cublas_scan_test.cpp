@@ -1447,6 +1447,55 @@ TEST(CublasScan, ALaneRuleClassIsProbedAndExplainedAtEachNsCount) {
   }
 }
 
+// cuBLAS's gemv custom 92 kernels (H200 classes 27 and 103) deal K to 32 lanes in one
+// run each at small K (the probes at K = 341 / 359 returned contiguous lanes of tile 1)
+// and in strided tiles of 64 at large K (K = 4097 / 4230); session 11's tree at K = 1430
+// showed runs of 45. One model gives all of them: strided tiles of min(64, ceil(K / 32)).
+// The scan fits that cap from the probes (fit_tile_cap) and explains each probe with its
+// tile; without the cap the probes disagree.
+TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
+  const AlgoConfig gemv_algo{.id = 13, .custom_option = 92};
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kGemv;
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lanes = 32;
+    d.lane_fold = {16, 8, 4, 2, 1};
+    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (k + 31) / 32));
+    return d;
+  };
+  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  ProbeOptions o{.max_probe_k = 8192};
+  o.heuristic = always(gemv_algo);
+  int cls = -1;
+  for (int64_t k : {359, 4097}) {
+    absl::StatusOr<ProbePoint> pt =
+        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, gemv_algo, &cls);
+    ASSERT_TRUE(pt.ok()) << pt.status();
+    o.extra_points[cls].push_back(*pt);
+  }
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].lane_tile_cap, 64);
+  for (int64_t k : {341, 359, 1430, 2048, 2049, 4097, 4230}) {
+    const GemmShape s{.m = 1, .n = 64, .k = k};
+    absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, answer_of(gemv_algo));
+    ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+    EXPECT_EQ(*d, truth(s, k)) << k;
+  }
+  // The text form carries the cap.
+  absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->classes[0].lane_tile_cap, 64);
+  EXPECT_EQ(*back, t);
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {

@@ -498,6 +498,41 @@ TEST(CublasTable, LaneRuleGivesTheLaneCountByN) {
   EXPECT_TRUE(has(wrong.status(), "class 0") && has(wrong.status(), "lane rule")) << wrong.status();
 }
 
+TEST(CublasTable, TileCapGivesStridedTilesThatFollowKUpToTheCap) {
+  TableClass c{.family = "f16:f16:nn", .cls = class_of(CublasKey{.id = 13, .custom = 92}),
+               .probes = {{.variant = 0, .m = 1, .n = 2074, .k = 451}},
+               .desc = gemv32(),
+               .lane_tile_cap = 64};
+  c.desc->lane_layout = dsl::LaneLayout::kContiguous;
+  c.desc->lane_tile = 1;
+  for (const auto& [k, tile] : {std::pair{int64_t{1}, 1}, std::pair{int64_t{341}, 11},
+                                std::pair{int64_t{1430}, 45}, std::pair{int64_t{2048}, 64},
+                                std::pair{int64_t{4097}, 64}}) {
+    absl::StatusOr<dsl::GemmDesc> d = desc_for(c, GemmShape{.m = 1, .n = 64, .k = k}, 1);
+    ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+    EXPECT_EQ(d->lane_layout, dsl::LaneLayout::kStrided) << k;
+    EXPECT_EQ(d->lane_tile, tile) << k;
+  }
+  // Both gemv rules in one rules column, and what is refused.
+  CublasTable t = small_table();
+  t.classes[2].desc = gemv32();
+  t.classes[2].probes = {{.variant = 3, .m = 1, .n = 64, .k = 200}};
+  t.classes[2].lanes_by_n = {{1, 32}, {8449, 26}};
+  t.classes[2].lane_tile_cap = 64;
+  std::string text = write_table(t);
+  EXPECT_NE(text.find("\tlanes@1:32,8449:26;tile@64\t"), std::string::npos) << text;
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, t);
+  for (const char* bad : {"tile@0", "tile@x", "tile@64;tile@32", "tile@64;split/8"}) {
+    std::string b = text;
+    b.replace(b.find("lanes@1:32,8449:26;tile@64"), 26, bad);
+    absl::StatusOr<CublasTable> r = parse_table(b);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(has(r.status(), "line")) << r.status();
+  }
+}
+
 TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   absl::StatusOr<GemmShape> s = usual_shape({64, 128, 256}, DType::kF8E4M3);
   ASSERT_TRUE(s.ok());
