@@ -484,6 +484,16 @@ std::vector<size_t> order_from(size_t base, size_t j) {
   return order;
 }
 
+// A probe of class `c` at `at`: the gemv rules the class's descriptor is carried to
+// there by (its lane count at N, its tile cap), which explains() applies.
+ProbeResult probe_of(const TableClass& c, const ProbePoint& at,
+                     absl::StatusOr<dsl::GemmDesc> desc) {
+  ProbeResult r{at, std::move(desc)};
+  r.rule_lanes = lanes_at(c.lanes_by_n, at.n);
+  r.rule_tile_cap = c.lane_tile_cap;
+  return r;
+}
+
 // Whether `d` (all but its spans) explains the probe at K = k that recovered `there`:
 // equal up to spans, or, with there's spans, passing every experiment a probe at k runs
 // against a box computing `there` (dsl::probe::ProbeReplay, built once per point and
@@ -805,11 +815,9 @@ class ClassProber {
       // apart (separating_point; a table written before the separating probe, or by a
       // run that could use only grid points) is revalidated too: it gets that probe.
       for (const ProbePoint& at : cls.probes) {
-        const int lanes = cls.lanes_by_n.empty() ? 0 : lanes_at(cls.lanes_by_n, at.n);
-        results_[c].push_back(
-            ProbeResult{at, with_lanes(carried(*cls.desc, cls.rules, at.k, at.splitk), lanes)});
-        results_[c].back().rule_lanes = lanes;
-        results_[c].back().rule_tile_cap = cls.lane_tile_cap;
+        results_[c].push_back(probe_of(
+            cls, at,
+            with_gemv_rules(carried(*cls.desc, cls.rules, at.k, at.splitk), cls, at.n, at.k)));
         tried_.insert({at.variant, at.k, at.splitk});
       }
       const bool separable = options_.separate_validated && separating_point(c).has_value();
@@ -1247,11 +1255,7 @@ class ClassProber {
         }
         continue;
       }
-      done.push_back(ProbeResult{*pt, std::move(desc)});
-      if (const std::vector<LaneStep>& rule = table_.classes[c].lanes_by_n; !rule.empty()) {
-        done.back().rule_lanes = lanes_at(rule, pt->n);
-      }
-      done.back().rule_tile_cap = table_.classes[c].lane_tile_cap;
+      done.push_back(probe_of(table_.classes[c], *pt, std::move(desc)));
       // gemv probes whose tiles follow K with a cap (fit_tile_cap) give the class that
       // cap; each probe is then explained with its tile under it.
       if (done.size() > 1 && table_.classes[c].lane_tile_cap == 0) {
@@ -1600,7 +1604,9 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       if (!old[o].desc) continue;
       for (const ProbePoint& p : old[o].probes) {
         if (std::find(members.begin(), members.end(), p.variant) == members.end()) continue;
-        kept.push_back(KeptProbe{p, carried(*old[o].desc, old[o].rules, p.k, p.splitk)});
+        kept.push_back(KeptProbe{
+            p, with_gemv_rules(carried(*old[o].desc, old[o].rules, p.k, p.splitk), old[o], p.n,
+                               p.k)});
       }
     }
     stats.probes_kept += static_cast<int64_t>(kept.size());

@@ -342,6 +342,10 @@ dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k) {
   return d;
 }
 
+dsl::GemmDesc with_gemv_rules(dsl::GemmDesc d, const TableClass& c, int64_t n, int64_t k) {
+  return with_tile_cap(with_lanes(std::move(d), lanes_at(c.lanes_by_n, n)), c.lane_tile_cap, k);
+}
+
 std::string write_table(const CublasTable& t) {
   std::string out = absl::StrFormat("fixbits-cublas-table\t%d\n", kTableVersion);
   absl::StrAppend(&out, "arch\t", one_line(t.arch), "\n");
@@ -689,8 +693,7 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
     // same tree as a level of exactly that span.
     if (i > 0) d.k_cuts[i].span = std::min(d.k_cuts[i].span, d.k_cuts[i - 1].span);
   }
-  if (!c.lanes_by_n.empty()) d = with_lanes(std::move(d), lanes_at(c.lanes_by_n, s.n));
-  d = with_tile_cap(std::move(d), c.lane_tile_cap, s.k);
+  d = with_gemv_rules(std::move(d), c, s.n, s.k);
   d = dot_at_shape(std::move(d), s, splitk);
   if (absl::Status v = dsl::validate(d); !v.ok()) {
     return absl::InternalError(absl::StrFormat(

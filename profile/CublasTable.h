@@ -190,6 +190,10 @@ bool dot_contiguous(const std::string& family, int64_t m, int64_t n);
 // shapes: FailedPrecondition saying so.
 absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
                                        uint32_t splitk);
+// A gemv class's own rules carried to a point (N = n, K = k): the lane count its lane
+// rule gives n (with_lanes), then its tile cap at k (with_tile_cap); what desc_for does
+// for them, and what the scan explains each of the class's probes with.
+dsl::GemmDesc with_gemv_rules(dsl::GemmDesc d, const TableClass& c, int64_t n, int64_t k);
 // lookup_run then desc_for.
 absl::StatusOr<dsl::GemmDesc> lookup(const CublasTable& t, const runtime::GemmShape& s);
 // The class that runs cuBLASLt's answer `key` for s: its variant's class when the table

@@ -1494,6 +1494,19 @@ TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->classes[0].lane_tile_cap, 64);
   EXPECT_EQ(*back, t);
+  // Revalidated, the class's earlier probes are checked with its descriptor carried to
+  // each one's K under the cap, and it keeps both.
+  ProbeOptions again{.max_probe_k = 8192, .revalidate = 3};
+  again.heuristic = always(gemv_algo);
+  stats = probe_classes(t, st, reference_probe(truth, &probes), again);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->revalidated, 1);
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].lane_tile_cap, 64);
+  for (int64_t k : {359, 1430, 4097}) {
+    const GemmShape s{.m = 1, .n = 64, .k = k};
+    EXPECT_EQ(*lookup_answer(t, s, answer_of(gemv_algo)), truth(s, k)) << k;
+  }
 }
 
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
