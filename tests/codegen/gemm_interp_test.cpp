@@ -26,6 +26,7 @@
 #include "tests/jit/RandomInputs.h"
 #include "tests/dsl/tile/BlockedGemmConfig.h"
 #include "tests/dsl/CublasDot.h"
+#include "tests/dsl/GemvTwentyLanes.h"
 
 namespace fixbits {
 namespace {
@@ -378,19 +379,12 @@ TEST_F(GemmInterp, GemvAbsentLanesAreNegativeZeroSlots) {
 // elements 0, 64, 32, 48, 128, 208 (lanes 0, 16, 8, 12, 12, 12), b = 1: 4r = 2^-13.
 TEST_F(GemmInterp, GemvTwentyLaneTreeByHand) {
   const GemmDesc d = gemv(20, dsl::LaneLayout::kStrided, 4, {16, 8, 4, 2, 1});
-  const float L = 1024.0f, r = std::ldexp(1.0f, -15);
+  const float r = std::ldexp(1.0f, -15);
   GemmProblem p;
   p.m = 1;
   p.n = 3;
-  p.k = 212;
-  std::vector<float> a(212, 0.0f);
-  a[0] = L;
-  a[64] = -L;
-  a[32] = 3 * r;
-  a[48] = L;
-  a[128] = -L;
-  a[208] = r;
-  for (float x : a) p.a.push_back(to_bits(DType::kF16, x));
+  p.k = dsl::testing::kTwentyLaneK;
+  for (float x : dsl::testing::twenty_lane_row()) p.a.push_back(to_bits(DType::kF16, x));
   p.b.assign(static_cast<size_t>(p.k * p.n), to_bits(DType::kF16, 1.0f));
   for (const GemmConfig& cfg : kGemvConfigs) {
     auto got = interpret(d, cfg, p);

@@ -5,6 +5,7 @@
 // L + r and L + 2r (a tie, L is even) round to L while L + 3r rounds to L + ulp;
 // just below L the ulp is 2^-14, so -L + r (a tie) rounds to -L.
 #include "dsl/reference/Reference.h"
+#include "tests/dsl/GemvTwentyLanes.h"
 
 #include <cmath>
 #include <cstdint>
@@ -248,13 +249,7 @@ TEST(GemmReference, GemvTilesDealtWholeAndCeil) {
 // Folding 8 before 16 gives (L + 3r) + -L = 2^-13 in lane 0, then 2^-13 + r = 5r;
 // lane 12 folded out of order (L, r, -L) gives 0 and the result 3r.
 TEST(GemmReference, GemvTwentyLaneTreeByHand) {
-  std::vector<float> a(212, 0.0f);
-  a[0] = L;
-  a[64] = -L;
-  a[32] = 3 * r;
-  a[48] = L;
-  a[128] = -L;
-  a[208] = r;
+  const std::vector<float> a = dsl::testing::twenty_lane_row();
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 20, 4, {16, 8, 4, 2, 1}), a),
             float_bits(4 * r));
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 20, 4, {8, 16, 4, 2, 1}), a),
