@@ -81,6 +81,18 @@ reference::GemmProblem make_problem(const Placement& p, DType a, DType b) {
   return prob;
 }
 
+reference::GemmProblem densify(const SparseProblem& p) {
+  reference::GemmProblem d;
+  d.m = p.m;
+  d.n = p.n;
+  d.k = p.k;
+  d.a.assign(static_cast<size_t>(p.m * p.k), p.a_fill);
+  d.b.assign(static_cast<size_t>(p.k * p.n), p.b_fill);
+  for (const SparseProblem::Entry& e : p.a) d.a[static_cast<size_t>(e.row * p.k + e.col)] = e.bits;
+  for (const SparseProblem::Entry& e : p.b) d.b[static_cast<size_t>(e.row * p.n + e.col)] = e.bits;
+  return d;
+}
+
 absl::StatusOr<std::vector<uint32_t>> Instrument::call(const reference::GemmProblem& problem,
                                                        const std::string& what) {
   ++calls_;

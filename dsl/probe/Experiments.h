@@ -70,6 +70,28 @@ struct Placement {
 // The 1 x 1 x K problem of a placement (a: 1 x K, b: K x 1, both row-major).
 reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
 
+// A problem whose elements are all one fill value per operand except a few listed
+// entries: how a batch of placements (rows of zeros with three marks each, b columns
+// of ones with r's factor at one index) reaches a black box without K x placements
+// elements on either side. a is m x k, b is k x n; an entry's (row, col) is its
+// position in that matrix. Entry positions are distinct per operand, in any order.
+struct SparseProblem {
+  struct Entry {
+    int64_t row = 0, col = 0;
+    uint32_t bits = 0;
+  };
+  int64_t m = 0, n = 0, k = 0;
+  uint32_t a_fill = 0, b_fill = 0;  // bits of every element not listed
+  std::vector<Entry> a, b;
+};
+// The same problem with every element written out (row-major a and b).
+reference::GemmProblem densify(const SparseProblem& p);
+// A black box that takes the sparse form (CublasBlackBox::as_sparse_black_box uploads
+// only the entries; the reference evaluates only the entries' K indices).
+using SparseBlackBox = std::function<absl::StatusOr<std::vector<uint32_t>>(const SparseProblem&)>;
+// The sparse form through the reference of `d`: gemm_sparse_element per output.
+SparseBlackBox reference_sparse_box(const GemmDesc& d);
+
 // The largest problem one batched black-box call may have (both >= 1).
 struct BatchLimits {
   int64_t rows = 1, cols = 1;
