@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_format.h"
@@ -81,6 +82,70 @@ reference::GemmProblem make_problem(const Placement& p, DType a, DType b) {
   return prob;
 }
 
+namespace {
+// The bits of one mark, as make_problem writes it.
+std::pair<uint32_t, uint32_t> mark_bits(char mark, const ProbeValues& v, DType a) {
+  switch (mark) {
+    case 'r': return {v.r_a, v.r_b};
+    case '+': return {v.L_a, v.L_b};
+    case '-': return {to_bits(a, -to_float(a, v.L_a)), v.L_b};
+    default: return {to_bits(a, 0.0f), v.one_b};
+  }
+}
+}  // namespace
+
+std::vector<reference::SparseEntry> sparse_entries(const Placement& p, DType a, DType b) {
+  const ProbeValues v = probe_values(a, b);
+  std::map<int64_t, std::pair<uint32_t, uint32_t>> at;  // later marks overwrite, as in make_problem
+  for (auto [idx, mark] : p.marks) {
+    if (idx < 0 || idx >= p.k) continue;
+    at[idx] = mark_bits(mark, v, a);
+  }
+  std::vector<reference::SparseEntry> out;
+  for (const auto& [idx, bits] : at) out.push_back({idx, bits.first, bits.second});
+  return out;
+}
+
+absl::StatusOr<uint32_t> placement_reference(const GemmDesc& d, const Placement& p,
+                                             const reference::MmaModel* model) {
+  const ProbeValues v = probe_values(d.a_dtype, d.b_dtype);
+  return reference::gemm_sparse_element(d, p.k, to_bits(d.a_dtype, 0.0f), v.one_b,
+                                        sparse_entries(p, d.a_dtype, d.b_dtype), model);
+}
+
+SparseBlackBox reference_sparse_box(const GemmDesc& d) {
+  auto model = std::shared_ptr<reference::MmaModel>(reference::make_sm90_mma_model());
+  return [d, model](const SparseProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    // Each output (i, j) sees row i's entries of a and column j's of b.
+    std::map<int64_t, std::map<int64_t, uint32_t>> rows, cols;
+    for (const SparseProblem::Entry& e : p.a) rows[e.row][e.col] = e.bits;
+    for (const SparseProblem::Entry& e : p.b) cols[e.col][e.row] = e.bits;
+    const std::map<int64_t, uint32_t> none;
+    std::vector<uint32_t> out(static_cast<size_t>(p.m * p.n));
+    for (int64_t i = 0; i < p.m; ++i) {
+      const auto ri = rows.find(i);
+      const std::map<int64_t, uint32_t>& ra = ri == rows.end() ? none : ri->second;
+      for (int64_t j = 0; j < p.n; ++j) {
+        const auto cj = cols.find(j);
+        const std::map<int64_t, uint32_t>& cb = cj == cols.end() ? none : cj->second;
+        std::map<int64_t, std::pair<uint32_t, uint32_t>> at;
+        for (const auto& [kk, bits] : ra) at[kk] = {bits, p.b_fill};
+        for (const auto& [kk, bits] : cb) {
+          auto [it, added] = at.emplace(kk, std::make_pair(p.a_fill, bits));
+          if (!added) it->second.second = bits;
+        }
+        std::vector<reference::SparseEntry> entries;
+        for (const auto& [kk, ab] : at) entries.push_back({kk, ab.first, ab.second});
+        absl::StatusOr<uint32_t> bits =
+            reference::gemm_sparse_element(d, p.k, p.a_fill, p.b_fill, entries, model.get());
+        if (!bits.ok()) return bits.status();
+        out[static_cast<size_t>(i * p.n + j)] = *bits;
+      }
+    }
+    return out;
+  };
+}
+
 reference::GemmProblem densify(const SparseProblem& p) {
   reference::GemmProblem d;
   d.m = p.m;
@@ -117,43 +182,68 @@ absl::StatusOr<Outcome> Instrument::run(const Placement& p, const std::string& w
   return (*out)[0];
 }
 
-absl::Status Instrument::run_batch(std::vector<reference::GemmProblem>& probs,
+Instrument::Vectors Instrument::vectors_of(const Placement& p) const {
+  Vectors v;
+  const uint32_t zero_a = to_bits(a_, 0.0f);
+  for (const reference::SparseEntry& e : sparse_entries(p, a_, b_)) {
+    if (e.a != zero_a) v.a.emplace_back(e.k, e.a);
+    if (e.b != v_.one_b) v.b.emplace_back(e.k, e.b);
+  }
+  return v;
+}
+
+absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
                                    const std::vector<size_t>& idx, bool swapped,
                                    const std::function<std::string(size_t)>& what,
                                    std::vector<Outcome>* out) {
-  const int64_t k = probs[idx[0]].k;
   // Each placement's own vector (a) and its shared one (b), deduplicated in order.
-  std::vector<std::vector<uint32_t>> own, shared;
+  std::vector<const Sparse*> own, shared;
   std::vector<size_t> shared_of;
-  std::map<std::vector<uint32_t>, size_t> shared_index;
+  std::map<Sparse, size_t> shared_index;
   for (size_t i : idx) {
-    reference::GemmProblem& one = probs[i];
-    own.push_back(std::move(one.a));
-    auto [it, added] = shared_index.emplace(one.b, shared.size());
-    if (added) shared.push_back(it->first);
+    own.push_back(&vecs[i].a);
+    auto [it, added] = shared_index.emplace(vecs[i].b, shared.size());
+    if (added) shared.push_back(&it->first);
     shared_of.push_back(it->second);
   }
-  reference::GemmProblem prob;
-  prob.k = k;
   // Normal: rows = own vectors (A), columns = shared vectors (B). Swapped: columns =
   // own vectors placed in B, rows = shared vectors placed in A (a and b share a dtype).
-  const std::vector<std::vector<uint32_t>>& rows = swapped ? shared : own;
-  const std::vector<std::vector<uint32_t>>& cols = swapped ? own : shared;
+  const std::vector<const Sparse*>& rows = swapped ? shared : own;
+  const std::vector<const Sparse*>& cols = swapped ? own : shared;
+  SparseProblem prob;
+  prob.k = k;
   prob.m = static_cast<int64_t>(rows.size());
   prob.n = static_cast<int64_t>(cols.size());
-  prob.a.reserve(static_cast<size_t>(prob.m * k));
-  for (const std::vector<uint32_t>& r : rows) prob.a.insert(prob.a.end(), r.begin(), r.end());
-  prob.b.assign(static_cast<size_t>(k * prob.n), 0);
+  const uint32_t zero_a = to_bits(a_, 0.0f);
+  prob.a_fill = swapped ? v_.one_b : zero_a;
+  prob.b_fill = swapped ? zero_a : v_.one_b;
+  for (int64_t i = 0; i < prob.m; ++i) {
+    for (auto [kk, bits] : *rows[static_cast<size_t>(i)]) prob.a.push_back({i, kk, bits});
+  }
   for (int64_t j = 0; j < prob.n; ++j) {
-    for (int64_t kk = 0; kk < k; ++kk) {
-      prob.b[static_cast<size_t>(kk * prob.n + j)] = cols[static_cast<size_t>(j)][static_cast<size_t>(kk)];
-    }
+    for (auto [kk, bits] : *cols[static_cast<size_t>(j)]) prob.b.push_back({kk, j, bits});
   }
   const std::string name =
       idx.size() == 1 ? what(idx[0])
                       : absl::StrFormat("%s (batched with %d others)", what(idx[0]), idx.size() - 1);
-  absl::StatusOr<std::vector<uint32_t>> bits = call(prob, name);
-  if (!bits.ok()) return bits.status();
+  absl::StatusOr<std::vector<uint32_t>> bits;
+  if (sparse_) {
+    ++calls_;
+    bits = sparse_(prob);
+    if (!bits.ok()) {
+      return absl::Status(bits.status().code(),
+                          absl::StrFormat("the black box failed on experiment %s (k=%d): %s",
+                                          name, k, bits.status().message()));
+    }
+    if (bits->size() != static_cast<size_t>(prob.m * prob.n)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the black box returned %d values on experiment %s; a %d x %d problem has %d.",
+          bits->size(), name, prob.m, prob.n, prob.m * prob.n));
+    }
+  } else {
+    bits = call(densify(prob), name);
+    if (!bits.ok()) return bits.status();
+  }
   runs_ += static_cast<int64_t>(idx.size());
   for (size_t t = 0; t < idx.size(); ++t) {
     const int64_t r = swapped ? static_cast<int64_t>(shared_of[t]) : static_cast<int64_t>(t);
@@ -204,25 +294,25 @@ absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
   const int64_t shared_cap = swapped ? limits_.rows : limits_.cols;
   // Greedy: fill a call while it has an own slot and (for a new shared vector) a
   // shared slot. The shared vector is b, which differs only where r sits.
-  std::vector<reference::GemmProblem> probs(ps.size());  // built once, for todo only
+  std::vector<Vectors> vecs(ps.size());  // built once, for todo only
   std::vector<size_t> batch;
-  std::set<std::vector<uint32_t>> shared_in_batch;
+  std::set<Sparse> shared_in_batch;
   auto flush = [&]() -> absl::Status {
     if (batch.empty()) return absl::OkStatus();
-    absl::Status st = run_batch(probs, batch, swapped, what, &out);
+    absl::Status st = run_batch(vecs, k, batch, swapped, what, &out);
     batch.clear();
     shared_in_batch.clear();
     return st;
   };
   for (size_t i : todo) {
-    probs[i] = make_problem(ps[i], a_, b_);
-    const bool new_shared = !shared_in_batch.contains(probs[i].b);
+    vecs[i] = vectors_of(ps[i]);
+    const bool new_shared = !shared_in_batch.contains(vecs[i].b);
     if (static_cast<int64_t>(batch.size()) >= own_cap ||
         (new_shared && static_cast<int64_t>(shared_in_batch.size()) >= shared_cap)) {
       if (absl::Status st = flush(); !st.ok()) return st;
     }
     batch.push_back(i);
-    shared_in_batch.insert(probs[i].b);
+    shared_in_batch.insert(vecs[i].b);
   }
   if (absl::Status st = flush(); !st.ok()) return st;
   for (size_t i : todo) memo_.emplace(keys[i], out[i]);

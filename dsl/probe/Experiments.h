@@ -70,6 +70,15 @@ struct Placement {
 // The 1 x 1 x K problem of a placement (a: 1 x K, b: K x 1, both row-major).
 reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
 
+// A placement's marks as the entries of reference::gemm_sparse_element over the fill
+// a = +0, b = one_b (ascending K; marks outside [0, p.k) are left out, as make_problem
+// does).
+std::vector<reference::SparseEntry> sparse_entries(const Placement& p, DType a, DType b);
+// reference::gemm(d, make_problem(p, a, b))[0] through gemm_sparse_element: the same bits,
+// at a cost that does not grow with K.
+absl::StatusOr<uint32_t> placement_reference(const GemmDesc& d, const Placement& p,
+                                             const reference::MmaModel* model = nullptr);
+
 // A problem whose elements are all one fill value per operand except a few listed
 // entries: how a batch of placements (rows of zeros with three marks each, b columns
 // of ones with r's factor at one index) reaches a black box without K x placements
@@ -104,6 +113,10 @@ class Instrument {
       : box_(std::move(box)), a_(a), b_(b), out_(out), v_(probe_values(a, b)),
         limits_(limits) {}
 
+  // Placements go to `sparse` instead of the dense box from now on (one call per batch,
+  // the same batches); random draws (call()) still go to the dense box.
+  void use_sparse_box(SparseBlackBox sparse) { sparse_ = std::move(sparse); }
+
   const ProbeValues& values() const { return v_; }
   DType a_dtype() const { return a_; }
   DType b_dtype() const { return b_; }
@@ -127,13 +140,21 @@ class Instrument {
 
  private:
   using Marks = std::vector<std::pair<int64_t, char>>;
-  // One call for placements `idx` (none memoized, all fitting the limits), whose 1 x 1
-  // problems are probs[i]; their a vectors are moved from.
-  absl::Status run_batch(std::vector<reference::GemmProblem>& probs, const std::vector<size_t>& idx,
+  // A placement's a and b vectors as the K indices where they differ from the fill
+  // (a = +0, b = one_b), ascending.
+  using Sparse = std::vector<std::pair<int64_t, uint32_t>>;
+  struct Vectors {
+    Sparse a, b;
+  };
+  Vectors vectors_of(const Placement& p) const;
+  // One call for placements `idx` (none memoized, all fitting the limits), whose
+  // vectors are vecs[i].
+  absl::Status run_batch(const std::vector<Vectors>& vecs, int64_t k, const std::vector<size_t>& idx,
                          bool swapped, const std::function<std::string(size_t)>& what,
                          std::vector<Outcome>* out);
 
   GemmBlackBox box_;
+  SparseBlackBox sparse_;
   DType a_, b_, out_;
   ProbeValues v_;
   BatchLimits limits_;

@@ -250,9 +250,8 @@ class Judge {
     }
     if (!walk_matches(d, 0, walk_, why)) return false;
     for (int64_t m = 0; m + 2 < o_.k; ++m) {
-      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
-          d, make_problem(trailing_step(m), o_.a_dtype, o_.b_dtype), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, inst_.values().r, (*ref)[0]) != trailing_[m]) {
+      absl::StatusOr<uint32_t> ref = placement_reference(d, trailing_step(m), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, inst_.values().r, *ref) != trailing_[m]) {
         *why = absl::StrFormat("the trailing walk m=%d", m);
         return false;
       }
@@ -374,9 +373,8 @@ class Judge {
     const ProbeValues& v = inst_.values();
     for (int64_t m = 1; m < o_.k; ++m) {
       if (m == p) continue;
-      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
-          d, make_problem(r_step(p, m), o_.a_dtype, o_.b_dtype), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, v.r, (*ref)[0]) != walk[m]) {
+      absl::StatusOr<uint32_t> ref = placement_reference(d, r_step(p, m), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != walk[m]) {
         *why = absl::StrFormat("the r walk with -L at %d, r at %d", p, m);
         return false;
       }
@@ -388,9 +386,8 @@ class Judge {
                     std::string* why) {
     const ProbeValues& v = inst_.values();
     for (int64_t m = q + 1; m + 1 < o_.k; ++m) {
-      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(
-          d, make_problem(walk_step(q, m), o_.a_dtype, o_.b_dtype), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, v.r, (*ref)[0]) != walk[m]) {
+      absl::StatusOr<uint32_t> ref = placement_reference(d, walk_step(q, m), model_.get());
+      if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != walk[m]) {
         *why = absl::StrFormat("the pair walk from r at %d, m=%d", q, m);
         return false;
       }
@@ -728,6 +725,7 @@ absl::StatusOr<std::unique_ptr<ProbeReplay>> ProbeReplay::create(const GemmDesc&
   const GemmDesc* t = &st->truth;  // stable: State is heap-held
   GemmBlackBox box = [t](const reference::GemmProblem& p) { return reference::gemm(*t, p); };
   st->inst = std::make_unique<Instrument>(box, opts.a_dtype, opts.b_dtype, opts.out_dtype);
+  st->inst->use_sparse_box(reference_sparse_box(truth));  // the walks cost O(K), not O(K^2)
   absl::StatusOr<std::vector<Outcome>> walk = st->inst->pair_walk(opts.k);
   if (!walk.ok()) return walk.status();
   st->judge = std::make_unique<Judge>(st->opts, *st->inst, *walk);

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -50,6 +51,23 @@ float fold_parts(std::vector<float> parts, Fold f);
 // m x n row-major output, out_dtype bits. `model` defaults to the sm_90 model.
 absl::StatusOr<std::vector<uint32_t>> gemm(const GemmDesc& desc, const GemmProblem& p,
                                            const MmaModel* model = nullptr);
+
+// One K index of a sparse element (below): its a and b bits.
+struct SparseEntry {
+  int64_t k = 0;
+  uint32_t a = 0, b = 0;
+};
+
+// The bits gemm(desc, p)[0] gives for the 1 x 1 x K problem p whose a[k], b[k] are
+// a_fill, b_fill except at `entries` (ascending, distinct, in [0, k)), equal for every
+// descriptor and fill, computed without visiting every index: a run of fill-only steps
+// (scalar steps, matrix instructions, mainloop turns, cut parts, merge steps) is
+// applied until it stops changing the value. With a = +0 fill (the probe's
+// placements) the cost is about entries x depth, not K. Bad input (entry order or
+// range, patterns wider than their dtype, invalid desc) is InvalidArgument naming it.
+absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, uint32_t a_fill,
+                                             uint32_t b_fill, std::span<const SparseEntry> entries,
+                                             const MmaModel* model = nullptr);
 
 struct ReduceProblem {
   int64_t rows = 0, cols = 0;  // kRow reduces each row's `cols` elements

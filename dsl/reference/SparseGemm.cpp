@@ -1,0 +1,365 @@
+// SparseGemm: reference::gemm_sparse_element, the bits reference::gemm gives one
+// output element whose K operands are one fill pair (a_fill, b_fill) except at a few
+// entries, computed without visiting every K index.
+//
+// Invariant: for every descriptor and every fill, gemm_sparse_element(d, K, fills,
+// entries) == reference::gemm(d, the dense 1 x 1 x K problem)[0], bit for bit.
+// How: every step of GemmDesc.h's tree that sees only fill operands is a pure
+// function f of the value it is handed (one scalar step on the fill pair, one matrix
+// instruction on fill groups, one mainloop turn, one fill part of a cut level, one
+// merge step of such a part). A run of n such steps is f applied n times; it is
+// applied until a step returns its input's bits (then every later step does too, f
+// being pure) or n times. The probe's fill (a = +0, so every fill product is +0) makes
+// f the identity after at most one step; any other fill is still exact, only slower.
+// A part of a cut level that holds no entry has a value that depends only on its
+// length (the tree inside a part is laid out from the part's start), computed once.
+// Cost, with E entries and the probe's fill: O(E * depth + parts of tree folds +
+// lanes), against O(K) for the dense reference.
+// Families kDot and the alpha/beta and bias epilogues go through the dense reference.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "dsl/reference/PatternChecks.h"
+#include "dsl/reference/Reference.h"
+
+namespace fixbits::dsl::reference {
+namespace {
+
+bool same_bits(float x, float y) { return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y); }
+
+// f applied n times to x, stopping at a fixed point (f is pure).
+template <class F>
+float repeat(float x, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float y = f(x);
+    if (same_bits(x, y)) return x;
+    x = y;
+  }
+  return x;
+}
+
+float widen(DType t, uint32_t bits) {
+  const std::span<const float> table = value_table(t);
+  return table.empty() ? to_float(t, bits) : table[bits & (table.size() - 1)];
+}
+
+class SparseTree {
+ public:
+  SparseTree(const GemmDesc& d, const MmaModel& model, float fa, float fb,
+             std::vector<int64_t> idx, std::vector<float> ea, std::vector<float> eb)
+      : d_(d), model_(model), fa_(fa), fb_(fb), idx_(std::move(idx)), ea_(std::move(ea)),
+        eb_(std::move(eb)), hi_(idx_.size()) {}
+
+  float eval(int64_t k) { return level(0, 0, k); }
+
+ private:
+  // Entries of [k0, k1) among the active ones: [first, last) into idx_.
+  size_t first_at(int64_t k0) const {
+    return static_cast<size_t>(std::lower_bound(idx_.begin() + lo_, idx_.begin() + hi_, k0) -
+                               idx_.begin());
+  }
+  bool has(int64_t k0, int64_t k1) const {
+    const size_t i = first_at(k0);
+    return i < hi_ && idx_[i] < k1;
+  }
+  float a_at(int64_t k) const {
+    const size_t i = first_at(k);
+    return i < hi_ && idx_[i] == k ? ea_[i] : fa_;
+  }
+  float b_at(int64_t k) const {
+    const size_t i = first_at(k);
+    return i < hi_ && idx_[i] == k ? eb_[i] : fb_;
+  }
+
+  float scalar_step(float acc, float a, float b) const {
+    if (d_.instruction == Instruction::kScalarFma) return std::fma(a, b, acc);
+    const float prod = a * b;
+    return acc + prod;
+  }
+  float fill_step(float acc) const { return scalar_step(acc, fa_, fb_); }
+
+  // Elements [k0, k1) in index order into acc.
+  float scalar_fold(float acc, int64_t k0, int64_t k1) const {
+    int64_t pos = k0;
+    for (size_t i = first_at(k0); i < hi_ && idx_[i] < k1; ++i) {
+      acc = repeat(acc, idx_[i] - pos, [&](float x) { return fill_step(x); });
+      acc = scalar_step(acc, ea_[i], eb_[i]);
+      pos = idx_[i] + 1;
+    }
+    return repeat(acc, k1 - pos, [&](float x) { return fill_step(x); });
+  }
+
+  // One matrix instruction over [g0, g1), zero-padded to instruction_k products.
+  float mma_group(float c, int64_t g0, int64_t g1) {
+    const int64_t ik = d_.instruction_k;
+    pad_a_.assign(static_cast<size_t>(ik), 0.0f);
+    pad_b_.assign(static_cast<size_t>(ik), 0.0f);
+    for (int64_t j = g0; j < g1; ++j) {
+      pad_a_[static_cast<size_t>(j - g0)] = a_at(j);
+      pad_b_[static_cast<size_t>(j - g0)] = b_at(j);
+    }
+    return model_.mma(c, pad_a_, pad_b_, d_.a_dtype);
+  }
+  float fill_group(float c) {
+    const int64_t ik = d_.instruction_k;
+    fill_a_.assign(static_cast<size_t>(ik), fa_);
+    fill_b_.assign(static_cast<size_t>(ik), fb_);
+    return model_.mma(c, fill_a_, fill_b_, d_.a_dtype);
+  }
+
+  // The groups of [t0, t1) (cut from t0) chained from c, one rounding each.
+  float groups(float c, int64_t t0, int64_t t1) {
+    const int64_t ik = d_.instruction_k;
+    int64_t g0 = t0;
+    while (g0 < t1) {
+      const size_t i = first_at(g0);
+      const int64_t next = i < hi_ && idx_[i] < t1 ? idx_[i] : t1;
+      const int64_t full = (next - g0) / ik;  // whole fill groups before the next entry
+      if (full > 0) {
+        c = repeat(c, full, [&](float x) { return fill_group(x); });
+        g0 += full * ik;
+        continue;
+      }
+      const int64_t g1 = std::min(g0 + ik, t1);
+      c = mma_group(c, g0, g1);
+      g0 = g1;
+    }
+    return c;
+  }
+
+  float mma_turn(float acc, int64_t t0, int64_t t1) {
+    if (d_.use_fast_accum) return groups(acc, t0, t1);
+    return acc + groups(0.0f, t0, t1);
+  }
+
+  float mma_leaf(int64_t k0, int64_t k1) {
+    const int64_t step = d_.k_loop_step.step > 0 ? d_.k_loop_step.step : d_.instruction_k;
+    const int64_t short_len = (k1 - k0) % step;
+    float acc = 0.0f;
+    int64_t t0 = k0;
+    if (short_len != 0 && d_.k_loop_step.short_turn == ShortTurn::kFirst) {
+      acc = mma_turn(acc, t0, t0 + short_len);
+      t0 += short_len;
+    }
+    // A whole fill turn maps acc the same way wherever it sits.
+    float fill_turn_sum = 0.0f;
+    bool have_fill_turn_sum = false;
+    auto fill_turn = [&](float x) {
+      const size_t lo = lo_, hi = hi_;
+      lo_ = hi_ = 0;  // no entries: the turn's groups see fill only
+      float y;
+      if (d_.use_fast_accum) {
+        y = groups(x, 0, step);
+      } else {
+        if (!have_fill_turn_sum) {
+          fill_turn_sum = groups(0.0f, 0, step);
+          have_fill_turn_sum = true;
+        }
+        y = x + fill_turn_sum;
+      }
+      lo_ = lo;
+      hi_ = hi;
+      return y;
+    };
+    while (t0 < k1) {
+      const size_t i = first_at(t0);
+      const int64_t next = i < hi_ && idx_[i] < k1 ? idx_[i] : k1;
+      const int64_t full = (next - t0) / step;
+      if (full > 0) {
+        acc = repeat(acc, full, fill_turn);
+        t0 += full * step;
+        continue;
+      }
+      const int64_t t1 = std::min(t0 + step, k1);
+      acc = mma_turn(acc, t0, t1);
+      t0 = t1;
+    }
+    return acc;
+  }
+
+  float gemv_leaf(int64_t k0, int64_t k1) {
+    const int64_t lanes = d_.lanes, tile = d_.lane_tile, len = k1 - k0;
+    const int64_t tiles = (len + tile - 1) / tile;
+    std::vector<float> v(static_cast<size_t>(lanes), 0.0f);
+    for (int64_t l = 0; l < lanes; ++l) {
+      if (d_.lane_layout == LaneLayout::kContiguous) {
+        const int64_t run = (tiles + lanes - 1) / lanes;  // whole tiles per lane
+        const int64_t e0 = std::min(k1, k0 + l * run * tile);
+        const int64_t e1 = std::min(k1, k0 + (l + 1) * run * tile);
+        v[static_cast<size_t>(l)] = scalar_fold(0.0f, e0, e1);
+        continue;
+      }
+      // Strided: lane l folds tiles l, l + lanes, ... in order; an element's place in
+      // that sequence is its rank.
+      if (l >= tiles) continue;
+      int64_t count = ((tiles - 1 - l) / lanes + 1) * tile;
+      if ((tiles - 1) % lanes == l) count -= tiles * tile - len;  // the clipped last tile
+      float acc = 0.0f;
+      int64_t pos = 0;
+      for (size_t i = first_at(k0); i < hi_ && idx_[i] < k1; ++i) {
+        const int64_t x = idx_[i] - k0, t = x / tile;
+        if (t % lanes != l) continue;
+        const int64_t rank = t / lanes * tile + x % tile;
+        acc = repeat(acc, rank - pos, [&](float y) { return fill_step(y); });
+        acc = scalar_step(acc, ea_[i], eb_[i]);
+        pos = rank + 1;
+      }
+      v[static_cast<size_t>(l)] = repeat(acc, count - pos, [&](float y) { return fill_step(y); });
+    }
+    std::vector<float> next(static_cast<size_t>(lanes));
+    for (int d : d_.lane_fold) {
+      for (int64_t l = 0; l < lanes; ++l) {
+        next[static_cast<size_t>(l)] = (l ^ d) < lanes ? v[static_cast<size_t>(l)] + v[static_cast<size_t>(l ^ d)]
+                                                       : v[static_cast<size_t>(l)];
+      }
+      v.swap(next);
+    }
+    return v[0];
+  }
+
+  float leaf(int64_t k0, int64_t k1) {
+    if (d_.family == GemmFamily::kGemv) return gemv_leaf(k0, k1);
+    if (d_.instruction == Instruction::kMmaSync || d_.instruction == Instruction::kWgmma) {
+      return mma_leaf(k0, k1);
+    }
+    return scalar_fold(0.0f, k0, k1);
+  }
+
+  // The value of a part of level i, `len` long, that holds no entry.
+  float fill_part(size_t i, int64_t len) {
+    const auto key = std::make_pair(i, len);
+    if (auto it = fill_parts_.find(key); it != fill_parts_.end()) return it->second;
+    const size_t lo = lo_, hi = hi_;
+    lo_ = hi_ = 0;
+    const float v = level(i, 0, len);
+    lo_ = lo;
+    hi_ = hi;
+    fill_parts_.emplace(key, v);
+    return v;
+  }
+
+  float level(size_t i, int64_t k0, int64_t k1) {
+    if (i == d_.k_cuts.size()) return leaf(k0, k1);
+    const KCut& cut = d_.k_cuts[i];
+    const int64_t n = (k1 - k0 + cut.span - 1) / cut.span;
+    if (n == 0) return 0.0f;
+    // Parts that differ from a whole fill part: those holding an entry, and a short last.
+    std::vector<std::pair<int64_t, float>> special;
+    for (size_t e = first_at(k0); e < hi_ && idx_[e] < k1; ++e) {
+      const int64_t j = (idx_[e] - k0) / cut.span;
+      if (!special.empty() && special.back().first == j) continue;
+      const int64_t p0 = k0 + j * cut.span;
+      special.emplace_back(j, level(i + 1, p0, std::min(p0 + cut.span, k1)));
+    }
+    const int64_t last0 = k0 + (n - 1) * cut.span;
+    if (k1 - last0 < cut.span && (special.empty() || special.back().first != n - 1)) {
+      special.emplace_back(n - 1, level(i + 1, last0, k1));
+    }
+    const float fill = n > static_cast<int64_t>(special.size()) ? fill_part(i + 1, cut.span) : 0.0f;
+    const bool split = d_.family == GemmFamily::kSplitK && i == 0;
+    if (split || cut.fold == Fold::kChain) {
+      // split: r = +0.0, r = M(r + P(p_j)) for every j; chain: r = p_0, r = r + p_j.
+      auto partial = [&](float x) { return round_to(d_.partial_dtype, x); };
+      auto merge = [&](float x) { return round_to(d_.merge_dtype, x); };
+      auto add = [&](float r, float p) { return split ? merge(r + partial(p)) : r + p; };
+      // The chain starts from part 0 itself; the split's merge from +0.0.
+      float r = 0.0f;
+      int64_t pos = 0;
+      size_t s = 0;
+      if (!split) {
+        const bool first_special = !special.empty() && special.front().first == 0;
+        r = first_special ? special.front().second : fill;
+        pos = 1;
+        s = first_special ? 1 : 0;
+      }
+      for (; s < special.size(); ++s) {
+        const auto& [j, value] = special[s];
+        r = repeat(r, j - pos, [&](float x) { return add(x, fill); });
+        r = add(r, value);
+        pos = j + 1;
+      }
+      return repeat(r, n - pos, [&](float x) { return add(x, fill); });
+    }
+    std::vector<float> parts(static_cast<size_t>(n), fill);
+    for (const auto& [j, value] : special) parts[static_cast<size_t>(j)] = value;
+    return fold_parts(std::move(parts), cut.fold);
+  }
+
+  const GemmDesc& d_;
+  const MmaModel& model_;
+  const float fa_, fb_;
+  const std::vector<int64_t> idx_;
+  const std::vector<float> ea_, eb_;
+  size_t lo_ = 0, hi_;  // the active entries: idx_[lo_, hi_)
+  std::vector<float> pad_a_, pad_b_, fill_a_, fill_b_;
+  std::map<std::pair<size_t, int64_t>, float> fill_parts_;
+};
+
+}  // namespace
+
+absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, uint32_t a_fill,
+                                             uint32_t b_fill, std::span<const SparseEntry> entries,
+                                             const MmaModel* model) {
+  if (absl::Status s = validate(desc); !s.ok()) return s;
+  if (k < 0 || k > (int64_t{1} << 32)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "gemm_sparse_element: k is %d; it must be in [0, 2^32].", k));
+  }
+  std::vector<uint32_t> a_bits = {a_fill}, b_bits = {b_fill};
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const SparseEntry& e = entries[i];
+    if (e.k < 0 || e.k >= k || (i > 0 && e.k <= entries[i - 1].k)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "gemm_sparse_element: entries[%d].k is %d; entries must be ascending, distinct and "
+          "in [0, %d).", i, e.k, k));
+    }
+    a_bits.push_back(e.a);
+    b_bits.push_back(e.b);
+  }
+  if (absl::Status s = check_patterns("gemm_sparse_element", "a", a_bits, desc.a_dtype); !s.ok())
+    return s;
+  if (absl::Status s = check_patterns("gemm_sparse_element", "b", b_bits, desc.b_dtype); !s.ok())
+    return s;
+  if (desc.family == GemmFamily::kDot || desc.alpha_beta || desc.bias) {
+    GemmProblem p;
+    p.m = p.n = 1;
+    p.k = k;
+    p.a.assign(static_cast<size_t>(k), a_fill);
+    p.b.assign(static_cast<size_t>(k), b_fill);
+    for (const SparseEntry& e : entries) {
+      p.a[static_cast<size_t>(e.k)] = e.a;
+      p.b[static_cast<size_t>(e.k)] = e.b;
+    }
+    if (desc.alpha_beta) p.c = {0};
+    if (desc.bias) p.bias = {0};
+    absl::StatusOr<std::vector<uint32_t>> out = gemm(desc, p, model);
+    if (!out.ok()) return out.status();
+    return (*out)[0];
+  }
+  std::unique_ptr<MmaModel> owned;
+  if (model == nullptr) {
+    owned = make_sm90_mma_model();
+    model = owned.get();
+  }
+  std::vector<int64_t> idx;
+  std::vector<float> ea, eb;
+  for (const SparseEntry& e : entries) {
+    idx.push_back(e.k);
+    ea.push_back(widen(desc.a_dtype, e.a));
+    eb.push_back(widen(desc.b_dtype, e.b));
+  }
+  SparseTree tree(desc, *model, widen(desc.a_dtype, a_fill), widen(desc.b_dtype, b_fill),
+                  std::move(idx), std::move(ea), std::move(eb));
+  float e = tree.eval(k);
+  if (desc.activation == Activation::kRelu) e = e > 0.0f ? e : 0.0f;
+  if (desc.out_dtype == DType::kF32 && std::isnan(e)) return 0x7fffffffu;
+  return to_bits(desc.out_dtype, e);
+}
+
+}  // namespace fixbits::dsl::reference
