@@ -1,10 +1,17 @@
-// CublasBlackBox: see CublasBlackBox.h. One call, for a 1 x 1 x K probe problem on a
-// row-major A and row-major B of shape M x N x K:
+// CublasBlackBox: see CublasBlackBox.h. One dense call, for a 1 x 1 x K probe problem
+// on a row-major A and row-major B of shape M x N x K:
 //   A: row 0 <- p.a (K elements, the first K of the buffer: a plain upload)
 //   B: column 0 <- p.b (K elements at pitch N: staged, then PitchedCopy)
 //   cublasLtMatmul(full shape) ; D[0][0] -> out
 // Rows/columns written by the previous call and not by this one are overwritten with
 // zeros (the "dirty" counts), so the matrices stay zero outside the probe's slice.
+//
+// The same problem as a SparseProblem {a_fill = 0, b_fill = one_b, a: 3 marks,
+// b: 1 entry}, once A's row 0 holds 0 and B's column 0 holds one_b (the fill state,
+// written densely by the first call and kept):
+//   A[0][k1], A[0][k2], A[0][k3] <- marks ; B[k4][0] <- entry    (4 element copies)
+//   cublasLtMatmul(full shape) ; D[0][0] -> out
+//   A[0][k1], A[0][k2], A[0][k3] <- 0 ; B[k4][0] <- one_b        (the fill again)
 #include "profile/CublasBlackBox.h"
 
 #include <algorithm>
@@ -30,17 +37,53 @@ uint32_t get(const std::vector<uint8_t>& in, size_t index, size_t bytes) {
   return bits;
 }
 
+// Marks this many elements apart or closer go in one copy, the gap written with the
+// fill it already holds: a small copy costs its latency, not its bytes.
+constexpr uint64_t kMergeGap = 32;
+
+// A of the shape seen as its m rows, or B as its n columns: `lines` lines of K
+// elements each, the lines the probe's problem writes.
+struct Operand {
+  Buffer buf;
+  size_t bytes = 0;       // element bytes
+  int64_t lines = 0;      // shape.m for A, shape.n for B
+  bool line_major = true; // a line's K elements are adjacent (A row-major, B column-major)
+  // Invariant: lines >= dirty are all zero; when `fill` is set, lines < dirty all hold
+  // *fill (the sparse fill state). Unset after a dense upload or a failed patch.
+  int64_t dirty = 0;
+  std::optional<uint32_t> fill = 0;  // create() zeroes the buffer
+
+  // Element offset of (line, kk) in the buffer.
+  uint64_t at(int64_t line, int64_t kk, int64_t k) const {
+    return static_cast<uint64_t>(line_major ? line * k + kk : kk * lines + line);
+  }
+};
+
+// One element of a sparse operand at its place in an Operand's buffer.
+struct Mark {
+  int64_t block = 0;  // which launch's lines (line / shape lines of the problem)
+  int64_t line = 0;   // line within that launch
+  uint64_t at = 0;    // element offset in the buffer
+  uint32_t bits = 0;
+};
+
+// Elements [at, at + count) of a buffer, written from `first` on in a host scratch.
+struct Patch {
+  uint64_t at = 0;
+  size_t first = 0, count = 0;
+};
+
 }  // namespace
 
 struct CublasBlackBox::Impl {
   std::shared_ptr<CublasLt> lt;
   GemmShape shape;
   MatmulReport report;
-  size_t ea = 0, eb = 0, eo = 0;  // element bytes of A, B, D
-  Buffer a, b, d, staging;
+  size_t eo = 0;   // element bytes of D
+  Operand a, b;    // A by rows, B by columns
+  Buffer d, staging;
   std::optional<PitchedCopy> copy;  // loaded on first strided upload
   absl::Mutex mu;
-  int64_t a_dirty = 0, b_dirty = 0;  // rows of A / columns of B possibly non-zero
   int64_t calls = 0, launches = 0;
   std::vector<uint8_t> host;  // upload scratch
   std::vector<uint8_t> out;   // download scratch
@@ -68,48 +111,119 @@ struct CublasBlackBox::Impl {
     return copy->run(dst.address(), pitch, staging.address(), width, width, rows);
   }
 
-  // Rows [i0, i0 + rows) of p's A into A's first rows; zero rows up to a_dirty.
-  absl::Status upload_a(const dsl::reference::GemmProblem& p, int64_t i0, int64_t rows) {
-    const int64_t k = shape.k, up = std::max(rows, a_dirty);
-    host.assign(static_cast<size_t>(up * k) * ea, 0);
-    auto a_at = [&](int64_t i, int64_t kk) {
-      return p.a_row_major ? p.a[static_cast<size_t>(i * k + kk)]
-                           : p.a[static_cast<size_t>(kk * p.m + i)];
-    };
+  // value(l, kk) for l < count into o's first `count` lines; lines up to o.dirty are
+  // zeroed. Leaves o.dirty = count and the fill state unset.
+  template <typename Value>
+  absl::Status upload(Operand& o, int64_t count, Value value) {
+    const int64_t k = shape.k, up = std::max(count, o.dirty);
+    o.fill.reset();
+    o.dirty = up;  // until the write is known to have landed
+    if (up == 0) return absl::OkStatus();
+    const size_t e = o.bytes;
+    host.assign(static_cast<size_t>(up * k) * e, 0);
     absl::Status st;
-    if (shape.a_row_major) {  // device A: row i at i * k
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t kk = 0; kk < k; ++kk) put(host, r * k + kk, a_at(i0 + r, kk), ea);
-      st = write_slice(a, 1, static_cast<uint64_t>(up * k) * ea, static_cast<uint64_t>(up * k) * ea);
-    } else {  // device A column-major: (i, kk) at kk * m + i; lines are the k columns
+    if (o.line_major) {  // line l at l * k: one contiguous write
+      for (int64_t l = 0; l < count; ++l)
+        for (int64_t kk = 0; kk < k; ++kk) put(host, l * k + kk, value(l, kk), e);
+      st = write_slice(o.buf, 1, static_cast<uint64_t>(up * k) * e, static_cast<uint64_t>(up * k) * e);
+    } else {  // (l, kk) at kk * lines + l: k pieces of `up` elements at pitch `lines`
       for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t r = 0; r < rows; ++r) put(host, kk * up + r, a_at(i0 + r, kk), ea);
-      st = write_slice(a, k, up * ea, shape.m * ea);
+        for (int64_t l = 0; l < count; ++l) put(host, kk * up + l, value(l, kk), e);
+      st = write_slice(o.buf, k, up * e, o.lines * e);
     }
-    if (st.ok()) a_dirty = rows;
+    if (st.ok()) o.dirty = count;
     return st;
   }
 
-  // Columns [j0, j0 + cols) of p's B into B's first columns; zero columns to b_dirty.
-  absl::Status upload_b(const dsl::reference::GemmProblem& p, int64_t j0, int64_t cols) {
-    const int64_t k = shape.k, up = std::max(cols, b_dirty);
-    host.assign(static_cast<size_t>(up * k) * eb, 0);
-    auto b_at = [&](int64_t kk, int64_t j) {
-      return p.b_row_major ? p.b[static_cast<size_t>(kk * p.n + j)]
-                           : p.b[static_cast<size_t>(j * k + kk)];
-    };
-    absl::Status st;
-    if (!shape.b_row_major) {  // device B column-major: column j at j * k
-      for (int64_t c = 0; c < cols; ++c)
-        for (int64_t kk = 0; kk < k; ++kk) put(host, c * k + kk, b_at(kk, j0 + c), eb);
-      st = write_slice(b, 1, static_cast<uint64_t>(up * k) * eb, static_cast<uint64_t>(up * k) * eb);
-    } else {  // device B row-major: (kk, j) at kk * n + j; lines are the k rows
-      for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t c = 0; c < cols; ++c) put(host, kk * up + c, b_at(kk, j0 + c), eb);
-      st = write_slice(b, k, up * eb, shape.n * eb);
+  // Makes o's first `count` lines hold `bits` (the rest zero), densely, unless the
+  // fill state already says so.
+  absl::Status ensure_fill(Operand& o, uint32_t bits, int64_t count) {
+    if (o.fill == bits && (bits == 0 || o.dirty >= count)) return absl::OkStatus();
+    const int64_t lines = bits == 0 ? 0 : std::max(count, o.dirty);
+    if (absl::Status st = upload(o, lines, [bits](int64_t, int64_t) { return bits; }); !st.ok()) {
+      return st;
     }
-    if (st.ok()) b_dirty = cols;
-    return st;
+    o.fill = bits;
+    return absl::OkStatus();
+  }
+
+  // Writes marks [first, last) (sorted by `at`, none holding the fill) into o, nearby
+  // ones in one copy; `patches` says what restore() must put back. The fill state is
+  // unset until restore() succeeds.
+  absl::Status patch(Operand& o, const std::vector<Mark>& marks, size_t first, size_t last,
+                     uint32_t fill, std::vector<Patch>& patches) {
+    patches.clear();
+    host.clear();
+    const size_t e = o.bytes;
+    // Elements [from, to) hold the fill: lines < o.dirty do (ensure_fill), lines past
+    // it are zero. A gap between two marks of one k index (or of line-major lines)
+    // lies between two marked lines, which are < o.dirty; one across a k index wraps
+    // through the last lines.
+    auto holds_fill = [&](uint64_t from, uint64_t to) {
+      if (to - from > kMergeGap) return false;
+      if (fill == 0 || o.line_major || o.dirty >= o.lines) return true;
+      const uint64_t stride = static_cast<uint64_t>(o.lines);
+      return from / stride == to / stride;
+    };
+    int64_t lines = 0;
+    for (size_t i = first; i < last; ++i) {
+      const Mark& m = marks[i];
+      lines = std::max(lines, m.line + 1);
+      if (patches.empty() || !holds_fill(patches.back().at + patches.back().count, m.at)) {
+        patches.push_back(Patch{.at = m.at, .first = host.size() / e, .count = 0});
+      }
+      Patch& p = patches.back();
+      while (p.at + p.count < m.at) {  // the gap: the fill it holds
+        host.resize(host.size() + e);
+        put(host, p.first + p.count++, fill, e);
+      }
+      host.resize(host.size() + e);
+      put(host, p.first + p.count++, m.bits, e);
+    }
+    if (patches.empty()) return absl::OkStatus();
+    o.fill.reset();
+    o.dirty = std::max(o.dirty, lines);
+    for (const Patch& p : patches) {
+      if (absl::Status st = o.buf.copy_from_host(p.at * e, host.data() + p.first * e, p.count * e);
+          !st.ok()) {
+        return st;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Puts the fill back over every element patch() wrote; the fill state holds again.
+  absl::Status restore(Operand& o, const std::vector<Patch>& patches, uint32_t fill) {
+    if (patches.empty()) return absl::OkStatus();
+    const size_t e = o.bytes;
+    size_t longest = 0;
+    for (const Patch& p : patches) longest = std::max(longest, p.count);
+    host.resize(longest * e);
+    for (size_t i = 0; i < longest; ++i) put(host, i, fill, e);
+    for (const Patch& p : patches) {
+      if (absl::Status st = o.buf.copy_from_host(p.at * e, host.data(), p.count * e); !st.ok()) {
+        return st;
+      }
+    }
+    o.fill = fill;
+    return absl::OkStatus();
+  }
+
+  // One full-shape launch; D's first rows x cols block into result at (i0, j0) of a
+  // problem `n` wide.
+  absl::Status launch_and_read(int64_t rows, int64_t cols, int64_t i0, int64_t j0, int64_t n,
+                               std::vector<uint32_t>& result) {
+    absl::StatusOr<MatmulReport> r = lt->matmul(shape, a.buf, b.buf, d);
+    if (!r.ok()) return r.status();
+    ++launches;
+    // D row-major: the first `rows` rows are the first rows * shape.n elements.
+    out.resize(static_cast<size_t>(rows * shape.n) * eo);
+    if (absl::Status st = d.copy_to_host(out.data(), out.size()); !st.ok()) return st;
+    for (int64_t r2 = 0; r2 < rows; ++r2)
+      for (int64_t c = 0; c < cols; ++c)
+        result[static_cast<size_t>((i0 + r2) * n + j0 + c)] =
+            get(out, static_cast<size_t>(r2 * shape.n + c), eo);
+    return absl::OkStatus();
   }
 };
 
@@ -127,18 +241,23 @@ absl::StatusOr<std::shared_ptr<CublasBlackBox>> CublasBlackBox::create(
   impl->lt = std::move(lt);
   impl->shape = shape;
   impl->report = *report;
-  impl->ea = cublaslt_element_bytes(shape.a_dtype);
-  impl->eb = cublaslt_element_bytes(shape.b_dtype);
+  impl->a.bytes = cublaslt_element_bytes(shape.a_dtype);
+  impl->a.lines = shape.m;
+  impl->a.line_major = shape.a_row_major;
+  impl->b.bytes = cublaslt_element_bytes(shape.b_dtype);
+  impl->b.lines = shape.n;
+  impl->b.line_major = !shape.b_row_major;
   impl->eo = cublaslt_element_bytes(shape.out_dtype);
   const Device& dev = *impl->lt->device();
-  const uint64_t a_bytes = static_cast<uint64_t>(shape.m * shape.k) * impl->ea;
-  const uint64_t b_bytes = static_cast<uint64_t>(shape.k * shape.n) * impl->eb;
+  const uint64_t a_bytes = static_cast<uint64_t>(shape.m * shape.k) * impl->a.bytes;
+  const uint64_t b_bytes = static_cast<uint64_t>(shape.k * shape.n) * impl->b.bytes;
   const uint64_t d_bytes = static_cast<uint64_t>(shape.m * shape.n) * impl->eo;
   struct Alloc {
     Buffer* buf;
     uint64_t bytes;
   };
-  for (Alloc x : {Alloc{&impl->a, a_bytes}, Alloc{&impl->b, b_bytes}, Alloc{&impl->d, d_bytes}}) {
+  for (Alloc x : {Alloc{&impl->a.buf, a_bytes}, Alloc{&impl->b.buf, b_bytes},
+                  Alloc{&impl->d, d_bytes}}) {
     absl::StatusOr<Buffer> buf = dev.alloc(x.bytes);
     if (!buf.ok()) return buf.status();
     *x.buf = *std::move(buf);
@@ -162,6 +281,53 @@ dsl::probe::GemmBlackBox CublasBlackBox::as_black_box() {
   std::shared_ptr<CublasBlackBox> self = shared_from_this();
   return [self](const dsl::reference::GemmProblem& p) { return self->run(p); };
 }
+
+dsl::probe::SparseBlackBox CublasBlackBox::as_sparse_black_box() {
+  std::shared_ptr<CublasBlackBox> self = shared_from_this();
+  return [self](const dsl::probe::SparseProblem& p) { return self->run_sparse(p); };
+}
+
+namespace {
+
+absl::Status check_bits(uint32_t bits, size_t bytes, const std::string& what) {
+  if (bytes >= 4 || bits < (uint32_t{1} << (8 * bytes))) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s is 0x%x, wider than its %d-byte dtype.", what, bits, bytes));
+}
+
+// `name` is "a" (m x k, row = i, col = kk) or "b" (k x n, row = kk, col = j).
+absl::Status check_entries(const std::vector<dsl::probe::SparseProblem::Entry>& v,
+                           int64_t rows, int64_t cols, size_t bytes, const char* name,
+                           const char* shape_name) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].row < 0 || v[i].row >= rows || v[i].col < 0 || v[i].col >= cols) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "SparseProblem.%s[%d] is at (row %d, col %d), outside the %s = %d x %d operand.", name,
+          i, v[i].row, v[i].col, shape_name, rows, cols));
+    }
+    if (absl::Status st = check_bits(v[i].bits, bytes,
+                                     absl::StrFormat("SparseProblem.%s[%d].bits", name, i));
+        !st.ok()) {
+      return st;
+    }
+  }
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto pos = [&](size_t i) { return std::pair(v[i].row, v[i].col); };
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return std::pair(pos(x), x) < std::pair(pos(y), y); });
+  for (size_t i = 1; i < order.size(); ++i) {
+    if (pos(order[i - 1]) == pos(order[i])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "SparseProblem.%s[%d] and %s[%d] are both at (row %d, col %d); a position may be "
+          "listed once.",
+          name, order[i - 1], name, order[i], v[order[i]].row, v[order[i]].col));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run(const dsl::reference::GemmProblem& p) {
   Impl& im = *impl_;
@@ -189,39 +355,115 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run(const dsl::reference::
         "product (alpha = 1, beta = 0, no bias).");
   }
   auto check_width = [](const std::vector<uint32_t>& v, size_t bytes, const char* name) {
-    if (bytes >= 4) return absl::OkStatus();
-    const uint32_t limit = uint32_t{1} << (8 * bytes);
     for (size_t i = 0; i < v.size(); ++i) {
-      if (v[i] >= limit) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "GemmProblem.%s[%d] is 0x%x, wider than its %d-byte dtype.", name, i, v[i], bytes));
+      if (absl::Status st = check_bits(v[i], bytes, absl::StrFormat("GemmProblem.%s[%d]", name, i));
+          !st.ok()) {
+        return st;
       }
     }
     return absl::OkStatus();
   };
-  if (absl::Status st = check_width(p.a, im.ea, "a"); !st.ok()) return st;
-  if (absl::Status st = check_width(p.b, im.eb, "b"); !st.ok()) return st;
+  if (absl::Status st = check_width(p.a, im.a.bytes, "a"); !st.ok()) return st;
+  if (absl::Status st = check_width(p.b, im.b.bytes, "b"); !st.ok()) return st;
 
   absl::MutexLock lock(&im.mu);
   ++im.calls;
   std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
   for (int64_t i0 = 0; i0 < p.m; i0 += s.m) {
     const int64_t rows = std::min(s.m, p.m - i0);
-    if (absl::Status st = im.upload_a(p, i0, rows); !st.ok()) return st;
+    auto a_at = [&](int64_t r, int64_t kk) {  // row i0 + r of p's A
+      const int64_t i = i0 + r;
+      return p.a_row_major ? p.a[static_cast<size_t>(i * p.k + kk)]
+                           : p.a[static_cast<size_t>(kk * p.m + i)];
+    };
+    if (absl::Status st = im.upload(im.a, rows, a_at); !st.ok()) return st;
     for (int64_t j0 = 0; j0 < p.n; j0 += s.n) {
       const int64_t cols = std::min(s.n, p.n - j0);
-      if (absl::Status st = im.upload_b(p, j0, cols); !st.ok()) return st;
-      absl::StatusOr<MatmulReport> r = im.lt->matmul(s, im.a, im.b, im.d);
-      if (!r.ok()) return r.status();
-      ++im.launches;
-      // D row-major: the first `rows` rows are the first rows * n elements.
-      im.out.resize(static_cast<size_t>(rows * s.n) * im.eo);
-      if (absl::Status st = im.d.copy_to_host(im.out.data(), im.out.size()); !st.ok()) return st;
-      for (int64_t r2 = 0; r2 < rows; ++r2)
-        for (int64_t c = 0; c < cols; ++c)
-          result[static_cast<size_t>((i0 + r2) * p.n + j0 + c)] =
-              get(im.out, static_cast<size_t>(r2 * s.n + c), im.eo);
+      auto b_at = [&](int64_t c, int64_t kk) {  // column j0 + c of p's B
+        const int64_t j = j0 + c;
+        return p.b_row_major ? p.b[static_cast<size_t>(kk * p.n + j)]
+                             : p.b[static_cast<size_t>(j * p.k + kk)];
+      };
+      if (absl::Status st = im.upload(im.b, cols, b_at); !st.ok()) return st;
+      if (absl::Status st = im.launch_and_read(rows, cols, i0, j0, p.n, result); !st.ok()) {
+        return st;
+      }
     }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
+    const dsl::probe::SparseProblem& p) {
+  Impl& im = *impl_;
+  const GemmShape& s = im.shape;
+  if (p.k != s.k) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SparseProblem.k is %d but this cuBLASLt black box runs the shape %s (k = %d).", p.k,
+        to_string(s), s.k));
+  }
+  if (p.m < 1 || p.n < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SparseProblem has m = %d, n = %d; the cuBLASLt black box needs both >= 1.", p.m, p.n));
+  }
+  if (absl::Status st = check_bits(p.a_fill, im.a.bytes, "SparseProblem.a_fill"); !st.ok()) return st;
+  if (absl::Status st = check_bits(p.b_fill, im.b.bytes, "SparseProblem.b_fill"); !st.ok()) return st;
+  if (absl::Status st = check_entries(p.a, p.m, p.k, im.a.bytes, "a", "m x k"); !st.ok()) return st;
+  if (absl::Status st = check_entries(p.b, p.k, p.n, im.b.bytes, "b", "k x n"); !st.ok()) return st;
+
+  // Entries as marks in the operands' buffers, by launch, then by offset; those that
+  // hold the fill need no write.
+  auto marks = [&](Operand& o, bool by_row, uint32_t fill) {
+    std::vector<Mark> out;
+    const int64_t lines = o.lines;
+    for (const dsl::probe::SparseProblem::Entry& e : by_row ? p.a : p.b) {
+      if (e.bits == fill) continue;
+      const int64_t line = by_row ? e.row : e.col, kk = by_row ? e.col : e.row;
+      out.push_back(Mark{.block = line / lines, .line = line % lines,
+                         .at = o.at(line % lines, kk, s.k), .bits = e.bits});
+    }
+    std::sort(out.begin(), out.end(), [](const Mark& x, const Mark& y) {
+      return std::pair(x.block, x.at) < std::pair(y.block, y.at);
+    });
+    return out;
+  };
+  // [first, last) of the marks of launch `block`, from `first` on.
+  auto block_end = [](const std::vector<Mark>& v, size_t first, int64_t block) {
+    while (first < v.size() && v[first].block == block) ++first;
+    return first;
+  };
+
+  absl::MutexLock lock(&im.mu);
+  ++im.calls;
+  const std::vector<Mark> a_marks = marks(im.a, true, p.a_fill);
+  const std::vector<Mark> b_marks = marks(im.b, false, p.b_fill);
+  if (absl::Status st = im.ensure_fill(im.a, p.a_fill, std::min(s.m, p.m)); !st.ok()) return st;
+  if (absl::Status st = im.ensure_fill(im.b, p.b_fill, std::min(s.n, p.n)); !st.ok()) return st;
+  std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
+  std::vector<Patch> a_patches, b_patches;
+  size_t a_first = 0;
+  for (int64_t i0 = 0; i0 < p.m; i0 += s.m) {
+    const int64_t rows = std::min(s.m, p.m - i0);
+    while (a_first < a_marks.size() && a_marks[a_first].block < i0 / s.m) ++a_first;
+    const size_t a_last = block_end(a_marks, a_first, i0 / s.m);
+    if (absl::Status st = im.patch(im.a, a_marks, a_first, a_last, p.a_fill, a_patches); !st.ok()) {
+      return st;
+    }
+    size_t b_first = 0;
+    for (int64_t j0 = 0; j0 < p.n; j0 += s.n) {
+      const int64_t cols = std::min(s.n, p.n - j0);
+      while (b_first < b_marks.size() && b_marks[b_first].block < j0 / s.n) ++b_first;
+      const size_t b_last = block_end(b_marks, b_first, j0 / s.n);
+      if (absl::Status st = im.patch(im.b, b_marks, b_first, b_last, p.b_fill, b_patches);
+          !st.ok()) {
+        return st;
+      }
+      if (absl::Status st = im.launch_and_read(rows, cols, i0, j0, p.n, result); !st.ok()) {
+        return st;
+      }
+      if (absl::Status st = im.restore(im.b, b_patches, p.b_fill); !st.ok()) return st;
+    }
+    if (absl::Status st = im.restore(im.a, a_patches, p.a_fill); !st.ok()) return st;
   }
   return result;
 }

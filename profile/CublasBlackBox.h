@@ -1,25 +1,42 @@
 // CublasBlackBox: cuBLASLt, at one fixed shape, as the probe's black box
-// (dsl::probe::GemmBlackBox), so recover_gemm_desc() runs against the real library.
+// (dsl::probe::GemmBlackBox, or SparseBlackBox for problems given by their entries),
+// so recover_gemm_desc() runs against the real library.
 //
 // Contract:
 //   * The box owns device matrices of the FULL shape (m x k, k x n, m x n), zeroed
 //     once, and runs the algorithm cuBLASLt's heuristic picks for that full shape on
 //     every call (CublasLt caches it): the probe measures the kernel the shape gets,
 //     not the one a 1 x 1 GEMM would get.
-//   * A probe problem p (p.m x p.n x p.k, bit patterns in the shape's dtypes, either
-//     operand layout) must have p.k == shape.k. Its rows are written into the first
-//     rows of A and its columns into the first columns of B (a strided slice goes
-//     through PitchedCopy), the rest of both matrices is zero, and D's first p.m x p.n
-//     block is read back as out_dtype bits (row-major). When p.m > shape.m or
-//     p.n > shape.n the problem runs in several launches of shape.m rows / shape.n
-//     columns each; every output element is computed by the full-shape kernel at a
-//     position (i < shape.m, j < shape.n).
+//   * Invariant between calls: A holds data only in its first `a dirty` rows and B
+//     only in its first `b dirty` columns, the rest of both is zero; after a sparse
+//     call those rows/columns all hold the call's fill (the "fill state"), after a
+//     dense call whatever it uploaded (fill state unknown).
+//   * run(p): p (p.m x p.n x p.k, bit patterns in the shape's dtypes, either operand
+//     layout) must have p.k == shape.k. Its rows are written into the first rows of A
+//     and its columns into the first columns of B (a strided slice goes through
+//     PitchedCopy), rows/columns dirty from before are zeroed, and D's first
+//     p.m x p.n block is read back as out_dtype bits (row-major). When p.m > shape.m
+//     or p.n > shape.n the problem runs in several launches of shape.m rows /
+//     shape.n columns each; every output element is computed by the full-shape
+//     kernel at a position (i < shape.m, j < shape.n). Uploads (rows + cols) x K
+//     elements per launch.
+//   * run_sparse(p) returns exactly run(densify(p)), in the same launches. It writes
+//     a fill densely only when the fill state does not already cover it (another
+//     fill, more rows/columns than held, or a dense call in between: rare, the
+//     probe's fills are constant); then per launch it writes only the entries that
+//     differ from the fill (nearby ones in one copy), launches, reads D, and writes
+//     the fill back over them. Cost: O(entries) small host-to-device copies per
+//     call, plus a dense fill when the state changes. Rows/columns past p.m / p.n
+//     may hold the fill instead of zero; no element read back depends on them.
 //   * Assumed, not checked: an output element's bits do not depend on where in D it
-//     sits (the probe reads elements (0..3, 0..3)). The sample checks it on full-shape
-//     draws at positions spread over D.
+//     sits (the probe reads elements (0..3, 0..3)), nor on A's other rows or B's
+//     other columns. The sample checks it on full-shape draws at positions spread
+//     over D.
 //   * Bad problems (wrong k, wrong sizes, a pattern wider than its dtype, alpha/beta,
-//     c or bias asked for) are InvalidArgument naming the field; device errors pass
-//     through. Calls are serialized (one lock).
+//     c or bias asked for; for sparse ones an entry out of range or listed twice) are
+//     InvalidArgument naming the field; device errors pass through (a failed sparse
+//     call leaves the fill state unknown, so the next one rewrites it). Calls are
+//     serialized (one lock).
 #pragma once
 
 #include <cstdint>
@@ -46,12 +63,16 @@ class CublasBlackBox : public std::enable_shared_from_this<CublasBlackBox> {
   // out = A x B for `p`, p.m x p.n row-major out_dtype bits.
   absl::StatusOr<std::vector<uint32_t>> run(const dsl::reference::GemmProblem& p);
 
-  // The probe's view of run(); the function keeps this box alive.
+  // run(densify(p)), uploading only p's entries (see the contract).
+  absl::StatusOr<std::vector<uint32_t>> run_sparse(const dsl::probe::SparseProblem& p);
+
+  // The probe's view of run() / run_sparse(); the function keeps this box alive.
   dsl::probe::GemmBlackBox as_black_box();
+  dsl::probe::SparseBlackBox as_sparse_black_box();
 
   const GemmShape& shape() const;
   const MatmulReport& report() const;  // the heuristic's answer for shape()
-  int64_t calls() const;               // run() calls so far
+  int64_t calls() const;               // run() and run_sparse() calls so far
   int64_t launches() const;            // cublasLtMatmul launches so far
 
   struct Impl;

@@ -66,6 +66,22 @@ absl::Status Buffer::copy_from_host(const void* src, size_t bytes, Stream* strea
   return driver_->copy_to_device(address_, src, bytes, stream ? stream->handle() : nullptr);
 }
 
+absl::Status Buffer::copy_from_host(size_t offset, const void* src, size_t bytes,
+                                    Stream* stream) {
+  if (auto s = check_copy("copy_from_host", address_, 0, size_, src); !s.ok()) return s;
+  if (offset > size_ || bytes > size_ - offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Buffer::copy_from_host of %d bytes at offset %d exceeds the buffer's size of %d bytes.",
+        bytes, offset, size_));
+  }
+  if (src == nullptr && bytes > 0) {
+    return absl::InvalidArgumentError("Buffer::copy_from_host was given a null host pointer.");
+  }
+  if (bytes == 0) return absl::OkStatus();
+  return driver_->copy_to_device(address_ + offset, src, bytes,
+                                 stream ? stream->handle() : nullptr);
+}
+
 absl::Status Buffer::copy_to_host(void* dst, size_t bytes, Stream* stream) const {
   if (auto s = check_copy("copy_to_host", address_, bytes, size_, dst); !s.ok()) return s;
   if (bytes == 0) return absl::OkStatus();

@@ -84,6 +84,10 @@ class Buffer {
   // Copies `bytes` between host and the start of this buffer; `bytes` must not exceed
   // size(). With a stream the copy is asynchronous (host memory must stay alive).
   absl::Status copy_from_host(const void* src, size_t bytes, Stream* stream = nullptr);
+  // The same into bytes [offset, offset + bytes) of this buffer, which must lie inside
+  // size(): a patch of a few elements without touching the rest.
+  absl::Status copy_from_host(size_t offset, const void* src, size_t bytes,
+                              Stream* stream = nullptr);
   absl::Status copy_to_host(void* dst, size_t bytes, Stream* stream = nullptr) const;
   absl::Status fill_bytes(uint8_t value);
 

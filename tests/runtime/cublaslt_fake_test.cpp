@@ -3,14 +3,19 @@
 // semantics, a sequential f32 fma chain), the device a host-memory Driver whose
 // launch() performs PitchedCopy's copy. So the dlopen table, the row-major to
 // column-major call, the report's attribute reading, the black box's uploads
-// (contiguous and pitched), its row/column passes and the probe on top all run here,
-// and the GPU test repeats the same against the real library.
+// (contiguous and pitched), its row/column passes, its sparse path (entries patched
+// over a fill and restored, against the dense path) and the probe on top all run
+// here, and the GPU test repeats the same against the real library.
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "dsl/FloatFormat.h"
+#include "dsl/probe/Experiments.h"
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
@@ -49,6 +54,7 @@ class HostDriver final : public Driver {
   }
   absl::Status copy_to_device(uint64_t d, const void* s, size_t n, void*) override {
     std::memcpy(reinterpret_cast<void*>(d), s, n);
+    uploaded += n;
     return absl::OkStatus();
   }
   absl::Status copy_to_host(void* d, uint64_t s, size_t n, void*) override {
@@ -88,7 +94,8 @@ class HostDriver final : public Driver {
   }
   absl::Status synchronize() override { return absl::OkStatus(); }
 
-  int copies = 0;
+  int copies = 0;        // pitched-copy launches
+  uint64_t uploaded = 0;  // bytes copied host to device
 
  private:
   DeviceInfo info_;
@@ -252,6 +259,174 @@ TEST_F(CublasLtFakeTest, BatchedProbeKeyRecoversTheSameDescriptorInFewerLaunches
     EXPECT_EQ(got[1], got[0]) << to_string(s);
     EXPECT_LT(launches[1] * 5, launches[0]) << launches[1] << " vs " << launches[0];
   }
+}
+
+// ---- run_sparse: the same bits as run(densify(p)) -------------------------------
+
+using dsl::probe::SparseProblem;
+
+// f16 bits of a small value; `fill` about a third of the time, so some entries hold
+// the fill (the box skips writing those).
+uint32_t draw_bits(std::mt19937& rng, uint32_t fill) {
+  if (rng() % 3 == 0) return fill;
+  return to_bits(DType::kF16, float(int(rng() % 64) - 32) / 8.0f);
+}
+
+// `na` entries of a and `nb` of b at distinct random positions.
+SparseProblem draw_sparse(std::mt19937& rng, int64_t m, int64_t n, int64_t k, uint32_t a_fill,
+                          uint32_t b_fill, int na, int nb) {
+  SparseProblem p{.m = m, .n = n, .k = k, .a_fill = a_fill, .b_fill = b_fill};
+  std::set<std::pair<int64_t, int64_t>> seen;
+  while (int(p.a.size()) < na && int64_t(seen.size()) < m * k) {
+    const int64_t i = rng() % m, kk = rng() % k;
+    if (seen.insert({i, kk}).second) p.a.push_back({.row = i, .col = kk, .bits = draw_bits(rng, a_fill)});
+  }
+  seen.clear();
+  while (int(p.b.size()) < nb && int64_t(seen.size()) < k * n) {
+    const int64_t kk = rng() % k, j = rng() % n;
+    if (seen.insert({kk, j}).second) p.b.push_back({.row = kk, .col = j, .bits = draw_bits(rng, b_fill)});
+  }
+  return p;
+}
+
+dsl::reference::GemmProblem draw_dense(std::mt19937& rng, int64_t m, int64_t n, int64_t k) {
+  dsl::reference::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  for (int64_t i = 0; i < m * k; ++i) p.a.push_back(draw_bits(rng, 0));
+  for (int64_t i = 0; i < k * n; ++i) p.b.push_back(draw_bits(rng, 0));
+  return p;
+}
+
+std::string describe(const SparseProblem& p) {
+  return absl::StrFormat("sparse %dx%dx%d fills 0x%x/0x%x, %d + %d entries", p.m, p.n, p.k,
+                         p.a_fill, p.b_fill, p.a.size(), p.b.size());
+}
+
+// Over gemv-like, N = 1 and general shapes in every operand layout: a sequence of sparse
+// calls on one box (fills switching, problems inside and larger than the shape, dense
+// calls in between) gives, call by call, what a second box gives for run(densify(p)).
+// A stale entry or fill left on the device by an earlier call would show up in a later one.
+TEST_F(CublasLtFakeTest, SparseRunEqualsDenseRunOfItsDensifiedProblem) {
+  const uint32_t one = to_bits(DType::kF16, 1.0f), half = to_bits(DType::kF16, 0.5f);
+  struct Mn {
+    int64_t m, n;
+  };
+  for (Mn mn : {Mn{1, 8}, Mn{4, 1}, Mn{3, 5}}) {
+    for (bool a_row : {true, false}) {
+      for (bool b_row : {true, false}) {
+        const GemmShape s{.m = mn.m, .n = mn.n, .k = 37, .out_dtype = DType::kF32,
+                          .a_row_major = a_row, .b_row_major = b_row};
+        absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> sparse =
+            profile::CublasBlackBox::create(lt_, s);
+        absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> dense =
+            profile::CublasBlackBox::create(lt_, s);
+        ASSERT_TRUE(sparse.ok() && dense.ok());
+        dsl::probe::SparseBlackBox box = (*sparse)->as_sparse_black_box();
+        std::mt19937 rng(17);
+        // (a_fill, b_fill) call by call; the probe's (0, one), then others, then back.
+        const std::pair<uint32_t, uint32_t> fills[] = {
+            {0, one}, {0, one}, {0, one}, {half, one}, {half, one}, {0, 0},
+            {0, half}, {one, 0}, {0, one}, {0, one}, {0, one}, {0, one}};
+        int step = 0;
+        for (auto [a_fill, b_fill] : fills) {
+          ++step;
+          // Inside the shape, then taller and wider than it (several launches).
+          const int64_t pm = step % 3 == 0 ? 2 * s.m + 1 : 1 + rng() % s.m;
+          const int64_t pn = step % 4 == 0 ? 2 * s.n + 1 : 1 + rng() % s.n;
+          const SparseProblem p = draw_sparse(rng, pm, pn, s.k, a_fill, b_fill,
+                                              int(3 * pm), int(pn + 2));
+          const int64_t launches_before = (*sparse)->launches();
+          absl::StatusOr<std::vector<uint32_t>> have = box(p);
+          absl::StatusOr<std::vector<uint32_t>> want = (*dense)->run(dsl::probe::densify(p));
+          ASSERT_TRUE(have.ok()) << have.status();
+          ASSERT_TRUE(want.ok()) << want.status();
+          EXPECT_EQ(*have, *want) << to_string(s) << " step " << step << ": " << describe(p);
+          EXPECT_EQ((*sparse)->launches() - launches_before,
+                    ((pm + s.m - 1) / s.m) * ((pn + s.n - 1) / s.n));
+          if (step % 5 == 0) {  // a dense call on the sparse box, which the next call follows
+            const dsl::reference::GemmProblem d = draw_dense(rng, 1 + rng() % s.m, 1 + rng() % s.n, s.k);
+            absl::StatusOr<std::vector<uint32_t>> d_have = (*sparse)->run(d);
+            absl::StatusOr<std::vector<uint32_t>> d_want = (*dense)->run(d);
+            ASSERT_TRUE(d_have.ok() && d_want.ok());
+            EXPECT_EQ(*d_have, *d_want) << to_string(s) << " dense after step " << step;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Once the fill is on the device a call uploads its entries, not its rows: far less
+// than one K-long line, where run() uploads (rows + cols) x K elements.
+TEST_F(CublasLtFakeTest, ASparseCallUploadsOnlyItsEntriesOnceTheFillIsThere) {
+  const GemmShape s{.m = 4, .n = 8, .k = 4096};
+  absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt_, s);
+  ASSERT_TRUE(box.ok()) << box.status();
+  const uint32_t one = to_bits(DType::kF16, 1.0f);
+  std::mt19937 rng(3);
+  ASSERT_TRUE((*box)->run_sparse(draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8)).ok());
+  for (int call = 0; call < 3; ++call) {
+    const SparseProblem p = draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8);
+    const uint64_t before = driver_->uploaded;
+    absl::StatusOr<std::vector<uint32_t>> have = (*box)->run_sparse(p);
+    ASSERT_TRUE(have.ok()) << have.status();
+    // 20 entries written and restored, 2 bytes each (a merged gap adds at most 32 each).
+    EXPECT_LE(driver_->uploaded - before, 2u * 20 * 33 * 2) << "call " << call;
+    EXPECT_LT(driver_->uploaded - before, uint64_t(s.k) * 2) << "call " << call;
+  }
+}
+
+TEST_F(CublasLtFakeTest, BadSparseProblemsAreInvalidArgumentsNamingTheField) {
+  const GemmShape s{.m = 2, .n = 3, .k = 16};
+  absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt_, s);
+  ASSERT_TRUE(box.ok()) << box.status();
+  const SparseProblem good{.m = 2, .n = 3, .k = 16, .a_fill = 0, .b_fill = 0x3c00,
+                           .a = {{.row = 1, .col = 15, .bits = 0x4000}},
+                           .b = {{.row = 0, .col = 2, .bits = 0x3800}}};
+  ASSERT_TRUE((*box)->run_sparse(good).ok());
+  struct Case {
+    const char* what;
+    SparseProblem p;
+    const char* message;
+  };
+  std::vector<Case> cases;
+  auto with = [&](const char* what, const char* message, auto change) {
+    SparseProblem p = good;
+    change(p);
+    cases.push_back({what, p, message});
+  };
+  with("wrong k", "SparseProblem.k is 15", [](SparseProblem& p) { p.k = 15; });
+  with("m = 0", "m = 0, n = 3", [](SparseProblem& p) { p.m = 0; });
+  with("a row out of range", "SparseProblem.a[0] is at (row 2, col 15), outside the m x k",
+       [](SparseProblem& p) { p.a[0].row = 2; });
+  with("a col out of range", "SparseProblem.a[0] is at (row 1, col 16)",
+       [](SparseProblem& p) { p.a[0].col = 16; });
+  with("b col negative", "SparseProblem.b[0] is at (row 0, col -1), outside the k x n",
+       [](SparseProblem& p) { p.b[0].col = -1; });
+  with("b row out of range", "SparseProblem.b[1] is at (row 16, col 0)",
+       [](SparseProblem& p) { p.b.push_back({.row = 16, .col = 0, .bits = 1}); });
+  with("duplicate a", "SparseProblem.a[0] and a[1] are both at (row 1, col 15)",
+       [](SparseProblem& p) { p.a.push_back(p.a[0]); });
+  with("duplicate b", "SparseProblem.b[0] and b[2] are both at (row 0, col 2)",
+       [](SparseProblem& p) {
+         p.b.push_back({.row = 1, .col = 2, .bits = 1});
+         p.b.push_back({.row = 0, .col = 2, .bits = 0});
+       });
+  with("wide a bits", "SparseProblem.a[0].bits is 0x10000, wider than its 2-byte dtype",
+       [](SparseProblem& p) { p.a[0].bits = 0x10000; });
+  with("wide b fill", "SparseProblem.b_fill is 0x13c00", [](SparseProblem& p) { p.b_fill = 0x13c00; });
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<uint32_t>> r = (*box)->run_sparse(c.p);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.what << ": " << r.status();
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << c.what << ": " << r.status();
+  }
+  // Refused calls leave the box as it was.
+  absl::StatusOr<std::vector<uint32_t>> again = (*box)->run_sparse(good);
+  absl::StatusOr<std::vector<uint32_t>> want = (*box)->run(dsl::probe::densify(good));
+  ASSERT_TRUE(again.ok() && want.ok());
+  EXPECT_EQ(*again, *want);
 }
 
 }  // namespace

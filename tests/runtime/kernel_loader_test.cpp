@@ -315,9 +315,18 @@ TEST_F(KernelLoaderTest, BufferCopiesAreBoundsChecked) {
   EXPECT_EQ(std::memcmp(in, out, 8), 0);
   absl::Status s = buf->copy_to_host(out, 16);
   EXPECT_EQ(s.message(), "Buffer::copy_to_host of 16 bytes exceeds the buffer's size of 8 bytes.");
+  // A patch at an offset lands there and only there; one past the end is refused.
+  ASSERT_TRUE(buf->copy_from_host(5, in + 6, 2).ok());
+  ASSERT_TRUE(buf->copy_to_host(out, 8).ok());
+  const uint8_t patched[8] = {1, 2, 3, 4, 5, 7, 8, 8};
+  EXPECT_EQ(std::memcmp(patched, out, 8), 0);
+  EXPECT_EQ(buf->copy_from_host(7, in, 2).message(),
+            "Buffer::copy_from_host of 2 bytes at offset 7 exceeds the buffer's size of 8 bytes.");
+  EXPECT_EQ(buf->copy_from_host(9, in, 0).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(device.alloc(0).status().code(), absl::StatusCode::kInvalidArgument);
   Buffer empty;
   EXPECT_EQ(empty.copy_from_host(in, 1).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(empty.copy_from_host(0, in, 1).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(device.load_module("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
