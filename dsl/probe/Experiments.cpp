@@ -11,8 +11,10 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 
 namespace fixbits::dsl::probe {
 
@@ -114,18 +116,44 @@ absl::StatusOr<uint32_t> placement_reference(const GemmDesc& d, const Placement&
 }
 
 SparseBlackBox reference_sparse_box(const GemmDesc& d) {
-  auto model = std::shared_ptr<reference::MmaModel>(reference::make_sm90_mma_model());
-  return [d, model](const SparseProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+  // One evaluator per (K, fills), kept across calls: its memos of fill-only steps are
+  // what makes a walk of K placements cost O(K). Guarded: a box may be shared.
+  struct State {
+    std::unique_ptr<reference::MmaModel> model = reference::make_sm90_mma_model();
+    absl::Mutex mu;
+    std::map<std::tuple<int64_t, uint32_t, uint32_t>, reference::SparseElement> elems;
+  };
+  auto state = std::make_shared<State>();
+  return [d, state](const SparseProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    absl::MutexLock lock(&state->mu);
+    auto key = std::make_tuple(p.k, p.a_fill, p.b_fill);
+    auto it = state->elems.find(key);
+    if (it == state->elems.end()) {
+      absl::StatusOr<reference::SparseElement> e =
+          reference::SparseElement::create(d, p.k, p.a_fill, p.b_fill, state->model.get());
+      if (!e.ok()) return e.status();
+      it = state->elems.emplace(key, *std::move(e)).first;
+    }
+    reference::SparseElement& elem = it->second;
     // Each output (i, j) sees row i's entries of a and column j's of b.
     std::map<int64_t, std::map<int64_t, uint32_t>> rows, cols;
     for (const SparseProblem::Entry& e : p.a) rows[e.row][e.col] = e.bits;
     for (const SparseProblem::Entry& e : p.b) cols[e.col][e.row] = e.bits;
     const std::map<int64_t, uint32_t> none;
     std::vector<uint32_t> out(static_cast<size_t>(p.m * p.n));
-    for (int64_t i = 0; i < p.m; ++i) {
+    std::vector<std::pair<int64_t, int64_t>> reads = p.reads;
+    if (reads.empty()) {
+      for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) reads.emplace_back(i, j);
+    }
+    for (auto [i, j] : reads) {
+      if (i < 0 || i >= p.m || j < 0 || j >= p.n) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "SparseProblem.reads holds (%d, %d), outside the %d x %d output.", i, j, p.m, p.n));
+      }
       const auto ri = rows.find(i);
       const std::map<int64_t, uint32_t>& ra = ri == rows.end() ? none : ri->second;
-      for (int64_t j = 0; j < p.n; ++j) {
+      {
         const auto cj = cols.find(j);
         const std::map<int64_t, uint32_t>& cb = cj == cols.end() ? none : cj->second;
         std::map<int64_t, std::pair<uint32_t, uint32_t>> at;
@@ -136,8 +164,7 @@ SparseBlackBox reference_sparse_box(const GemmDesc& d) {
         }
         std::vector<reference::SparseEntry> entries;
         for (const auto& [kk, ab] : at) entries.push_back({kk, ab.first, ab.second});
-        absl::StatusOr<uint32_t> bits =
-            reference::gemm_sparse_element(d, p.k, p.a_fill, p.b_fill, entries, model.get());
+        absl::StatusOr<uint32_t> bits = elem.eval(entries);
         if (!bits.ok()) return bits.status();
         out[static_cast<size_t>(i * p.n + j)] = *bits;
       }
@@ -222,6 +249,10 @@ absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
   }
   for (int64_t j = 0; j < prob.n; ++j) {
     for (auto [kk, bits] : *cols[static_cast<size_t>(j)]) prob.b.push_back({kk, j, bits});
+  }
+  for (size_t t = 0; t < idx.size(); ++t) {
+    prob.reads.emplace_back(swapped ? static_cast<int64_t>(shared_of[t]) : static_cast<int64_t>(t),
+                            swapped ? static_cast<int64_t>(t) : static_cast<int64_t>(shared_of[t]));
   }
   const std::string name =
       idx.size() == 1 ? what(idx[0])

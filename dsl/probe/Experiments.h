@@ -92,6 +92,9 @@ struct SparseProblem {
   int64_t m = 0, n = 0, k = 0;
   uint32_t a_fill = 0, b_fill = 0;  // bits of every element not listed
   std::vector<Entry> a, b;
+  // The outputs (row, col) the caller reads; empty: all. A box may leave the others 0
+  // (the reference box computes only these; a device computes them all anyway).
+  std::vector<std::pair<int64_t, int64_t>> reads;
 };
 // The same problem with every element written out (row-major a and b).
 reference::GemmProblem densify(const SparseProblem& p);

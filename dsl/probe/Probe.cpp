@@ -241,20 +241,22 @@ class Judge {
       *why = "validate";
       return false;
     }
-    for (size_t i = 0; i < draws_.size(); ++i) {
-      absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(d, draws_[i], model_.get());
-      if (!ref.ok() || *ref != box_out_[i]) {
-        *why = absl::StrFormat("random draw %d", i);
-        return false;
-      }
+    // Draw 0 (one output) first, then the walks the box already ran, then the other
+    // draws: each step is cheaper than the next and rejects most candidates.
+    if (!draw_matches(d, 0, why)) return false;
+    absl::StatusOr<reference::SparseElement> elem = element_of(d);
+    if (!elem.ok()) {
+      *why = std::string(elem.status().message());
+      return false;
     }
-    if (!walk_matches(d, 0, walk_, why)) return false;
-    for (int64_t m = 0; m + 2 < o_.k; ++m) {
-      absl::StatusOr<uint32_t> ref = placement_reference(d, trailing_step(m), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, inst_.values().r, *ref) != trailing_[m]) {
-        *why = absl::StrFormat("the trailing walk m=%d", m);
-        return false;
-      }
+    if (!walk_matches(*elem, 0, walk_, why)) return false;
+    if (!placements_match(
+            *elem, o_.k - 2, [&](int64_t m) { return trailing_step(m); }, trailing_,
+            [](int64_t m) { return absl::StrFormat("the trailing walk m=%d", m); }, why)) {
+      return false;
+    }
+    for (size_t i = 1; i < draws_.size(); ++i) {
+      if (!draw_matches(d, i, why)) return false;
     }
     // Every candidate faces the same walks: one tail walk per outermost span and
     // one r walk per span of any candidate nest (set_spans), so a candidate that
@@ -264,13 +266,13 @@ class Judge {
       if (q <= 0 || o_.k - q < 3) continue;
       absl::StatusOr<const std::vector<Outcome>*> tail = box_walk_from(q);
       if (!tail.ok()) return tail.status();
-      if (!walk_matches(d, q, **tail, why)) return false;
+      if (!walk_matches(*elem, q, **tail, why)) return false;
     }
     for (int64_t span : all_spans_) {
       if (span + 1 >= o_.k) continue;
       absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(span);
       if (!rw.ok()) return rw.status();
-      if (!r_walk_matches(d, span, **rw, why)) return false;
+      if (!r_walk_matches(*elem, span, **rw, why)) return false;
     }
     // A gemv lane map: the r walks with -L at p = tile * 2^i (+L at 0) tell it from a
     // map with fewer lanes, which holds 0 and p in one chain where this one meets them
@@ -281,7 +283,7 @@ class Judge {
       for (int64_t p = 2 * d.lane_tile; p <= 64 * int64_t{d.lane_tile} && p + 1 < o_.k; p *= 2) {
         absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(p);
         if (!rw.ok()) return rw.status();
-        if (!r_walk_matches(d, p, **rw, why)) return false;
+        if (!r_walk_matches(*elem, p, **rw, why)) return false;
       }
     }
     return true;
@@ -293,7 +295,12 @@ class Judge {
   absl::StatusOr<bool> matches_r_walk(const GemmDesc& d, int64_t p, std::string* why) {
     absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(p);
     if (!rw.ok()) return rw.status();
-    return r_walk_matches(d, p, **rw, why);
+    absl::StatusOr<reference::SparseElement> elem = element_of(d);
+    if (!elem.ok()) {
+      *why = std::string(elem.status().message());
+      return false;
+    }
+    return r_walk_matches(*elem, p, **rw, why);
   }
 
   // The spans of every candidate nest, outermost levels separately.
@@ -368,33 +375,58 @@ class Judge {
     return &r_walks_.back().second;
   }
 
-  bool r_walk_matches(const GemmDesc& d, int64_t p, const std::vector<Outcome>& walk,
+  absl::StatusOr<reference::SparseElement> element_of(const GemmDesc& d) const {
+    return reference::SparseElement::create(d, o_.k, to_bits(o_.a_dtype, 0.0f),
+                                            inst_.values().one_b, model_.get());
+  }
+
+  bool draw_matches(const GemmDesc& d, size_t i, std::string* why) {
+    absl::StatusOr<std::vector<uint32_t>> ref = reference::gemm(d, draws_[i], model_.get());
+    if (!ref.ok() || *ref != box_out_[i]) {
+      *why = absl::StrFormat("random draw %d", i);
+      return false;
+    }
+    return true;
+  }
+
+  // Whether the candidate gives want[m] at placement at(m) for every m in [0, n) where
+  // want[m] is set (skip: m for which the walk ran nothing). The m where the box lost r
+  // go first: a wrong candidate usually differs there, and a walk is K placements.
+  bool placements_match(reference::SparseElement& elem, int64_t n,
+                        const std::function<Placement(int64_t)>& at,
+                        const std::vector<Outcome>& want,
+                        const std::function<std::string(int64_t)>& name, std::string* why,
+                        const std::function<bool(int64_t)>& skip = {}) {
+    const ProbeValues& v = inst_.values();
+    for (bool lost_first : {true, false}) {
+      for (int64_t m = 0; m < n; ++m) {
+        if ((want[static_cast<size_t>(m)] != Outcome::kR) != lost_first) continue;
+        if (skip && skip(m)) continue;
+        absl::StatusOr<uint32_t> ref = elem.eval(sparse_entries(at(m), o_.a_dtype, o_.b_dtype));
+        if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != want[static_cast<size_t>(m)]) {
+          *why = name(m);
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  bool r_walk_matches(reference::SparseElement& elem, int64_t p, const std::vector<Outcome>& walk,
                       std::string* why) {
-    const ProbeValues& v = inst_.values();
-    for (int64_t m = 1; m < o_.k; ++m) {
-      if (m == p) continue;
-      absl::StatusOr<uint32_t> ref = placement_reference(d, r_step(p, m), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != walk[m]) {
-        *why = absl::StrFormat("the r walk with -L at %d, r at %d", p, m);
-        return false;
-      }
-    }
-    return true;
+    return placements_match(
+        elem, o_.k, [&](int64_t m) { return r_step(p, m); }, walk,
+        [p](int64_t m) { return absl::StrFormat("the r walk with -L at %d, r at %d", p, m); }, why,
+        [p](int64_t m) { return m == 0 || m == p; });
   }
 
-  bool walk_matches(const GemmDesc& d, int64_t q, const std::vector<Outcome>& walk,
+  bool walk_matches(reference::SparseElement& elem, int64_t q, const std::vector<Outcome>& walk,
                     std::string* why) {
-    const ProbeValues& v = inst_.values();
-    for (int64_t m = q + 1; m + 1 < o_.k; ++m) {
-      absl::StatusOr<uint32_t> ref = placement_reference(d, walk_step(q, m), model_.get());
-      if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != walk[m]) {
-        *why = absl::StrFormat("the pair walk from r at %d, m=%d", q, m);
-        return false;
-      }
-    }
-    return true;
+    return placements_match(
+        elem, o_.k - 1, [&](int64_t m) { return walk_step(q, m); }, walk,
+        [q](int64_t m) { return absl::StrFormat("the pair walk from r at %d, m=%d", q, m); }, why,
+        [q](int64_t m) { return m <= q; });
   }
-
 
   const ProbeOptions& o_;
   Instrument& inst_;

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -68,6 +69,25 @@ struct SparseEntry {
 absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, uint32_t a_fill,
                                              uint32_t b_fill, std::span<const SparseEntry> entries,
                                              const MmaModel* model = nullptr);
+
+// gemm_sparse_element for many entry sets of one descriptor, K and fill: the values of
+// fill-only steps are kept between calls (the probe's judge asks one candidate about
+// thousands of placements). Not thread-safe; `model` (null: sm_90) must outlive it.
+class SparseElement {
+ public:
+  static absl::StatusOr<SparseElement> create(const GemmDesc& desc, int64_t k, uint32_t a_fill,
+                                              uint32_t b_fill, const MmaModel* model = nullptr);
+  SparseElement(SparseElement&&) noexcept;
+  SparseElement& operator=(SparseElement&&) noexcept;
+  ~SparseElement();
+  absl::StatusOr<uint32_t> eval(std::span<const SparseEntry> entries);
+
+  struct Impl;
+
+ private:
+  explicit SparseElement(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 struct ReduceProblem {
   int64_t rows = 0, cols = 0;  // kRow reduces each row's `cols` elements

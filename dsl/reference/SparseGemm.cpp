@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "dsl/reference/PatternChecks.h"
 #include "dsl/reference/Reference.h"
@@ -51,12 +52,19 @@ float widen(DType t, uint32_t bits) {
 
 class SparseTree {
  public:
-  SparseTree(const GemmDesc& d, const MmaModel& model, float fa, float fb,
-             std::vector<int64_t> idx, std::vector<float> ea, std::vector<float> eb)
-      : d_(d), model_(model), fa_(fa), fb_(fb), idx_(std::move(idx)), ea_(std::move(ea)),
-        eb_(std::move(eb)), hi_(idx_.size()) {}
+  SparseTree(const GemmDesc& d, const MmaModel& model, float fa, float fb)
+      : d_(d), model_(model), fa_(fa), fb_(fb) {}
 
-  float eval(int64_t k) { return level(0, 0, k); }
+  // The element's value before the epilogue; the memos of fill-only steps carry over
+  // from earlier calls (they depend on the descriptor and the fill only).
+  float eval(int64_t k, std::vector<int64_t> idx, std::vector<float> ea, std::vector<float> eb) {
+    idx_ = std::move(idx);
+    ea_ = std::move(ea);
+    eb_ = std::move(eb);
+    lo_ = 0;
+    hi_ = idx_.size();
+    return level(0, 0, k);
+  }
 
  private:
   // Entries of [k0, k1) among the active ones: [first, last) into idx_.
@@ -107,10 +115,14 @@ class SparseTree {
     return model_.mma(c, pad_a_, pad_b_, d_.a_dtype);
   }
   float fill_group(float c) {
+    const uint32_t key = std::bit_cast<uint32_t>(c);
+    if (auto it = fill_groups_.find(key); it != fill_groups_.end()) return it->second;
     const int64_t ik = d_.instruction_k;
     fill_a_.assign(static_cast<size_t>(ik), fa_);
     fill_b_.assign(static_cast<size_t>(ik), fb_);
-    return model_.mma(c, fill_a_, fill_b_, d_.a_dtype);
+    const float y = model_.mma(c, fill_a_, fill_b_, d_.a_dtype);
+    fill_groups_.emplace(key, y);
+    return y;
   }
 
   // The groups of [t0, t1) (cut from t0) chained from c, one rounding each.
@@ -148,23 +160,15 @@ class SparseTree {
       t0 += short_len;
     }
     // A whole fill turn maps acc the same way wherever it sits.
-    float fill_turn_sum = 0.0f;
-    bool have_fill_turn_sum = false;
     auto fill_turn = [&](float x) {
+      const uint32_t key = std::bit_cast<uint32_t>(x);
+      if (auto it = fill_turns_.find(key); it != fill_turns_.end()) return it->second;
       const size_t lo = lo_, hi = hi_;
       lo_ = hi_ = 0;  // no entries: the turn's groups see fill only
-      float y;
-      if (d_.use_fast_accum) {
-        y = groups(x, 0, step);
-      } else {
-        if (!have_fill_turn_sum) {
-          fill_turn_sum = groups(0.0f, 0, step);
-          have_fill_turn_sum = true;
-        }
-        y = x + fill_turn_sum;
-      }
+      const float y = d_.use_fast_accum ? groups(x, 0, step) : x + groups(0.0f, 0, step);
       lo_ = lo;
       hi_ = hi;
+      fill_turns_.emplace(key, y);
       return y;
     };
     while (t0 < k1) {
@@ -291,33 +295,74 @@ class SparseTree {
     return fold_parts(std::move(parts), cut.fold);
   }
 
-  const GemmDesc& d_;
+  const GemmDesc d_;
   const MmaModel& model_;
   const float fa_, fb_;
-  const std::vector<int64_t> idx_;
-  const std::vector<float> ea_, eb_;
-  size_t lo_ = 0, hi_;  // the active entries: idx_[lo_, hi_)
+  std::vector<int64_t> idx_;
+  std::vector<float> ea_, eb_;
+  size_t lo_ = 0, hi_ = 0;  // the active entries: idx_[lo_, hi_)
   std::vector<float> pad_a_, pad_b_, fill_a_, fill_b_;
+  // Memos of pure functions of the fill: a part's value by (level, length); one fill
+  // group and one fill turn by the bits they are handed.
   std::map<std::pair<size_t, int64_t>, float> fill_parts_;
+  absl::flat_hash_map<uint32_t, float> fill_groups_, fill_turns_;
 };
 
 }  // namespace
 
-absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, uint32_t a_fill,
-                                             uint32_t b_fill, std::span<const SparseEntry> entries,
-                                             const MmaModel* model) {
+struct SparseElement::Impl {
+  GemmDesc desc;
+  int64_t k = 0;
+  uint32_t a_fill = 0, b_fill = 0;
+  std::unique_ptr<MmaModel> owned;
+  const MmaModel* model = nullptr;
+  std::unique_ptr<SparseTree> tree;  // null: the dense reference (kDot, alpha/beta, bias)
+};
+
+SparseElement::SparseElement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SparseElement::SparseElement(SparseElement&&) noexcept = default;
+SparseElement& SparseElement::operator=(SparseElement&&) noexcept = default;
+SparseElement::~SparseElement() = default;
+
+absl::StatusOr<SparseElement> SparseElement::create(const GemmDesc& desc, int64_t k,
+                                                    uint32_t a_fill, uint32_t b_fill,
+                                                    const MmaModel* model) {
   if (absl::Status s = validate(desc); !s.ok()) return s;
   if (k < 0 || k > (int64_t{1} << 32)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "gemm_sparse_element: k is %d; it must be in [0, 2^32].", k));
   }
-  std::vector<uint32_t> a_bits = {a_fill}, b_bits = {b_fill};
+  if (absl::Status s = check_patterns("gemm_sparse_element", "a", {a_fill}, desc.a_dtype); !s.ok())
+    return s;
+  if (absl::Status s = check_patterns("gemm_sparse_element", "b", {b_fill}, desc.b_dtype); !s.ok())
+    return s;
+  auto impl = std::make_unique<Impl>();
+  impl->desc = desc;
+  impl->k = k;
+  impl->a_fill = a_fill;
+  impl->b_fill = b_fill;
+  if (model == nullptr) {
+    impl->owned = make_sm90_mma_model();
+    model = impl->owned.get();
+  }
+  impl->model = model;
+  if (desc.family != GemmFamily::kDot && !desc.alpha_beta && !desc.bias) {
+    impl->tree = std::make_unique<SparseTree>(impl->desc, *model, widen(desc.a_dtype, a_fill),
+                                              widen(desc.b_dtype, b_fill));
+  }
+  return SparseElement(std::move(impl));
+}
+
+absl::StatusOr<uint32_t> SparseElement::eval(std::span<const SparseEntry> entries) {
+  Impl& im = *impl_;
+  const GemmDesc& desc = im.desc;
+  std::vector<uint32_t> a_bits, b_bits;
   for (size_t i = 0; i < entries.size(); ++i) {
     const SparseEntry& e = entries[i];
-    if (e.k < 0 || e.k >= k || (i > 0 && e.k <= entries[i - 1].k)) {
+    if (e.k < 0 || e.k >= im.k || (i > 0 && e.k <= entries[i - 1].k)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "gemm_sparse_element: entries[%d].k is %d; entries must be ascending, distinct and "
-          "in [0, %d).", i, e.k, k));
+          "in [0, %d).", i, e.k, im.k));
     }
     a_bits.push_back(e.a);
     b_bits.push_back(e.b);
@@ -326,26 +371,21 @@ absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, ui
     return s;
   if (absl::Status s = check_patterns("gemm_sparse_element", "b", b_bits, desc.b_dtype); !s.ok())
     return s;
-  if (desc.family == GemmFamily::kDot || desc.alpha_beta || desc.bias) {
+  if (im.tree == nullptr) {
     GemmProblem p;
     p.m = p.n = 1;
-    p.k = k;
-    p.a.assign(static_cast<size_t>(k), a_fill);
-    p.b.assign(static_cast<size_t>(k), b_fill);
+    p.k = im.k;
+    p.a.assign(static_cast<size_t>(im.k), im.a_fill);
+    p.b.assign(static_cast<size_t>(im.k), im.b_fill);
     for (const SparseEntry& e : entries) {
       p.a[static_cast<size_t>(e.k)] = e.a;
       p.b[static_cast<size_t>(e.k)] = e.b;
     }
     if (desc.alpha_beta) p.c = {0};
     if (desc.bias) p.bias = {0};
-    absl::StatusOr<std::vector<uint32_t>> out = gemm(desc, p, model);
+    absl::StatusOr<std::vector<uint32_t>> out = gemm(desc, p, im.model);
     if (!out.ok()) return out.status();
     return (*out)[0];
-  }
-  std::unique_ptr<MmaModel> owned;
-  if (model == nullptr) {
-    owned = make_sm90_mma_model();
-    model = owned.get();
   }
   std::vector<int64_t> idx;
   std::vector<float> ea, eb;
@@ -354,12 +394,18 @@ absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, ui
     ea.push_back(widen(desc.a_dtype, e.a));
     eb.push_back(widen(desc.b_dtype, e.b));
   }
-  SparseTree tree(desc, *model, widen(desc.a_dtype, a_fill), widen(desc.b_dtype, b_fill),
-                  std::move(idx), std::move(ea), std::move(eb));
-  float e = tree.eval(k);
+  float e = im.tree->eval(im.k, std::move(idx), std::move(ea), std::move(eb));
   if (desc.activation == Activation::kRelu) e = e > 0.0f ? e : 0.0f;
   if (desc.out_dtype == DType::kF32 && std::isnan(e)) return 0x7fffffffu;
   return to_bits(desc.out_dtype, e);
+}
+
+absl::StatusOr<uint32_t> gemm_sparse_element(const GemmDesc& desc, int64_t k, uint32_t a_fill,
+                                             uint32_t b_fill, std::span<const SparseEntry> entries,
+                                             const MmaModel* model) {
+  absl::StatusOr<SparseElement> e = SparseElement::create(desc, k, a_fill, b_fill, model);
+  if (!e.ok()) return e.status();
+  return e->eval(entries);
 }
 
 }  // namespace fixbits::dsl::reference

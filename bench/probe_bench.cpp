@@ -1,0 +1,72 @@
+// probe_bench.cpp — the CPU cost of recovering a descriptor at large K: the probe's
+// walks (about K placements each) against the reference's sparse black box, and its
+// judge of every candidate, with the batch limits the cuBLAS scan uses (128 x 128).
+// The black box here is the CPU reference of a known descriptor, so the figure is the
+// probe's own cost: a device box adds its launches on top. Session 13's probes at
+// K = 32k-131k passed a 115 s limit when this cost was O(K^2).
+// Run: build/bench/probe_bench --benchmark_out=probe.json --benchmark_out_format=json
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+
+#include "dsl/probe/Probe.h"
+#include "dsl/reference/Reference.h"
+
+namespace {
+
+using fixbits::DType;
+using namespace fixbits::dsl;
+
+GemmDesc split_desc(int64_t span) {
+  GemmDesc d;
+  d.family = GemmFamily::kSplitK;
+  d.k_cuts = {{span, Fold::kChain}};
+  d.k_loop_step = {64, ShortTurn::kFirst};
+  return d;
+}
+
+GemmDesc gemv_desc() {
+  GemmDesc d;
+  d.family = GemmFamily::kGemv;
+  d.instruction = Instruction::kScalarFma;
+  d.instruction_k = 1;
+  d.k_loop_step = {};
+  d.lanes = 32;
+  d.lane_layout = LaneLayout::kStrided;
+  d.lane_tile = 1;
+  d.lane_fold = {16, 8, 4, 2, 1};
+  return d;
+}
+
+void recover(benchmark::State& state, const GemmDesc& truth) {
+  const int64_t k = state.range(0);
+  int64_t placements = 0;
+  for (auto _ : state) {
+    probe::GemmBlackBox dense = [truth](const reference::GemmProblem& p) {
+      return reference::gemm(truth, p);
+    };
+    probe::Instrument inst(dense, DType::kF16, DType::kF16, DType::kF16, probe::BatchLimits{128, 128});
+    inst.use_sparse_box(probe::reference_sparse_box(truth));
+    probe::ProbeOptions o;
+    o.family = truth.family;
+    o.k = k;
+    absl::StatusOr<GemmDesc> d = probe::recover_gemm_desc(inst, o);
+    if (!d.ok()) {
+      state.SkipWithError(std::string(d.status().message()).c_str());
+      return;
+    }
+    placements = inst.placements();
+  }
+  state.counters["placements"] = static_cast<double>(placements);
+}
+
+void BM_RecoverSplitK(benchmark::State& state) { recover(state, split_desc(state.range(0) / 16)); }
+void BM_RecoverGemv(benchmark::State& state) { recover(state, gemv_desc()); }
+
+BENCHMARK(BM_RecoverSplitK)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RecoverGemv)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
