@@ -25,7 +25,7 @@
 //     which count towards its probes and are never probed again):
 //     * it probes up to `class_probes` points (a split class: 1 + `fit_probes`), each
 //       a (variant, K, split count) of the class at its best cell (VariantShapes), K in
-//       [min_probe_k, max_probe_k] first (else the largest K in [3, min_probe_k)),
+//       [min_probe_k, max_probe_k] first (else the largest K in [1, min_probe_k)),
 //       chosen in this order: variants differing from the probed ones in the most
 //       fields outside the class's mask; for split classes a new ceil(K / P); the
 //       most-used variant; K with the fewest trailing zero bits (a short turn or a short
@@ -271,12 +271,16 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // blocks: first when M = 1 or N = 1 (cuBLAS's dot_kernel path), else last.
 // `gemv_lanes` (dsl::probe::ProbeOptions): the lane counts the gemv search tries, e.g.
 // the one a class's lane rule gives s.n (CublasTable.h); empty: powers of two.
+// `sparse` (optional): the same box taking the sparse form (CublasBlackBox::
+// as_sparse_black_box); the walks' placements go to it, so a walk's uploads do not grow
+// as K^2 (the random draws still go to `box`).
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
                                         dsl::probe::BatchLimits limits = {},
                                         std::function<absl::Status()> keep_going = {},
-                                        uint32_t splitk = 0, std::vector<int> gemv_lanes = {});
+                                        uint32_t splitk = 0, std::vector<int> gemv_lanes = {},
+                                        dsl::probe::SparseBlackBox sparse = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that

@@ -37,4 +37,15 @@ dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limi
   };
 }
 
+dsl::probe::SparseBlackBox with_deadline(dsl::probe::SparseBlackBox box, double limit_s,
+                                         std::function<double()> now) {
+  if (limit_s <= 0) return box;
+  std::function<absl::Status()> check = deadline_check(limit_s, std::move(now));
+  return [box = std::move(box), check = std::move(check)](
+             const dsl::probe::SparseProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    if (absl::Status s = check(); !s.ok()) return s;
+    return box(p);
+  };
+}
+
 }  // namespace fixbits::profile

@@ -22,6 +22,10 @@ namespace fixbits::profile {
 dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
                                        std::function<double()> now = {});
 
+// The same for a black box of the sparse form.
+dsl::probe::SparseBlackBox with_deadline(dsl::probe::SparseBlackBox box, double limit_s,
+                                         std::function<double()> now = {});
+
 // The same limit for the probe's CPU search (dsl::probe::ProbeOptions::keep_going):
 // OK until `limit_s` seconds have passed since it was made, then DeadlineExceeded with
 // the message with_deadline gives. limit_s <= 0: always OK.

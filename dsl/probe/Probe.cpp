@@ -160,9 +160,10 @@ absl::Status check_options(const ProbeOptions& o) {
           o.gemv_lanes[i]));
     }
   }
-  if (o.k < 3) {
+  if (o.k < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ProbeOptions.k is %d but the pair walk needs K >= 3 (r plus a pair).", o.k));
+        "ProbeOptions.k is %d but a probe needs K >= 1 (the walks need K >= 3; below, the "
+        "random draws alone judge).", o.k));
   }
   if (o.k > (int64_t{1} << 20)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -670,8 +671,10 @@ std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk,
         }
       }
     }
-    // No cut shows inside this range: an outermost cut at least K long.
+    // No cut shows inside this range: an outermost cut at least K long. Below K = 3 no
+    // walk shows any cut, so a cut of one element is a candidate too (the draws judge).
     if (required) nests.push_back({KCut{k, Fold::kChain}});
+    if (required && k == 2) nests.push_back({KCut{1, Fold::kChain}});
     return nests;
   };
   std::vector<std::vector<KCut>> nests = gen(k, 0);

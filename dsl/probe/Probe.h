@@ -18,6 +18,10 @@
 //       candidate's lane map (+L/-L at lane 0's first/last element, r walks), and the
 //       r walks with -L at tile * 2, 4, ..., 64 (+L at 0), which tell a lane map from
 //       one with fewer lanes.
+//   At K = 1 and 2 no walk fits (r plus a pair need three indices): the random draws
+//   alone judge, and what they cannot see comes back canonical (at K = 1 every family
+//   rounds one exact product; cuBLAS's K = 1 class of session 13 had no descriptor
+//   only because the probe refused K < 3).
 //   Among candidates that agree on all of them, the first in this order is
 //   returned: fewer cut levels, scalar_fma before scalar_mul_add before the matrix
 //   instruction, fast accumulation before two roundings, shorter steps first (0 =
@@ -66,7 +70,7 @@ struct ProbeOptions {
   // 8 = mma.sync m16n8k8 (f16/bf16 with matrix_instruction mma_sync only: the s1688
   // kernels CUTLASS's sm75 path builds and cuBLAS still launches on sm_90).
   int instruction_k = 0;
-  int64_t k = 0;           // the K of the shape probed, >= 2
+  int64_t k = 0;           // the K of the shape probed, >= 1
   // Family dot: the first kernel's blocks, cuBLASLt's split count for the shape (the
   // grid is an answer of the cost model, not something the walks can see).
   int64_t blocks = 0;

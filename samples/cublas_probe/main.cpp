@@ -419,6 +419,7 @@ int main(int argc, char** argv) {
       const dsl::probe::BatchLimits lim{.rows = std::min<int64_t>(s.m, 128),
                                         .cols = std::min<int64_t>(s.n, 128)};
       dsl::probe::Instrument inst((*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype, lim);
+      inst.use_sparse_box((*box)->as_sparse_black_box());
       std::vector<dsl::probe::Placement> pair, trailing;
       for (int64_t m = 1; m + 1 < s.k; ++m) pair.push_back({s.k, {{0, 'r'}, {m, '+'}, {m + 1, '-'}}});
       for (int64_t m = 0; m + 2 < s.k; ++m)
@@ -461,6 +462,7 @@ int main(int argc, char** argv) {
     dsl::probe::Instrument inst((*box)->as_black_box(), s.a_dtype, s.b_dtype, s.out_dtype,
                                 {.rows = std::min<int64_t>(s.m, 128),
                                  .cols = std::min<int64_t>(s.n, 128)});
+    inst.use_sparse_box((*box)->as_sparse_black_box());
     for (dsl::GemmFamily f : order) {
       for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
         const double t0 = elapsed();

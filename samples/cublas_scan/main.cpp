@@ -579,6 +579,15 @@ int main(int argc, char** argv) {
         ++calls;
         return r;
       };
+      // The walks' placements go up in the sparse form: only their marks are written.
+      const dsl::probe::SparseBlackBox inner_sparse = (*box)->as_sparse_black_box();
+      const dsl::probe::SparseBlackBox counted_sparse = [&](const dsl::probe::SparseProblem& p) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = inner_sparse(p);
+        box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++calls;
+        return r;
+      };
       const double started = progress.elapsed();
       // A class with a lane rule (fixbits-cublas-lanes) is searched at the count the
       // rule gives this N, as cuBLAS's launch showed it.
@@ -590,7 +599,8 @@ int main(int argc, char** argv) {
       absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
           profile::with_deadline(counted, args->probe_timeout_s), s, key, instr, limits,
           profile::deadline_check(args->probe_timeout_s),
-          std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes));
+          std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
+          profile::with_deadline(counted_sparse, args->probe_timeout_s));
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s; %s\n",
                    progress.elapsed() - started, static_cast<long long>(calls), box_s,
                    d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());

@@ -424,6 +424,36 @@ TEST(CublasScan, RevalidationAtShortKDropsADescriptorThatHeldOnlyAtLongK) {
   }
 }
 
+// A class met only at K = 1 (session 13's class 66, id 12 custom 1) is probed there,
+// where only the random draws can judge; a class with any point at K >= 3 never takes
+// K = 1 or 2 (a walkless probe is no validation).
+TEST(CublasScan, AClassMetOnlyAtKOneIsProbedThere) {
+  const auto plain = [](const GemmShape&, int64_t) { return dsl::GemmDesc{}; };
+  for (const bool only_short : {true, false}) {
+    const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
+                        .ks = only_short ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2, 300}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    std::vector<int64_t> ks;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(AlgoConfig{.id = 12})).ok());
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+      ks.push_back(s.k);
+      return probe_key([](const dsl::reference::GemmProblem& p) {
+        return dsl::reference::gemm(dsl::GemmDesc{}, p);
+      }, s, key, dsl::Instruction::kMmaSync);
+    };
+    ASSERT_TRUE(probe_classes(t, st, probe, ProbeOptions{.class_probes = only_short ? 1 : 2}).ok());
+    ASSERT_FALSE(ks.empty()) << "the class was not probed";
+    if (only_short) {
+      EXPECT_EQ(ks, std::vector<int64_t>{1});
+      ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+      ASSERT_NO_FATAL_FAILURE(expect_reproduces(t, plain(GemmShape{}, 1), {1}));
+    } else {
+      for (int64_t k : ks) EXPECT_GE(k, 3);
+    }
+  }
+}
+
 // A point over max_probe_mnk loses to any other point of the class, whatever its K.
 TEST(CublasScan, HugeProbeShapesAreTakenLast) {
   const HeuristicFn one = always(AlgoConfig{.id = 24});

@@ -580,12 +580,38 @@ TEST(RecoverTest, InstructionK8) {
   EXPECT_NE(st.message().find("ProbeOptions.instruction_k is 8"), std::string::npos) << st;
 }
 
+// K = 1 and 2 leave no room for a walk: the random draws alone judge, and the answer
+// reproduces the box on fresh draws (at K = 1 every family rounds one exact product).
+TEST(RecoverShortKTest, KOneAndTwoAreJudgedByTheDrawsAlone) {
+  GemmDesc split;
+  split.family = GemmFamily::kSplitK;
+  split.k_cuts = {{1, Fold::kChain}};
+  split.partial_dtype = DType::kF16;
+  for (int64_t k : {1, 2}) {
+    for (const GemmDesc& truth : {GemmDesc{}, split}) {
+      ProbeOptions o;
+      o.family = truth.family;
+      o.k = k;
+      absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(truth), o);
+      ASSERT_TRUE(got.ok()) << "K=" << k << ": " << got.status();
+      ProbeOptions fresh = o;
+      fresh.seed = 0xf7e54;
+      fresh.random_draws = 40;
+      std::string why;
+      absl::StatusOr<bool> same = reproduces(*got, truth, fresh, &why);
+      ASSERT_TRUE(same.ok()) << same.status();
+      EXPECT_TRUE(*same) << "K=" << k << " " << to_string(*got) << ": " << why;
+    }
+  }
+}
+
 TEST(RecoverErrorsTest, BadOptionsAndBadBoxes) {
   GemmDesc d;
   ProbeOptions o;
-  o.k = 2;
-  EXPECT_EQ(recover_gemm_desc(box_of(d), o).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  o.k = 0;
+  absl::Status k0 = recover_gemm_desc(box_of(d), o).status();
+  EXPECT_EQ(k0.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(k0.message().find("ProbeOptions.k is 0"), std::string::npos) << k0;
   o.k = 64;
   o.out_dtype = DType::kF8E4M3;
   absl::Status s = recover_gemm_desc(box_of(d), o).status();
