@@ -605,6 +605,32 @@ TEST(RecoverShortKTest, KOneAndTwoAreJudgedByTheDrawsAlone) {
   }
 }
 
+// cuBLAS's K = 1 kernel (session 14, device run 1) keeps a lone -0.0 product where
+// every GemmDesc seeds its tree with +0.0: the probe's signed-zero draw at K < 3 must
+// refuse it rather than hand back a descriptor the match then finds differing.
+TEST(RecoverShortKTest, AKernelThatKeepsANegativeZeroProductIsRefused) {
+  GemmBlackBox keeps_sign = [](const reference::GemmProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+    absl::StatusOr<std::vector<uint32_t>> out = reference::gemm(GemmDesc{}, p);
+    if (!out.ok()) return out;
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        bool all_negative_zero = true;
+        for (int64_t k = 0; k < p.k; ++k) {
+          const float x = to_float(DType::kF16, p.a[i * p.k + k]) * to_float(DType::kF16, p.b[k * p.n + j]);
+          all_negative_zero &= x == 0.0f && std::signbit(x);
+        }
+        if (all_negative_zero) (*out)[i * p.n + j] = 0x8000;
+      }
+    }
+    return out;
+  };
+  ProbeOptions o;
+  o.k = 1;
+  absl::Status st = recover_gemm_desc(keeps_sign, o).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kNotFound) << st;
+  EXPECT_NE(st.message().find("random draw 6"), std::string::npos) << st;
+}
+
 TEST(RecoverErrorsTest, BadOptionsAndBadBoxes) {
   GemmDesc d;
   ProbeOptions o;
