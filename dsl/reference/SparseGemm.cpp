@@ -125,24 +125,45 @@ class SparseTree {
     return y;
   }
 
-  // The groups of [t0, t1) (cut from t0) chained from c, one rounding each.
-  float groups(float c, int64_t t0, int64_t t1) {
-    const int64_t ik = d_.instruction_k;
-    int64_t g0 = t0;
-    while (g0 < t1) {
-      const size_t i = first_at(g0);
+  // [t0, t1) cut into units of `unit` from t0, folded into x in order: a run of whole
+  // units before the next entry is `fill` repeated (to its fixed point), any other
+  // unit (one holding an entry, or the short last one) is one(x, u0, u1).
+  template <class Fill, class One>
+  float units(float x, int64_t t0, int64_t t1, int64_t unit, const Fill& fill, const One& one) {
+    while (t0 < t1) {
+      const size_t i = first_at(t0);
       const int64_t next = i < hi_ && idx_[i] < t1 ? idx_[i] : t1;
-      const int64_t full = (next - g0) / ik;  // whole fill groups before the next entry
+      const int64_t full = (next - t0) / unit;
       if (full > 0) {
-        c = repeat(c, full, [&](float x) { return fill_group(x); });
-        g0 += full * ik;
+        x = repeat(x, full, fill);
+        t0 += full * unit;
         continue;
       }
-      const int64_t g1 = std::min(g0 + ik, t1);
-      c = mma_group(c, g0, g1);
-      g0 = g1;
+      const int64_t u1 = std::min(t0 + unit, t1);
+      x = one(x, t0, u1);
+      t0 = u1;
     }
-    return c;
+    return x;
+  }
+
+  // While alive, no entry is active: what is computed sees the fill only.
+  class FillOnly {
+   public:
+    explicit FillOnly(SparseTree& t) : t_(t), lo_(t.lo_), hi_(t.hi_) { t.lo_ = t.hi_ = 0; }
+    ~FillOnly() {
+      t_.lo_ = lo_;
+      t_.hi_ = hi_;
+    }
+
+   private:
+    SparseTree& t_;
+    const size_t lo_, hi_;
+  };
+
+  // The groups of [t0, t1) (cut from t0) chained from c, one rounding each.
+  float groups(float c, int64_t t0, int64_t t1) {
+    return units(c, t0, t1, d_.instruction_k, [&](float x) { return fill_group(x); },
+                 [&](float x, int64_t g0, int64_t g1) { return mma_group(x, g0, g1); });
   }
 
   float mma_turn(float acc, int64_t t0, int64_t t1) {
@@ -163,28 +184,13 @@ class SparseTree {
     auto fill_turn = [&](float x) {
       const uint32_t key = std::bit_cast<uint32_t>(x);
       if (auto it = fill_turns_.find(key); it != fill_turns_.end()) return it->second;
-      const size_t lo = lo_, hi = hi_;
-      lo_ = hi_ = 0;  // no entries: the turn's groups see fill only
+      FillOnly fill_only(*this);
       const float y = d_.use_fast_accum ? groups(x, 0, step) : x + groups(0.0f, 0, step);
-      lo_ = lo;
-      hi_ = hi;
       fill_turns_.emplace(key, y);
       return y;
     };
-    while (t0 < k1) {
-      const size_t i = first_at(t0);
-      const int64_t next = i < hi_ && idx_[i] < k1 ? idx_[i] : k1;
-      const int64_t full = (next - t0) / step;
-      if (full > 0) {
-        acc = repeat(acc, full, fill_turn);
-        t0 += full * step;
-        continue;
-      }
-      const int64_t t1 = std::min(t0 + step, k1);
-      acc = mma_turn(acc, t0, t1);
-      t0 = t1;
-    }
-    return acc;
+    return units(acc, t0, k1, step, fill_turn,
+                 [&](float x, int64_t u0, int64_t u1) { return mma_turn(x, u0, u1); });
   }
 
   float gemv_leaf(int64_t k0, int64_t k1) {
@@ -239,11 +245,8 @@ class SparseTree {
   float fill_part(size_t i, int64_t len) {
     const auto key = std::make_pair(i, len);
     if (auto it = fill_parts_.find(key); it != fill_parts_.end()) return it->second;
-    const size_t lo = lo_, hi = hi_;
-    lo_ = hi_ = 0;
+    FillOnly fill_only(*this);
     const float v = level(i, 0, len);
-    lo_ = lo;
-    hi_ = hi;
     fill_parts_.emplace(key, v);
     return v;
   }
