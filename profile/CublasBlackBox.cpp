@@ -12,6 +12,10 @@
 //   A[0][k1], A[0][k2], A[0][k3] <- marks ; B[k4][0] <- entry    (4 element copies)
 //   cublasLtMatmul(full shape) ; D[0][0] -> out
 //   A[0][k1], A[0][k2], A[0][k3] <- 0 ; B[k4][0] <- one_b        (the fill again)
+// or, where ByteScatter loads, the same writes as 8 one-byte records (f16: 2 bytes
+// an element) in one uploaded list, with the 8 fill bytes after it:
+//   upload [patch list | restore list] ; scatter(patch list)
+//   cublasLtMatmul(full shape) ; D[0][0] -> out ; scatter(restore list)
 #include "profile/CublasBlackBox.h"
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/ByteScatter.h"
 #include "runtime/PitchedCopy.h"
 
 namespace fixbits::profile {
@@ -83,6 +88,14 @@ struct CublasBlackBox::Impl {
   Operand a, b;    // A by rows, B by columns
   Buffer d, staging;
   std::optional<PitchedCopy> copy;  // loaded on first strided upload
+  // How run_sparse writes entries, decided by its first call: ByteScatter when it
+  // loads (CUDA), per-entry copies otherwise (unset until then).
+  std::optional<bool> use_scatter;
+  std::optional<ByteScatter> scatter;
+  Buffer lists;                        // device copy of a launch's patch + restore lists
+  std::vector<ByteWrite> writes;       // a launch's patch writes
+  std::vector<ByteWrite> restores;     // the fill bytes back over them
+  std::vector<ByteWrite> a_restores;   // A's part of `restores`, kept over a row pass
   absl::Mutex mu;
   int64_t calls = 0, launches = 0;
   std::vector<uint8_t> host;  // upload scratch
@@ -209,6 +222,60 @@ struct CublasBlackBox::Impl {
     return absl::OkStatus();
   }
 
+  // Decides, once, whether run_sparse scatters (ByteScatter loads) or copies.
+  bool scatters() {
+    if (!use_scatter.has_value()) {
+      absl::StatusOr<ByteScatter> sc = ByteScatter::load(*lt->device());
+      use_scatter = sc.ok();
+      if (sc.ok()) scatter = *std::move(sc);
+    }
+    return *use_scatter;
+  }
+
+  // Marks [first, last) of o as byte writes at absolute device addresses: their bits
+  // into `patch_out`, the fill into `fill_back`. Like patch(), unsets the fill state (set
+  // again once the restore is launched) and widens o.dirty over the marked lines.
+  void add_writes(Operand& o, const std::vector<Mark>& marks, size_t first, size_t last,
+                  uint32_t fill, std::vector<ByteWrite>& patch_out,
+                  std::vector<ByteWrite>& fill_back) {
+    if (first == last) return;
+    int64_t lines = 0;
+    for (size_t i = first; i < last; ++i) {
+      const Mark& m = marks[i];
+      lines = std::max(lines, m.line + 1);
+      const uint64_t address = o.buf.address() + m.at * o.bytes;
+      append_element_writes(patch_out, address, m.bits, o.bytes);
+      append_element_writes(fill_back, address, fill, o.bytes);
+    }
+    o.fill.reset();
+    o.dirty = std::max(o.dirty, lines);
+  }
+
+  // `writes` and `restores` in one upload (the restore list 8-byte aligned after the
+  // patch list), scatter the patch, launch and read D, scatter the restore. All on the
+  // default stream, where cuBLASLt runs too (CublasLt::matmul with no stream), so the
+  // order holds; the synchronous read of D waits for the patch and the matmul, and the
+  // next upload waits for the restore.
+  absl::Status scatter_launch_restore(int64_t rows, int64_t cols, int64_t i0, int64_t j0,
+                                      int64_t n, std::vector<uint32_t>& result) {
+    const size_t restore_at = (byte_scatter_list_bytes(writes.size()) + 7) / 8 * 8;
+    const size_t bytes = restore_at + byte_scatter_list_bytes(restores.size());
+    if (bytes > 0) {
+      host.clear();
+      encode_byte_scatter_list(writes, host, 0);
+      encode_byte_scatter_list(restores, host, restore_at);
+      if (lists.size() < bytes) {
+        absl::StatusOr<Buffer> l = lt->device()->alloc(std::max(bytes, lists.size() * 2));
+        if (!l.ok()) return l.status();
+        lists = *std::move(l);
+      }
+      if (absl::Status st = lists.copy_from_host(host.data(), bytes); !st.ok()) return st;
+    }
+    if (absl::Status st = scatter->run(0, lists.address(), writes.size()); !st.ok()) return st;
+    if (absl::Status st = launch_and_read(rows, cols, i0, j0, n, result); !st.ok()) return st;
+    return scatter->run(0, lists.address() + restore_at, restores.size());
+  }
+
   // One full-shape launch; D's first rows x cols block into result at (i0, j0) of a
   // problem `n` wide.
   absl::Status launch_and_read(int64_t rows, int64_t cols, int64_t i0, int64_t j0, int64_t n,
@@ -275,6 +342,10 @@ int64_t CublasBlackBox::calls() const {
 int64_t CublasBlackBox::launches() const {
   absl::MutexLock lock(&impl_->mu);
   return impl_->launches;
+}
+bool CublasBlackBox::scatters_sparse_entries() const {
+  absl::MutexLock lock(&impl_->mu);
+  return impl_->use_scatter.value_or(false);
 }
 
 dsl::probe::GemmBlackBox CublasBlackBox::as_black_box() {
@@ -440,6 +511,40 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
   if (absl::Status st = im.ensure_fill(im.a, p.a_fill, std::min(s.m, p.m)); !st.ok()) return st;
   if (absl::Status st = im.ensure_fill(im.b, p.b_fill, std::min(s.n, p.n)); !st.ok()) return st;
   std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
+  if (im.scatters()) {
+    // Per launch one list of byte writes (A's entries on the row pass's first launch,
+    // B's on every launch) and one of the fill back (B's, and A's on the pass's last).
+    size_t a_first = 0;
+    for (int64_t i0 = 0; i0 < p.m; i0 += s.m) {
+      const int64_t rows = std::min(s.m, p.m - i0);
+      while (a_first < a_marks.size() && a_marks[a_first].block < i0 / s.m) ++a_first;
+      const size_t a_last = block_end(a_marks, a_first, i0 / s.m);
+      size_t b_first = 0;
+      for (int64_t j0 = 0; j0 < p.n; j0 += s.n) {
+        const int64_t cols = std::min(s.n, p.n - j0);
+        const bool last_col_pass = j0 + s.n >= p.n;
+        while (b_first < b_marks.size() && b_marks[b_first].block < j0 / s.n) ++b_first;
+        const size_t b_last = block_end(b_marks, b_first, j0 / s.n);
+        im.writes.clear();
+        im.restores.clear();
+        if (j0 == 0) {
+          im.a_restores.clear();
+          im.add_writes(im.a, a_marks, a_first, a_last, p.a_fill, im.writes, im.a_restores);
+        }
+        im.add_writes(im.b, b_marks, b_first, b_last, p.b_fill, im.writes, im.restores);
+        if (last_col_pass) {
+          im.restores.insert(im.restores.end(), im.a_restores.begin(), im.a_restores.end());
+        }
+        if (absl::Status st = im.scatter_launch_restore(rows, cols, i0, j0, p.n, result);
+            !st.ok()) {
+          return st;
+        }
+        if (b_first < b_last) im.b.fill = p.b_fill;
+        if (last_col_pass && a_first < a_last) im.a.fill = p.a_fill;
+      }
+    }
+    return result;
+  }
   std::vector<Patch> a_patches, b_patches;
   size_t a_first = 0;
   for (int64_t i0 = 0; i0 < p.m; i0 += s.m) {

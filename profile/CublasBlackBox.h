@@ -24,10 +24,19 @@
 //     a fill densely only when the fill state does not already cover it (another
 //     fill, more rows/columns than held, or a dense call in between: rare, the
 //     probe's fills are constant); then per launch it writes only the entries that
-//     differ from the fill (nearby ones in one copy), launches, reads D, and writes
-//     the fill back over them. Cost: O(entries) small host-to-device copies per
-//     call, plus a dense fill when the state changes. Rows/columns past p.m / p.n
-//     may hold the fill instead of zero; no element read back depends on them.
+//     differ from the fill, launches, reads D, and writes the fill back over them.
+//     How the entries are written is decided by the first run_sparse call, once per
+//     box (scatters_sparse_entries() says which):
+//       - ByteScatter (when ByteScatter::load succeeds: a CUDA device): per launch
+//         one host-to-device copy of a patch list and a restore list (each byte of an
+//         entry one record, at its absolute device address), a scatter launch before
+//         the matmul and one after the read, all on the default stream cuBLASLt runs
+//         on. Cost per launch: one small copy and two tiny launches.
+//       - otherwise (a HIP device, or a driver that cannot load its PTX, like a CPU
+//         test driver that does not emulate it): one synchronous copy per run of
+//         nearby entries, and one each to restore them: O(entries) small copies.
+//     Plus, either way, a dense fill when the state changes. Rows/columns past p.m /
+//     p.n may hold the fill instead of zero; no element read back depends on them.
 //   * Assumed, not checked: an output element's bits do not depend on where in D it
 //     sits (the probe reads elements (0..3, 0..3)), nor on A's other rows or B's
 //     other columns. The sample checks it on full-shape draws at positions spread
@@ -74,6 +83,8 @@ class CublasBlackBox : public std::enable_shared_from_this<CublasBlackBox> {
   const MatmulReport& report() const;  // the heuristic's answer for shape()
   int64_t calls() const;               // run() and run_sparse() calls so far
   int64_t launches() const;            // cublasLtMatmul launches so far
+  // Whether run_sparse writes its entries with ByteScatter (false before its first call).
+  bool scatters_sparse_entries() const;
 
   struct Impl;
 

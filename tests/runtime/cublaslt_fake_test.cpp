@@ -1,11 +1,12 @@
 // runtime/CublasLt and profile/CublasBlackBox end to end on the CPU: the cuBLASLt
 // loaded is tests/runtime/fake/FakeCublasLt.cpp (cuBLAS's documented column-major
 // semantics, a sequential f32 fma chain), the device a host-memory Driver whose
-// launch() performs PitchedCopy's copy. So the dlopen table, the row-major to
-// column-major call, the report's attribute reading, the black box's uploads
-// (contiguous and pitched), its row/column passes, its sparse path (entries patched
-// over a fill and restored, against the dense path) and the probe on top all run
-// here, and the GPU test repeats the same against the real library.
+// launch() performs PitchedCopy's copy and ByteScatter's scatter. So the dlopen
+// table, the row-major to column-major call, the report's attribute reading, the
+// black box's uploads (contiguous and pitched), its row/column passes, its sparse
+// path (entries patched over a fill and restored, against the dense path, both by
+// ByteScatter and by the per-entry copies it falls back to) and the probe on top all
+// run here, and the GPU test repeats the same against the real library.
 #include <cstring>
 #include <memory>
 #include <random>
@@ -27,7 +28,8 @@
 namespace fixbits::runtime {
 namespace {
 
-// Host memory as device memory; launch() runs fixbits_pitched_copy on the CPU.
+// Host memory as device memory; launch() runs fixbits_pitched_copy and (unless
+// runs_scatter is cleared, so ByteScatter::load fails) fixbits_byte_scatter on the CPU.
 class HostDriver final : public Driver {
  public:
   HostDriver() {
@@ -36,14 +38,17 @@ class HostDriver final : public Driver {
   }
   const DeviceInfo& info() const override { return info_; }
   absl::StatusOr<void*> module_load(std::string_view image) override {
-    if (image.find(".entry fixbits_pitched_copy") == std::string_view::npos) {
-      return absl::InvalidArgumentError("host driver: only the pitched copy runs here");
+    if (image.find(".entry fixbits_pitched_copy") != std::string_view::npos) {
+      return reinterpret_cast<void*>(0x10);
     }
-    return reinterpret_cast<void*>(0x10);
+    if (runs_scatter && image.find(".entry fixbits_byte_scatter") != std::string_view::npos) {
+      return reinterpret_cast<void*>(0x11);
+    }
+    return absl::InvalidArgumentError("host driver: only the pitched copy and the scatter run here");
   }
   absl::Status module_unload(void*) override { return absl::OkStatus(); }
-  absl::StatusOr<void*> module_function(void*, const std::string&) override {
-    return reinterpret_cast<void*>(0x20);
+  absl::StatusOr<void*> module_function(void* m, const std::string&) override {
+    return reinterpret_cast<void*>(m == reinterpret_cast<void*>(0x10) ? kCopy : kScatter);
   }
   absl::StatusOr<uint64_t> mem_alloc(size_t bytes) override {
     return reinterpret_cast<uint64_t>(new uint8_t[bytes]);
@@ -55,6 +60,7 @@ class HostDriver final : public Driver {
   absl::Status copy_to_device(uint64_t d, const void* s, size_t n, void*) override {
     std::memcpy(reinterpret_cast<void*>(d), s, n);
     uploaded += n;
+    ++uploads;
     return absl::OkStatus();
   }
   absl::Status copy_to_host(void* d, uint64_t s, size_t n, void*) override {
@@ -73,12 +79,13 @@ class HostDriver final : public Driver {
   absl::Status event_record(void*, void*) override { return absl::OkStatus(); }
   absl::Status event_synchronize(void*) override { return absl::OkStatus(); }
   absl::StatusOr<float> event_elapsed_ms(void*, void*) override { return 0.0f; }
-  absl::StatusOr<std::vector<size_t>> param_sizes(void*) override {
-    return std::vector<size_t>(6, 8);
+  absl::StatusOr<std::vector<size_t>> param_sizes(void* fn) override {
+    return std::vector<size_t>(fn == reinterpret_cast<void*>(kCopy) ? 6 : 3, 8);
   }
   absl::Status set_max_dynamic_shared(void*, uint32_t) override { return absl::OkStatus(); }
-  absl::Status launch(void*, const uint32_t grid[3], const uint32_t block[3], uint32_t, void*,
+  absl::Status launch(void* fn, const uint32_t grid[3], const uint32_t block[3], uint32_t, void*,
                       void** args) override {
+    if (fn == reinterpret_cast<void*>(kScatter)) return scatter(grid, block, args);
     uint64_t w[6];
     for (int i = 0; i < 6; ++i) std::memcpy(&w[i], args[i], 8);
     const uint64_t dst = w[0], src = w[1], rows = w[2], width = w[3], dp = w[4], sp = w[5];
@@ -94,10 +101,35 @@ class HostDriver final : public Driver {
   }
   absl::Status synchronize() override { return absl::OkStatus(); }
 
-  int copies = 0;        // pitched-copy launches
-  uint64_t uploaded = 0;  // bytes copied host to device
+  bool runs_scatter = true;  // cleared: ByteScatter does not load (the copy fallback)
+  int copies = 0;            // pitched-copy launches
+  int scatters = 0;          // byte-scatter launches
+  uint64_t uploaded = 0;     // bytes copied host to device
+  int uploads = 0;           // host-to-device copies
 
  private:
+  static constexpr uintptr_t kCopy = 0x20, kScatter = 0x30;
+
+  // ByteScatter's kernel: base + offset[i] <- value[i], the list as ByteScatter.h lays it out.
+  absl::Status scatter(const uint32_t grid[3], const uint32_t block[3], void** args) {
+    uint64_t base, list, count;
+    std::memcpy(&base, args[0], 8);
+    std::memcpy(&list, args[1], 8);
+    std::memcpy(&count, args[2], 8);
+    if (uint64_t{grid[0]} * block[0] < count) {
+      return absl::InternalError("host driver: the grid does not cover count threads");
+    }
+    if (list % 8 != 0) return absl::InternalError("host driver: a misaligned scatter list");
+    const uint8_t* l = reinterpret_cast<const uint8_t*>(list);
+    for (uint64_t i = 0; i < count; ++i) {
+      uint64_t offset;
+      std::memcpy(&offset, l + 8 * i, 8);
+      reinterpret_cast<uint8_t*>(base + offset)[0] = l[8 * count + i];
+    }
+    ++scatters;
+    return absl::OkStatus();
+  }
+
   DeviceInfo info_;
 };
 
@@ -308,12 +340,15 @@ std::string describe(const SparseProblem& p) {
 // calls on one box (fills switching, problems inside and larger than the shape, dense
 // calls in between) gives, call by call, what a second box gives for run(densify(p)).
 // A stale entry or fill left on the device by an earlier call would show up in a later one.
+// Both ways of writing the entries: ByteScatter, and the per-entry copies without it.
 TEST_F(CublasLtFakeTest, SparseRunEqualsDenseRunOfItsDensifiedProblem) {
   const uint32_t one = to_bits(DType::kF16, 1.0f), half = to_bits(DType::kF16, 0.5f);
   struct Mn {
     int64_t m, n;
   };
+  for (bool scatter : {true, false})
   for (Mn mn : {Mn{1, 8}, Mn{4, 1}, Mn{3, 5}}) {
+    driver_->runs_scatter = scatter;
     for (bool a_row : {true, false}) {
       for (bool b_row : {true, false}) {
         const GemmShape s{.m = mn.m, .n = mn.n, .k = 37, .out_dtype = DType::kF32,
@@ -342,7 +377,9 @@ TEST_F(CublasLtFakeTest, SparseRunEqualsDenseRunOfItsDensifiedProblem) {
           absl::StatusOr<std::vector<uint32_t>> want = (*dense)->run(dsl::probe::densify(p));
           ASSERT_TRUE(have.ok()) << have.status();
           ASSERT_TRUE(want.ok()) << want.status();
-          EXPECT_EQ(*have, *want) << to_string(s) << " step " << step << ": " << describe(p);
+          EXPECT_EQ(*have, *want) << to_string(s) << " step " << step << ": " << describe(p)
+                                  << (scatter ? " (scatter)" : " (copies)");
+          EXPECT_EQ((*sparse)->scatters_sparse_entries(), scatter);
           EXPECT_EQ((*sparse)->launches() - launches_before,
                     ((pm + s.m - 1) / s.m) * ((pn + s.n - 1) / s.n));
           if (step % 5 == 0) {  // a dense call on the sparse box, which the next call follows
@@ -359,22 +396,39 @@ TEST_F(CublasLtFakeTest, SparseRunEqualsDenseRunOfItsDensifiedProblem) {
 }
 
 // Once the fill is on the device a call uploads its entries, not its rows: far less
-// than one K-long line, where run() uploads (rows + cols) x K elements.
+// than one K-long line, where run() uploads (rows + cols) x K elements. With
+// ByteScatter that is one upload (both lists) and two scatters per launch.
 TEST_F(CublasLtFakeTest, ASparseCallUploadsOnlyItsEntriesOnceTheFillIsThere) {
   const GemmShape s{.m = 4, .n = 8, .k = 4096};
-  absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt_, s);
-  ASSERT_TRUE(box.ok()) << box.status();
-  const uint32_t one = to_bits(DType::kF16, 1.0f);
-  std::mt19937 rng(3);
-  ASSERT_TRUE((*box)->run_sparse(draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8)).ok());
-  for (int call = 0; call < 3; ++call) {
-    const SparseProblem p = draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8);
-    const uint64_t before = driver_->uploaded;
-    absl::StatusOr<std::vector<uint32_t>> have = (*box)->run_sparse(p);
-    ASSERT_TRUE(have.ok()) << have.status();
-    // 20 entries written and restored, 2 bytes each (a merged gap adds at most 32 each).
-    EXPECT_LE(driver_->uploaded - before, 2u * 20 * 33 * 2) << "call " << call;
-    EXPECT_LT(driver_->uploaded - before, uint64_t(s.k) * 2) << "call " << call;
+  for (bool scatter : {true, false}) {
+    driver_->runs_scatter = scatter;
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box =
+        profile::CublasBlackBox::create(lt_, s);
+    ASSERT_TRUE(box.ok()) << box.status();
+    const uint32_t one = to_bits(DType::kF16, 1.0f);
+    std::mt19937 rng(3);
+    ASSERT_TRUE((*box)->run_sparse(draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8)).ok());
+    EXPECT_EQ((*box)->scatters_sparse_entries(), scatter);
+    for (int call = 0; call < 3; ++call) {
+      const SparseProblem p = draw_sparse(rng, 4, 8, s.k, 0, one, 12, 8);
+      const uint64_t before = driver_->uploaded;
+      const int uploads_before = driver_->uploads, scatters_before = driver_->scatters;
+      absl::StatusOr<std::vector<uint32_t>> have = (*box)->run_sparse(p);
+      ASSERT_TRUE(have.ok()) << have.status();
+      const std::string what = absl::StrFormat("%s call %d", scatter ? "scatter" : "copies", call);
+      if (scatter) {
+        // At most 20 entries of 2 bytes, 9 bytes a byte record, in a patch and a restore
+        // list (the second aligned to 8).
+        EXPECT_LE(driver_->uploaded - before, 2u * 20 * 2 * 9 + 7) << what;
+        EXPECT_EQ(driver_->uploads - uploads_before, 1) << what;
+        EXPECT_EQ(driver_->scatters - scatters_before, 2) << what;
+      } else {
+        // 20 entries written and restored, 2 bytes each (a merged gap adds at most 32 each).
+        EXPECT_LE(driver_->uploaded - before, 2u * 20 * 33 * 2) << what;
+        EXPECT_EQ(driver_->scatters, scatters_before) << what;
+      }
+      EXPECT_LT(driver_->uploaded - before, uint64_t(s.k) * 2) << what;
+    }
   }
 }
 

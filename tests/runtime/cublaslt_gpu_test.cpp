@@ -11,12 +11,16 @@
 //   * CUPTI (when present) records the kernels one cublasLtMatmul launched;
 //   * PitchedCopy moves exactly the bytes it should;
 //   * the black box returns the same bits as a direct full-shape call;
+//   * its sparse path, through ByteScatter, returns the same bits as a dense call of
+//     the densified problem, call after call (fills switching, several launches);
 //   * at 1 x 64 x 4096 f16 the probe recovers a descriptor whose reference::gemm
 //     equals cuBLAS bit for bit on 3 fresh draws of the full shape.
 #include <cmath>
 #include <cstring>
 #include <iostream>
 #include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "dsl/FloatFormat.h"
@@ -419,6 +423,82 @@ TEST_F(CublasLtGpuTest, BlackBoxGivesTheBitsOfADirectFullShapeCall) {
   p.k = s.k;
   p.a[0] = 0x12345;
   EXPECT_NE((*box)->run(p).status().message().find("GemmProblem.a[0]"), std::string::npos);
+}
+
+// `na` entries of a and `nb` of b at distinct random positions, a third of them
+// holding the fill (the box writes none of those).
+dsl::probe::SparseProblem draw_sparse(std::mt19937_64& rng, DType t, int64_t m, int64_t n,
+                                      int64_t k, uint32_t a_fill, uint32_t b_fill, int na,
+                                      int nb) {
+  dsl::probe::SparseProblem p{.m = m, .n = n, .k = k, .a_fill = a_fill, .b_fill = b_fill,
+                              .a = {}, .b = {}, .reads = {}};
+  auto bits = [&](uint32_t fill) { return rng() % 3 == 0 ? fill : draw(t, 1, rng)[0]; };
+  std::set<std::pair<int64_t, int64_t>> seen;
+  while (int(p.a.size()) < na && int64_t(seen.size()) < m * k) {
+    const int64_t i = rng() % m, kk = rng() % k;
+    if (seen.insert({i, kk}).second) p.a.push_back({.row = i, .col = kk, .bits = bits(a_fill)});
+  }
+  seen.clear();
+  while (int(p.b.size()) < nb && int64_t(seen.size()) < k * n) {
+    const int64_t kk = rng() % k, j = rng() % n;
+    if (seen.insert({kk, j}).second) p.b.push_back({.row = kk, .col = j, .bits = bits(b_fill)});
+  }
+  return p;
+}
+
+// One box's run_sparse against a second box's run(densify(p)), on the real library:
+// the scatter (patch before the matmul, restore after the read, on cuBLASLt's stream)
+// leaves exactly the densified operands in place for each launch and the fill after.
+TEST_F(CublasLtGpuTest, SparseRunThroughByteScatterEqualsDenseRunOfItsDensifiedProblem) {
+  struct Case {
+    GemmShape s;
+    DType t;
+  };
+  const Case cases[] = {
+      {GemmShape{.m = 1, .n = 64, .k = 4096}, DType::kF16},
+      {GemmShape{.m = 3, .n = 38, .k = 2000, .out_dtype = DType::kF32, .b_row_major = false},
+       DType::kF16},
+      {GemmShape{.m = 2, .n = 16, .k = 300, .a_row_major = false}, DType::kF16},
+      {GemmShape{.m = 4, .n = 16, .k = 512, .a_dtype = DType::kBF16, .b_dtype = DType::kBF16,
+                 .out_dtype = DType::kF32},
+       DType::kBF16},
+      {GemmShape{.m = 16, .n = 32, .k = 256, .a_dtype = DType::kF8E4M3,
+                 .b_dtype = DType::kF8E4M3, .out_dtype = DType::kF16, .b_row_major = false},
+       DType::kF8E4M3},
+  };
+  for (const Case& c : cases) {
+    const GemmShape& s = c.s;
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> sparse =
+        profile::CublasBlackBox::create(lt_, s);
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> dense =
+        profile::CublasBlackBox::create(lt_, s);
+    ASSERT_TRUE(sparse.ok()) << to_string(s) << ": " << sparse.status();
+    ASSERT_TRUE(dense.ok()) << dense.status();
+    const uint32_t one = to_bits(c.t, 1.0f), half = to_bits(c.t, 0.5f);
+    const std::pair<uint32_t, uint32_t> fills[] = {
+        {0, one}, {0, one}, {0, one}, {half, one}, {0, 0}, {one, 0}, {0, one}, {0, one}};
+    std::mt19937_64 rng(31);
+    int step = 0;
+    for (auto [a_fill, b_fill] : fills) {
+      ++step;
+      // Inside the shape, then taller and/or wider than it (several launches).
+      const int64_t pm = step % 3 == 0 ? 2 * s.m + 1 : 1 + int64_t(rng() % s.m);
+      const int64_t pn = step % 4 == 0 ? s.n + 3 : 1 + int64_t(rng() % s.n);
+      const dsl::probe::SparseProblem p =
+          draw_sparse(rng, c.t, pm, pn, s.k, a_fill, b_fill, int(40 * pm), int(3 * pn + 5));
+      absl::StatusOr<std::vector<uint32_t>> have = (*sparse)->run_sparse(p);
+      absl::StatusOr<std::vector<uint32_t>> want = (*dense)->run(dsl::probe::densify(p));
+      ASSERT_TRUE(have.ok()) << to_string(s) << ": " << have.status();
+      ASSERT_TRUE(want.ok()) << to_string(s) << ": " << want.status();
+      ASSERT_EQ(have->size(), want->size());
+      int diff = 0;
+      for (size_t i = 0; i < want->size(); ++i) diff += (*want)[i] != (*have)[i];
+      EXPECT_EQ(diff, 0) << to_string(s) << " step " << step << ": " << diff << " of "
+                         << want->size() << " outputs differ (" << pm << "x" << pn << ", "
+                         << p.a.size() << " + " << p.b.size() << " entries)";
+      EXPECT_TRUE((*sparse)->scatters_sparse_entries()) << "the CUDA device fell back to copies";
+    }
+  }
 }
 
 TEST_F(CublasLtGpuTest, ProbeRecoversABitExactDescriptorAt1x64x4096) {
