@@ -75,6 +75,10 @@ absl::Status bad(std::string msg) { return absl::InvalidArgumentError(std::move(
 
 }  // namespace
 
+bool has_split(const GemmDesc& d) {
+  return d.family == GemmFamily::kSplitK || (d.family == GemmFamily::kGemv && !d.k_cuts.empty());
+}
+
 int lane_slots(int lanes) {
   int slots = 1;
   while (slots < lanes && slots < (1 << 30)) slots *= 2;
@@ -244,24 +248,34 @@ absl::Status validate_cuts(const GemmDesc& d) {
             "with a scalar instruction; use scalar_fma or scalar_mul_add.",
             desc_text::enum_name(d.instruction, kInstructionNames), fam));
       }
+      if (d.family == GemmFamily::kGemv && d.k_cuts.size() == 1) {
+        if (d.k_cuts[0].fold != Fold::kChain) {
+          return bad(absl::StrFormat(
+              "GemmDesc.k_cuts[0].fold is %s but the one cut of family gemv is a split, "
+              "merged by a second kernel in part order; it must be chain.",
+              desc_text::enum_name(d.k_cuts[0].fold, kFoldNames)));
+        }
+        break;
+      }
       if (!d.k_cuts.empty()) {
         return bad(absl::StrFormat(
-            "GemmDesc.k_cuts has %d levels but family %s deals K to its lanes uncut.",
-            d.k_cuts.size(), fam));
+            "GemmDesc.k_cuts has %d levels but family %s deals K to its lanes uncut%s.",
+            d.k_cuts.size(), fam,
+            d.family == GemmFamily::kGemv ? " (or split by one chain cut)" : ""));
       }
       break;
   }
-  if (d.family != GemmFamily::kSplitK) {
+  if (!has_split(d)) {
     if (d.partial_dtype != DType::kF32) {
       return bad(absl::StrFormat(
-          "GemmDesc.partial_dtype is %s but only family split_k writes partials; family "
-          "%s must leave it f32.",
+          "GemmDesc.partial_dtype is %s but only a split (family split_k, or gemv with a "
+          "cut) writes partials; family %s without one must leave it f32.",
           dtype_name(d.partial_dtype), fam));
     }
     if (d.merge_dtype != DType::kF32) {
       return bad(absl::StrFormat(
-          "GemmDesc.merge_dtype is %s but only family split_k runs a merge; family %s "
-          "must leave it f32.",
+          "GemmDesc.merge_dtype is %s but only a split (family split_k, or gemv with a cut) "
+          "runs a merge; family %s without one must leave it f32.",
           dtype_name(d.merge_dtype), fam));
     }
   }

@@ -29,6 +29,12 @@
 //     every power of two below lane_slots(lanes), and a partner l ^ d >= lanes is
 //     absent, so lane l keeps its value in that round.
 //
+//     With one cut (k_cuts = [span:chain], cuBLAS's split gemv: the gemv kernel on
+//     gridDim.z parts, then splitKreduce), the cut is a split as family kSplitK's:
+//     each part of `span` elements is dealt to the lanes as a range of its own (tiles
+//     from the part's start), folded as above, written at partial_dtype, and the
+//     parts are merged in part order at merge_dtype from +0.0 (see cuts below).
+//
 //   * family kDot (cuBLAS's dot_kernel + reduce_1Block_kernel pair, whose trees
 //     fixbits-cublas-probe --tree recorded on the H200 in session 10): `blocks` blocks
 //     of `lanes` threads, G = blocks * lanes; thread g takes the tiles g, g + G,
@@ -48,7 +54,7 @@
 //     kChain: r = p_0; r = r (+) p_j in part order;
 //     kTreeUp / kTreeDown: a butterfly over the part index padded with -0.0 to a
 //     power of two, offsets counting up from 1 / down from half.
-//   For family kSplitK the outermost level is the split: its parts are written at
+//   For family kSplitK, and kGemv with its one cut, the outermost level is the split: its parts are written at
 //   partial_dtype and merged by a second kernel in part order with the running sum
 //   held at merge_dtype and seeded with +0.0: r = +0.0; r = r (+) p_j for every j
 //   (so a merge whose every part is -0.0 gives +0.0, as cuBLAS's splitKreduce does;
@@ -119,6 +125,10 @@ struct GemmDesc {
 
   bool operator==(const GemmDesc&) const = default;
 };
+
+// Whether the outermost cut is a split, written at partial_dtype and merged by a
+// second kernel: family kSplitK, and kGemv with a cut.
+bool has_split(const GemmDesc& d);
 
 // The width of a lane fold over `lanes` lanes: the smallest power of two >= lanes
 // (lane_slots(20) = 32, lane_slots(32) = 32, lane_slots(1) = 1; at most 2^30).

@@ -343,6 +343,11 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   const bool vector_shape = s.m == 1 || s.n == 1;
   std::vector<GemmFamily> families = {first, second, GemmFamily::kGemv};
   if (vector_shape && splitk <= 1) families = {GemmFamily::kGemv, first, second};
+  // A split answer of cuBLASLt's gemv algorithm (id 13: gemvNSP, gemv2T, ...) at a
+  // vector shape is tried as a split gemv (gemv_split) right after the dot family:
+  // session 13's custom 75/92/93/100 split classes (126 match draws) are the gemv
+  // kernel on gridDim.z parts plus splitKreduce.
+  if (vector_shape && splitk > 1 && key.id == 13) families = {GemmFamily::kGemv, first, second};
   if (splitk > 1) {
     families.insert(vector_shape ? families.begin() : families.end(), GemmFamily::kDot);
   }
@@ -357,7 +362,10 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       o.instruction_k = ik;
       o.k = s.k;
       o.blocks = f == GemmFamily::kDot ? splitk : 0;
-      if (f == GemmFamily::kGemv) o.gemv_lanes = gemv_lanes;
+      if (f == GemmFamily::kGemv) {
+        o.gemv_lanes = gemv_lanes;
+        o.gemv_split = splitk > 1;
+      }
       o.keep_going = keep_going;
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
       if (d.ok()) return d;

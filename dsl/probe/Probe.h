@@ -34,7 +34,8 @@
 //   that rejected the last candidate when no descriptor in the family reproduces the
 //   black box; the black box's own errors pass through, naming the experiment.
 // Search space: split spans >= 2 seen at this K (a span >= K is reported as K), up
-//   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts, over
+//   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts (and with
+//   one split cut when opts.gemv_split), over
 //   the lane counts opts.gemv_lanes (default: the powers of two 1..64); the
 //   epilogue fields at their defaults (the probe asks for the bare product).
 // Cost: about K placements per walk (a few walks), each 1 x 1 x K; one black-box
@@ -80,6 +81,10 @@ struct ProbeOptions {
   // not try counts that are no power of two, which would multiply its cost). Each
   // in [1, 64].
   std::vector<int> gemv_lanes;
+  // Family gemv: also try one split cut (cuBLAS's split gemv answers: the gemv kernel
+  // over gridDim.z parts, then splitKreduce), with the spans the pair walk allows and
+  // every partial/merge dtype, after every unsplit candidate.
+  bool gemv_split = false;
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match
   uint64_t seed = 0x5eed;  // of the random draws

@@ -152,7 +152,7 @@ class ElementTree {
       parts.push_back(level(i + 1, p0, std::min(p0 + cut.span, k1)));
     }
     if (parts.empty()) return 0.0f;
-    if (d_.family == GemmFamily::kSplitK && i == 0) return merge_split(parts);
+    if (has_split(d_) && i == 0) return merge_split(parts);
     return fold_parts(std::move(parts), cut.fold);
   }
 

@@ -269,7 +269,7 @@ class SparseTree {
       special.emplace_back(n - 1, level(i + 1, last0, k1));
     }
     const float fill = n > static_cast<int64_t>(special.size()) ? fill_part(i + 1, cut.span) : 0.0f;
-    const bool split = d_.family == GemmFamily::kSplitK && i == 0;
+    const bool split = has_split(d_) && i == 0;
     if (split || cut.fold == Fold::kChain) {
       // split: r = +0.0, r = M(r + P(p_j)) for every j; chain: r = p_0, r = r + p_j.
       auto partial = [&](float x) { return round_to(d_.partial_dtype, x); };

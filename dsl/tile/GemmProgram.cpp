@@ -97,7 +97,7 @@ absl::Status check_desc(const GemmDesc& d) {
         std::string(dtype_name(d.acc_dtype))));
   }
   for (size_t i = 0; i < d.k_cuts.size(); ++i) {
-    const bool split = d.family == GemmFamily::kSplitK && i == 0;
+    const bool split = has_split(d) && i == 0;
     if (split || d.k_cuts[i].fold == Fold::kChain) continue;
     const char* fold = d.k_cuts[i].fold == Fold::kTreeUp ? "tree_up" : "tree_down";
     if (i == 0) {
@@ -375,7 +375,10 @@ OutFrame scalar_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, cons
 
 OutFrame mma_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o);
 
+OutFrame gemv_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o);
+
 OutFrame out_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
+  if (d.family == GemmFamily::kGemv) return gemv_frame(b, d, cfg, o);
   return is_matrix(d.instruction) ? mma_frame(b, d, cfg, o)
                                                 : scalar_frame(b, d, cfg, o);
 }
@@ -614,13 +617,10 @@ absl::StatusOr<tile::Program> build_dot_merge(const GemmDesc& d, const GemmConfi
 // x (+0.0, -0.0, inf and NaN included), so u_r[x] = u_(r-1)[x] = v_r[x]. (A +0.0
 // padding would turn a lane holding -0.0, an fma whose product underflows, into
 // +0.0.) Absent slots outside S_r may hold sums of real lanes: lane 0 never reads them.
-absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cfg) {
-  Builder b(kernel_name(d, cfg, "gemv"));
-  b.set_num_warps(cfg.warps);
-  b.set_grid("gemm");
-  Value out;
-  Epilogue ep;
-  Operands o = read_output_kernel_params(b, d, &out, &ep);
+// The gemv block's frame: its (E) lanes, their leaf over a K range (deal, lane folds,
+// the lane fold; lane 0 of a column ends with its value) and where it stores: lane 0 of
+// each in-bounds column, at (row, col). rows/cols/mask hold one (E) accumulator.
+OutFrame gemv_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Operands& o) {
   const int64_t g = gemv_outputs_per_block(d, cfg);
   const int64_t lanes = d.lanes, tile = d.lane_tile;
   const int64_t slots = lane_slots(d.lanes);
@@ -641,14 +641,14 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
                                    i64(b, lanes))
                        : col_ok;                                             // (E) i1
   // Present lanes start from +0.0, absent slots from -0.0 (the identity of (+)f32).
-  auto initial = [&] {
+  auto initial = [=, &b] {
     if (!padded) return b.splat(zero, {e});
     Value present = b.compare(CompareOp::kLt, lane, i64(b, lanes));
     return b.select(present, b.splat(zero, {e}), b.splat(b.const_f32(-0.0f), {e}));
   };
 
   // Folds k into acc where k < limit (a per-element bound); elsewhere acc stays.
-  auto step_at = [&](Value acc, Value k, Value limit) {
+  auto step_at = [=, &b](Value acc, Value k, Value limit) {
     Value ok = b.compare(CompareOp::kLt, k, limit);
     Value av = to_f32(b, b.load(o.a, b.add(a_row, b.mul(k, o.a_sk)), ok,
                                 b.const_float(o.a_elem, 0.0f)), o.a_elem);
@@ -656,7 +656,7 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
                                 b.const_float(o.b_elem, 0.0f)), o.b_elem);
     return b.select(ok, leaf_step(b, d.instruction, acc, av, bv), acc);
   };
-  LeafFn leaf = [&](Value k0, Value k1) {
+  LeafFn leaf = [=, &b](Value k0, Value k1) {
     Value len = b.sub(k1, k0);
     Value tiles = b.div(b.add(len, i64(b, tile - 1)), i64(b, tile));
     Value rounds = b.div(b.add(tiles, i64(b, lanes - 1)), i64(b, lanes));  // tiles per lane (ceil)
@@ -683,13 +683,29 @@ absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cf
     for (int off : d.lane_fold) v = b.add(v, b.xor_permute(v, off));  // v[l] (+) v[l ^ off]
     return Accs{v};
   };
-  Accs shape_like{b.splat(zero, {e})};
-  Accs acc = top(b, d, 0, i64(b, 0), o.k, shape_like, leaf);
-  Value off = b.add(b.mul(row, o.n), col);                                  // (E) i64
+  OutFrame f;
+  f.shape_like = {b.splat(zero, {e})};
+  f.rows = {row};
+  f.cols = {col};
+  f.col_ok = {col_ok};
   // Lane 0 of each in-bounds column stores: (col < N ? lane : 1) == 0.
-  Value store_mask = b.compare(CompareOp::kEq, b.select(col_ok, lane, i64(b, 1)), i64(b, 0));
-  Value res = apply_epilogue(b, d, ep, acc[0], off, col_ok, col, col_ok);
-  b.store(out, off, from_f32(b, res, ep.out_elem), store_mask);
+  f.mask = {b.compare(CompareOp::kEq, b.select(col_ok, lane, i64(b, 1)), i64(b, 0))};
+  f.leaf = leaf;
+  return f;
+}
+
+absl::StatusOr<tile::Program> build_gemv(const GemmDesc& d, const GemmConfig& cfg) {
+  Builder b(kernel_name(d, cfg, "gemv"));
+  b.set_num_warps(cfg.warps);
+  b.set_grid("gemm");
+  Value out;
+  Epilogue ep;
+  Operands o = read_output_kernel_params(b, d, &out, &ep);
+  OutFrame f = gemv_frame(b, d, cfg, o);
+  Accs acc = top(b, d, 0, i64(b, 0), o.k, f.shape_like, f.leaf);
+  Value off = b.add(b.mul(f.rows[0], o.n), f.cols[0]);                      // (E) i64
+  Value res = apply_epilogue(b, d, ep, acc[0], off, f.col_ok[0], f.cols[0], f.col_ok[0]);
+  b.store(out, off, from_f32(b, res, ep.out_elem), f.mask[0]);
   return b.finish();
 }
 
@@ -952,6 +968,13 @@ absl::StatusOr<GemmPrograms> gemm(const GemmDesc& d, const GemmConfig& cfg) {
       main = build_plain(d, cfg);
       break;
     case GemmFamily::kGemv:
+      if (has_split(d)) {  // cuBLAS's split gemv: parts by the gemv frame, then the merge
+        main = build_split_parts(d, cfg);
+        absl::StatusOr<tile::Program> merge = build_split_merge(d, cfg);
+        if (!merge.ok()) return merge.status();
+        out.merge = *std::move(merge);
+        break;
+      }
       main = build_gemv(d, cfg);
       break;
     case GemmFamily::kDot: {
@@ -997,7 +1020,7 @@ absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmC
     s.parts = d.blocks;
     s.workspace_elems = d.blocks * m * n;
   }
-  if (d.family == GemmFamily::kSplitK) {
+  if (has_split(d)) {
     s.parts = d.k_cuts.empty() ? 0 : ceil_div(k, d.k_cuts[0].span);
     s.merge_grid = scalar_grid;  // the merge is elementwise, on the scalar block shape
     s.main_grid[2] = s.parts;

@@ -325,6 +325,44 @@ TEST_F(GemmInterp, GemvAnyLaneCountMatchesReference) {
   EXPECT_GE(runs_, 400);
 }
 
+// cuBLAS's split gemv (one split cut: the gemv kernel on gridDim.z parts, then the
+// split-K merge): parts of 64, 100 and 1000 (one part and a short last one), partials
+// and merges at f32, f16 and bf16, both layouts, lane counts 32, 16 and 20.
+TEST_F(GemmInterp, GemvSplitPartsAndMergeMatchReference) {
+  const std::vector<Shape> shapes = {{1, 70, 212}, {2, 45, 333}, {1, 1, 1}, {3, 9, 0},
+                                     {1, 33, 1500}};
+  struct Case {
+    int lanes;
+    dsl::LaneLayout layout;
+    int tile;
+    std::vector<int> fold;
+  } cases[] = {{32, dsl::LaneLayout::kStrided, 1, {16, 8, 4, 2, 1}},
+               {16, dsl::LaneLayout::kContiguous, 4, {8, 4, 2, 1}},
+               {20, dsl::LaneLayout::kStrided, 4, {16, 8, 4, 2, 1}}};
+  for (const Case& c : cases) {
+    for (int64_t span : {64, 100, 1000}) {
+      for (DType partial : {DType::kF32, DType::kF16, DType::kBF16}) {
+        GemmDesc d = gemv(c.lanes, c.layout, c.tile, c.fold, Instruction::kScalarFma,
+                          DType::kF16, DType::kF16);
+        d.k_cuts = {{.span = span}};
+        d.partial_dtype = partial;
+        d.merge_dtype = partial == DType::kBF16 ? DType::kBF16 : DType::kF32;
+        ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+        sweep(d, kGemvConfigs, shapes);
+        if (HasFailure()) return;
+      }
+    }
+  }
+  GemmDesc epi = gemv(32, dsl::LaneLayout::kStrided, 1, {16, 8, 4, 2, 1}, Instruction::kScalarMulAdd,
+                      DType::kBF16, DType::kBF16);
+  epi.k_cuts = {{.span = 128}};
+  epi.alpha_beta = true;
+  epi.bias = true;
+  epi.activation = dsl::Activation::kRelu;
+  sweep(epi, kGemvConfigs, {{2, 45, 333}, {1, 3, 700}});
+  EXPECT_GE(runs_, 700);
+}
+
 // The recorded gemvNSP descriptor (20 strided lanes of 4, fold 16..1) with the other
 // leaf, input and output dtypes, a wide knob (32 warps), and the epilogue.
 TEST_F(GemmInterp, GemvTwentyLanesEveryDtypeAndEpilogue) {

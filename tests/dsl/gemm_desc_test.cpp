@@ -184,7 +184,7 @@ TEST(GemmDescTest, EveryRuleNamesItsField) {
        "GemmDesc.partial_dtype is f8e4m3"},
       {"merge on plain",
        [](GemmDesc& d) { d.merge_dtype = DType::kF16; },
-       "GemmDesc.merge_dtype is f16 but only family split_k"},
+       "GemmDesc.merge_dtype is f16 but only a split (family split_k, or gemv with a cut)"},
       {"lanes 48", [](GemmDesc& d) { d.lanes = 48; }, "GemmDesc.lanes is 48"},
       {"lanes 128", [](GemmDesc& d) { d.lanes = 128; }, "GemmDesc.lanes is 128"},
       {"lane_tile 0", [](GemmDesc& d) { d.lane_tile = 0; }, "GemmDesc.lane_tile is 0"},
@@ -298,6 +298,35 @@ TEST(GemmDescTest, GemvLaneCountsNeedNotBePowersOfTwo) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.lanes;
     EXPECT_NE(s.message().find(c.must_contain), std::string::npos) << s.message();
   }
+}
+
+// cuBLAS's split gemv: family gemv takes one cut, the split (chain), and then a
+// partial and merge dtype; two cuts, a tree split, or partials without a split are
+// refused naming the field. The text form round-trips.
+TEST(GemmDescTest, GemvTakesOneSplitCut) {
+  GemmDesc d = gemv_f16();
+  d.k_cuts = {{512, Fold::kChain}};
+  d.partial_dtype = DType::kBF16;
+  d.merge_dtype = DType::kF16;
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  EXPECT_TRUE(has_split(d));
+  absl::StatusOr<GemmDesc> back = parse_gemm_desc(to_string(d));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, d);
+  GemmDesc tree = d;
+  tree.k_cuts[0].fold = Fold::kTreeUp;
+  EXPECT_NE(validate(tree).message().find("GemmDesc.k_cuts[0].fold is tree_up"), std::string::npos)
+      << validate(tree);
+  GemmDesc two = d;
+  two.k_cuts.push_back({64, Fold::kChain});
+  EXPECT_NE(validate(two).message().find("GemmDesc.k_cuts has 2 levels but family gemv"),
+            std::string::npos)
+      << validate(two);
+  GemmDesc unsplit = gemv_f16();
+  EXPECT_FALSE(has_split(unsplit));
+  unsplit.partial_dtype = DType::kF16;
+  EXPECT_NE(validate(unsplit).message().find("GemmDesc.partial_dtype is f16"), std::string::npos)
+      << validate(unsplit);
 }
 
 TEST(GemmDescTest, CanonicalTextIsTheDocumentedLiteral) {

@@ -471,6 +471,26 @@ TEST_F(GemmGpuTest, GemvNonPowerOfTwoLanesAtTheRecordedShape) {
   }
 }
 
+// cuBLAS's split gemv (GemmDesc.h: family gemv with one split cut): the gemv frame on
+// gridDim.z parts writing partials, then the split merge, at the shapes of session 13's
+// custom 75/93 classes (M = 1, K from 16k to 131k) and with every partial dtype.
+TEST_F(GemmGpuTest, GemvSplitMatchesReference) {
+  for (DType partial : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kStrided, dsl::LaneLayout::kContiguous}) {
+      GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarFma, DType::kF16, DType::kF16);
+      d.lanes = 32;
+      d.lane_layout = lay;
+      d.lane_tile = lay == dsl::LaneLayout::kStrided ? 1 : 4;
+      d.lane_fold = {16, 8, 4, 2, 1};
+      d.k_cuts = {{1024, dsl::Fold::kChain}};
+      d.partial_dtype = partial;
+      sweep(d, {{1, 1, 1}, {4, 1, 4}, {32, 1, 1}}, {{1, 52, 32767}, {2, 10, 4097}, {1, 3, 1}});
+      d.k_cuts = {{4096, dsl::Fold::kChain}};
+      sweep(d, {{4, 1, 4}}, {{1, 18, 131072}});
+    }
+  }
+}
+
 // Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel; GemmDesc.h): the two kernels
 // on the device give the reference's bits at the grids cuBLASLt answers (31, 64, 128,
 // 496, 528 blocks), tiles of 2 and 1, K from 0 to several passes, f32 outputs (where a

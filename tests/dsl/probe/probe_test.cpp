@@ -580,6 +580,52 @@ TEST(RecoverTest, InstructionK8) {
   EXPECT_NE(st.message().find("ProbeOptions.instruction_k is 8"), std::string::npos) << st;
 }
 
+// cuBLAS's split gemv (session 14): with gemv_split the gemv search also tries one
+// split cut from the walk, and recovers the span, the partial and merge dtypes and the
+// lane map of part 0; without it, it finds no unsplit gemv that reproduces the box.
+TEST(RecoverGemvSplitTest, SpanDtypesAndLaneMapOfASplitGemv) {
+  struct Case {
+    int lanes;
+    LaneLayout layout;
+    int tile;
+    std::vector<int> fold;
+    int64_t span, k;
+    DType partial;
+  } cases[] = {{32, LaneLayout::kStrided, 1, {16, 8, 4, 2, 1}, 512, 3000, DType::kF32},
+               {16, LaneLayout::kContiguous, 4, {8, 4, 2, 1}, 1024, 5000, DType::kF16},
+               {32, LaneLayout::kStrided, 1, {1, 2, 4, 8, 16}, 2048, 33000, DType::kBF16}};
+  for (const Case& c : cases) {
+    GemmDesc truth;
+    truth.family = GemmFamily::kGemv;
+    truth.instruction = Instruction::kScalarFma;
+    truth.instruction_k = 1;
+    truth.k_loop_step = {};
+    truth.lanes = c.lanes;
+    truth.lane_layout = c.layout;
+    truth.lane_tile = c.tile;
+    truth.lane_fold = c.fold;
+    truth.k_cuts = {{c.span, Fold::kChain}};
+    truth.partial_dtype = c.partial;
+    ASSERT_TRUE(validate(truth).ok()) << validate(truth);
+    Instrument inst(box_of(truth), DType::kF16, DType::kF16, DType::kF16, BatchLimits{64, 64});
+    inst.use_sparse_box(reference_sparse_box(truth));
+    ProbeOptions o;
+    o.family = GemmFamily::kGemv;
+    o.k = c.k;
+    o.gemv_split = true;
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(inst, o);
+    ASSERT_TRUE(got.ok()) << to_string(truth) << ": " << got.status();
+    ASSERT_EQ(got->k_cuts.size(), 1u) << to_string(*got);
+    EXPECT_EQ(got->k_cuts[0].span, c.span) << to_string(*got);
+    std::string why;
+    absl::StatusOr<bool> same = reproduces(*got, truth, ProbeOptions{.family = GemmFamily::kGemv, .k = c.k, .seed = 77}, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    EXPECT_TRUE(*same) << to_string(*got) << " vs " << to_string(truth) << ": " << why;
+    o.gemv_split = false;
+    EXPECT_EQ(recover_gemm_desc(inst, o).status().code(), absl::StatusCode::kNotFound);
+  }
+}
+
 // K = 1 and 2 leave no room for a walk: the random draws alone judge, and the answer
 // reproduces the box on fresh draws (at K = 1 every family rounds one exact product).
 TEST(RecoverShortKTest, KOneAndTwoAreJudgedByTheDrawsAlone) {

@@ -100,6 +100,11 @@ class Draw {
         for (int off = 1; off < lane_slots(d.lanes); off *= 2) fold.push_back(off);
         std::shuffle(fold.begin(), fold.end(), rng_);
         d.lane_fold = fold;
+        if (coin()) {  // cuBLAS's split gemv: one split cut
+          d.k_cuts = {{1 + below(120), Fold::kChain}};
+          d.partial_dtype = outs[below(3)];
+          d.merge_dtype = outs[below(3)];
+        }
       }
       if (below(5) == 0) d.activation = Activation::kRelu;
       if (validate(d).ok()) return d;
