@@ -28,7 +28,7 @@
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
-//          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N]
+//          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -64,6 +64,10 @@
 //   --classes=I,J,...: visit only these classes of the (resumed) table, revalidating
 //   each one that has a descriptor (the classes a match found differing:
 //   fixbits-cublas-match --differing-classes-out). An empty list visits none.
+//   --forget=I,J,... (with --resume, without --jobs): these classes of the resumed table
+//   lose their descriptor, probes and rules before probing, so they are probed again
+//   from nothing (a class recorded by a probe that has since learned to refuse it: the
+//   K = 1 class 66 of session 14's device run 1, which the signed-zero draw refuses).
 //   --probe-at=S,S,... (with --resume; S = MxNxK[:in[:out]][:tn] as fixbits-cublas-probe
 //   takes): each shape is put to cuBLASLt's heuristic, and its answer's class is visited
 //   with a probe at exactly that shape and split count first (ProbeOptions::extra_points),
@@ -91,6 +95,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -136,6 +141,7 @@ struct Args {
   int64_t jobs = 1;                 // --jobs: processes, each a slice of the classes
   std::vector<std::string> passed;  // the arguments a slice gets (all but --jobs, --out)
   std::vector<runtime::GemmShape> probe_at;  // --probe-at
+  std::set<int> forget;                      // --forget
 };
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -228,6 +234,15 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       // An empty list (fixbits-cublas-match --differing-classes-out found nothing to
       // revalidate) visits no class, where no --classes would visit them all.
       if (a.probe.only_classes.empty()) a.no_probe = true;
+    } else if (auto v = value("--forget=")) {
+      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
+        int c = 0;
+        if (!absl::SimpleAtoi(part, &c) || c < 0) {
+          return absl::InvalidArgumentError(
+              "--forget takes table class indices >= 0, comma-separated; got '" + std::string(part) + "'.");
+        }
+        a.forget.insert(c);
+      }
     } else if (auto v = value("--probe-at=")) {
       for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
         absl::StatusOr<runtime::GemmShape> shape =
@@ -249,6 +264,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   if (!a.append.empty() && !a.resume.empty()) {
     return absl::InvalidArgumentError(
         "--append scans new families into a table and --resume probes on in one; give one.");
+  }
+  if (!a.forget.empty() && (a.resume.empty() || a.jobs > 1)) {
+    return absl::InvalidArgumentError(
+        "--forget drops classes of a resumed table in this process; give --resume=PATH and "
+        "no --jobs.");
   }
   if (!a.probe_at.empty() && a.resume.empty()) {
     return absl::InvalidArgumentError(
@@ -459,6 +479,19 @@ int main(int argc, char** argv) {
       std::printf("error: cannot resume %s: %s\n", args->resume.c_str(),
                   std::string(st.message()).c_str());
       return 1;
+    }
+    for (int c : args->forget) {
+      if (c >= static_cast<int>(table.classes.size())) {
+        std::printf("error: --forget=%d: the table has %zu classes\n", c, table.classes.size());
+        return 1;
+      }
+      profile::TableClass& cls = table.classes[static_cast<size_t>(c)];
+      cls.desc.reset();
+      cls.probes.clear();
+      cls.rules.clear();
+      cls.lanes_by_n.clear();
+      cls.lane_tile_cap = 0;
+      cls.note = "forgotten (--forget): probed again from nothing";
     }
     int64_t open = 0;
     for (const profile::TableClass& c : table.classes) open += !c.desc.has_value();
