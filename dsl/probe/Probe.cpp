@@ -553,70 +553,70 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
   }
   const std::vector<DType> split_types = {DType::kF32, DType::kF16, DType::kBF16};
   for (const std::vector<KCut>& nest : nests) {
-  const int64_t range = nest.empty() ? o.k : nest[0].span;  // part 0, where the walks look
-  for (int lanes : lane_counts) {
-    for (LaneLayout layout : {LaneLayout::kContiguous, LaneLayout::kStrided}) {
-      if (lanes == 1 && layout == LaneLayout::kStrided) continue;
-      // A split's short last part deals its runs by whole tiles, so there every tile
-      // that divides lane 0's run in part 0 is a different candidate.
-      std::vector<int64_t> tiles = layout == LaneLayout::kContiguous ? contiguous_tiles : strided_tiles;
-      if (!nest.empty() && layout == LaneLayout::kContiguous) {
-        for (int64_t t = 2; t < w; ++t) {
-          if (w % t == 0) tiles.push_back(t);
-        }
-      }
-      for (int64_t tile : tiles) {
-        if (tile > (int64_t{1} << 30)) continue;
-        std::vector<int64_t> first(static_cast<size_t>(lanes), -1);
-        const int64_t ntiles = (range + tile - 1) / tile;
-        const int64_t run = (ntiles + lanes - 1) / lanes * tile;
-        for (int l = 0; l < lanes; ++l) {
-          const int64_t at = layout == LaneLayout::kContiguous ? l * run : l * tile;
-          if (at < range) first[l] = at;
-        }
-        std::vector<int> fold;
-        bool cached = false;
-        for (const auto& [key, value] : fold_cache) {
-          if (key == first) {
-            fold = value;
-            cached = true;
+    const int64_t range = nest.empty() ? o.k : nest[0].span;  // part 0, where the walks look
+    for (int lanes : lane_counts) {
+      for (LaneLayout layout : {LaneLayout::kContiguous, LaneLayout::kStrided}) {
+        if (lanes == 1 && layout == LaneLayout::kStrided) continue;
+        // A split's short last part deals its runs by whole tiles, so there every tile
+        // that divides lane 0's run in part 0 is a different candidate.
+        std::vector<int64_t> tiles = layout == LaneLayout::kContiguous ? contiguous_tiles : strided_tiles;
+        if (!nest.empty() && layout == LaneLayout::kContiguous) {
+          for (int64_t t = 2; t < w; ++t) {
+            if (w % t == 0) tiles.push_back(t);
           }
         }
-        if (!cached) {
-          absl::StatusOr<std::vector<int>> f = recover_lane_fold(inst, o.k, lanes, first);
-          if (!f.ok()) {
-            if (f.status().code() == absl::StatusCode::kFailedPrecondition) {
-              why = std::string(f.status().message());
-              continue;  // this lane map makes the fold inconsistent: not the kernel's
+        for (int64_t tile : tiles) {
+          if (tile > (int64_t{1} << 30)) continue;
+          std::vector<int64_t> first(static_cast<size_t>(lanes), -1);
+          const int64_t ntiles = (range + tile - 1) / tile;
+          const int64_t run = (ntiles + lanes - 1) / lanes * tile;
+          for (int l = 0; l < lanes; ++l) {
+            const int64_t at = layout == LaneLayout::kContiguous ? l * run : l * tile;
+            if (at < range) first[l] = at;
+          }
+          std::vector<int> fold;
+          bool cached = false;
+          for (const auto& [key, value] : fold_cache) {
+            if (key == first) {
+              fold = value;
+              cached = true;
             }
-            return f.status();
           }
-          fold = *f;
-          fold_cache.emplace_back(first, fold);
-        }
-        for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
-          for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
-            for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
-              GemmDesc d = base_desc(o);
-              d.instruction = instr;
-              d.instruction_k = 1;
-              d.k_loop_step = {0, ShortTurn::kLast};
-              d.lanes = lanes;
-              d.lane_layout = layout;
-              d.lane_tile = static_cast<int>(tile);
-              d.lane_fold = fold;
-              d.k_cuts = nest;
-              d.partial_dtype = partial;
-              d.merge_dtype = merge;
-              absl::StatusOr<bool> ok = judge.accepts(d, &why);
-              if (!ok.ok()) return ok.status();
-              if (*ok) return d;
+          if (!cached) {
+            absl::StatusOr<std::vector<int>> f = recover_lane_fold(inst, o.k, lanes, first);
+            if (!f.ok()) {
+              if (f.status().code() == absl::StatusCode::kFailedPrecondition) {
+                why = std::string(f.status().message());
+                continue;  // this lane map makes the fold inconsistent: not the kernel's
+              }
+              return f.status();
+            }
+            fold = *f;
+            fold_cache.emplace_back(first, fold);
+          }
+          for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+            for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
+              for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
+                GemmDesc d = base_desc(o);
+                d.instruction = instr;
+                d.instruction_k = 1;
+                d.k_loop_step = {0, ShortTurn::kLast};
+                d.lanes = lanes;
+                d.lane_layout = layout;
+                d.lane_tile = static_cast<int>(tile);
+                d.lane_fold = fold;
+                d.k_cuts = nest;
+                d.partial_dtype = partial;
+                d.merge_dtype = merge;
+                absl::StatusOr<bool> ok = judge.accepts(d, &why);
+                if (!ok.ok()) return ok.status();
+                if (*ok) return d;
+              }
             }
           }
         }
       }
     }
-  }
   }
   return absl::NotFoundError(absl::StrFormat(
       "no gemv descriptor reproduces the black box at K=%d: %d candidates (lanes %s, "
