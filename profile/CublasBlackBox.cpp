@@ -398,20 +398,28 @@ absl::Status check_entries(const std::vector<dsl::probe::SparseProblem::Entry>& 
   return absl::OkStatus();
 }
 
+// A problem's K must be the shape's; its m and n at least 1 (larger than the shape's
+// runs in several launches). `problem` names the type in the message.
+absl::Status check_extents(const char* problem, int64_t k, int64_t m, int64_t n,
+                           const GemmShape& s) {
+  if (k != s.k) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s.k is %d but this cuBLASLt black box runs the shape %s (k = %d).", problem, k,
+        to_string(s), s.k));
+  }
+  if (m < 1 || n < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s has m = %d, n = %d; the cuBLASLt black box needs both >= 1.", problem, m, n));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run(const dsl::reference::GemmProblem& p) {
   Impl& im = *impl_;
   const GemmShape& s = im.shape;
-  if (p.k != s.k) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "GemmProblem.k is %d but this cuBLASLt black box runs the shape %s (k = %d).", p.k,
-        to_string(s), s.k));
-  }
-  if (p.m < 1 || p.n < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "GemmProblem has m = %d, n = %d; the cuBLASLt black box needs both >= 1.", p.m, p.n));
-  }
+  if (absl::Status st = check_extents("GemmProblem", p.k, p.m, p.n, s); !st.ok()) return st;
   if (p.a.size() != static_cast<size_t>(p.m * p.k)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "GemmProblem.a has %d elements; m x k is %d.", p.a.size(), p.m * p.k));
@@ -468,15 +476,7 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
     const dsl::probe::SparseProblem& p) {
   Impl& im = *impl_;
   const GemmShape& s = im.shape;
-  if (p.k != s.k) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "SparseProblem.k is %d but this cuBLASLt black box runs the shape %s (k = %d).", p.k,
-        to_string(s), s.k));
-  }
-  if (p.m < 1 || p.n < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "SparseProblem has m = %d, n = %d; the cuBLASLt black box needs both >= 1.", p.m, p.n));
-  }
+  if (absl::Status st = check_extents("SparseProblem", p.k, p.m, p.n, s); !st.ok()) return st;
   if (absl::Status st = check_bits(p.a_fill, im.a.bytes, "SparseProblem.a_fill"); !st.ok()) return st;
   if (absl::Status st = check_bits(p.b_fill, im.b.bytes, "SparseProblem.b_fill"); !st.ok()) return st;
   if (absl::Status st = check_entries(p.a, p.m, p.k, im.a.bytes, "a", "m x k"); !st.ok()) return st;

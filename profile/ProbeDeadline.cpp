@@ -26,26 +26,28 @@ std::function<absl::Status()> deadline_check(double limit_s, std::function<doubl
   };
 }
 
-dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
-                                       std::function<double()> now) {
+namespace {
+// Either form of a box (dense or sparse problems) behind the limit.
+template <class Box>
+Box deadline_box(Box box, double limit_s, std::function<double()> now) {
   if (limit_s <= 0) return box;
   std::function<absl::Status()> check = deadline_check(limit_s, std::move(now));
   return [box = std::move(box), check = std::move(check)](
-             const dsl::reference::GemmProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
+             const auto& p) -> absl::StatusOr<std::vector<uint32_t>> {
     if (absl::Status s = check(); !s.ok()) return s;
     return box(p);
   };
 }
+}  // namespace
+
+dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limit_s,
+                                       std::function<double()> now) {
+  return deadline_box(std::move(box), limit_s, std::move(now));
+}
 
 dsl::probe::SparseBlackBox with_deadline(dsl::probe::SparseBlackBox box, double limit_s,
                                          std::function<double()> now) {
-  if (limit_s <= 0) return box;
-  std::function<absl::Status()> check = deadline_check(limit_s, std::move(now));
-  return [box = std::move(box), check = std::move(check)](
-             const dsl::probe::SparseProblem& p) -> absl::StatusOr<std::vector<uint32_t>> {
-    if (absl::Status s = check(); !s.ok()) return s;
-    return box(p);
-  };
+  return deadline_box(std::move(box), limit_s, std::move(now));
 }
 
 }  // namespace fixbits::profile

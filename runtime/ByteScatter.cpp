@@ -5,6 +5,7 @@
 #include "runtime/ByteScatter.h"
 
 #include "absl/strings/str_format.h"
+#include "runtime/PtxKernel.h"
 
 namespace fixbits::runtime {
 namespace {
@@ -80,14 +81,7 @@ void encode_byte_scatter_list(absl::Span<const ByteWrite> writes, std::vector<ui
 }
 
 absl::StatusOr<ByteScatter> ByteScatter::load(const Device& device) {
-  if (device.info().platform != Platform::kCuda) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ByteScatter::load was given a %s device; its kernel is PTX, for CUDA devices only.",
-        platform_name(device.info().platform)));
-  }
-  absl::StatusOr<std::shared_ptr<Module>> module = device.load_module(kByteScatterPtx);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<Kernel> kernel = (*module)->kernel("fixbits_byte_scatter");
+  absl::StatusOr<Kernel> kernel = load_ptx_kernel(device, kByteScatterPtx, "fixbits_byte_scatter", "ByteScatter::load");
   if (!kernel.ok()) return kernel.status();
   return ByteScatter(*std::move(kernel));
 }

@@ -5,6 +5,7 @@
 #include "runtime/PitchedCopy.h"
 
 #include "absl/strings/str_format.h"
+#include "runtime/PtxKernel.h"
 
 namespace fixbits::runtime {
 namespace {
@@ -65,14 +66,7 @@ constexpr uint32_t kBlock = 256;
 const char* pitched_copy_ptx() { return kPitchedCopyPtx; }
 
 absl::StatusOr<PitchedCopy> PitchedCopy::load(const Device& device) {
-  if (device.info().platform != Platform::kCuda) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "PitchedCopy::load was given a %s device; its kernel is PTX, for CUDA devices only.",
-        platform_name(device.info().platform)));
-  }
-  absl::StatusOr<std::shared_ptr<Module>> module = device.load_module(kPitchedCopyPtx);
-  if (!module.ok()) return module.status();
-  absl::StatusOr<Kernel> kernel = (*module)->kernel("fixbits_pitched_copy");
+  absl::StatusOr<Kernel> kernel = load_ptx_kernel(device, kPitchedCopyPtx, "fixbits_pitched_copy", "PitchedCopy::load");
   if (!kernel.ok()) return kernel.status();
   return PitchedCopy(*std::move(kernel));
 }

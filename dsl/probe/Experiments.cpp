@@ -62,24 +62,9 @@ reference::GemmProblem make_problem(const Placement& p, DType a, DType b) {
   prob.k = p.k;
   prob.a.assign(static_cast<size_t>(p.k), to_bits(a, 0.0f));
   prob.b.assign(static_cast<size_t>(p.k), v.one_b);
-  for (auto [idx, mark] : p.marks) {
-    if (idx < 0 || idx >= p.k) continue;  // callers place inside [0, k)
-    switch (mark) {
-      case 'r':
-        prob.a[idx] = v.r_a;
-        prob.b[idx] = v.r_b;
-        break;
-      case '+':
-        prob.a[idx] = v.L_a;
-        prob.b[idx] = v.L_b;
-        break;
-      case '-':
-        prob.a[idx] = to_bits(a, -to_float(a, v.L_a));
-        prob.b[idx] = v.L_b;
-        break;
-      default:
-        break;
-    }
+  for (const reference::SparseEntry& e : sparse_entries(p, v, a)) {
+    prob.a[static_cast<size_t>(e.k)] = e.a;
+    prob.b[static_cast<size_t>(e.k)] = e.b;
   }
   return prob;
 }
@@ -96,23 +81,16 @@ std::pair<uint32_t, uint32_t> mark_bits(char mark, const ProbeValues& v, DType a
 }
 }  // namespace
 
-std::vector<reference::SparseEntry> sparse_entries(const Placement& p, DType a, DType b) {
-  const ProbeValues v = probe_values(a, b);
-  std::map<int64_t, std::pair<uint32_t, uint32_t>> at;  // later marks overwrite, as in make_problem
+std::vector<reference::SparseEntry> sparse_entries(const Placement& p, const ProbeValues& v,
+                                                   DType a) {
+  std::map<int64_t, std::pair<uint32_t, uint32_t>> at;  // a later mark at one index wins
   for (auto [idx, mark] : p.marks) {
-    if (idx < 0 || idx >= p.k) continue;
+    if (idx < 0 || idx >= p.k) continue;  // callers place inside [0, k)
     at[idx] = mark_bits(mark, v, a);
   }
   std::vector<reference::SparseEntry> out;
   for (const auto& [idx, bits] : at) out.push_back({idx, bits.first, bits.second});
   return out;
-}
-
-absl::StatusOr<uint32_t> placement_reference(const GemmDesc& d, const Placement& p,
-                                             const reference::MmaModel* model) {
-  const ProbeValues v = probe_values(d.a_dtype, d.b_dtype);
-  return reference::gemm_sparse_element(d, p.k, to_bits(d.a_dtype, 0.0f), v.one_b,
-                                        sparse_entries(p, d.a_dtype, d.b_dtype), model);
 }
 
 SparseBlackBox reference_sparse_box(const GemmDesc& d) {
@@ -153,21 +131,19 @@ SparseBlackBox reference_sparse_box(const GemmDesc& d) {
       }
       const auto ri = rows.find(i);
       const std::map<int64_t, uint32_t>& ra = ri == rows.end() ? none : ri->second;
-      {
-        const auto cj = cols.find(j);
-        const std::map<int64_t, uint32_t>& cb = cj == cols.end() ? none : cj->second;
-        std::map<int64_t, std::pair<uint32_t, uint32_t>> at;
-        for (const auto& [kk, bits] : ra) at[kk] = {bits, p.b_fill};
-        for (const auto& [kk, bits] : cb) {
-          auto [it, added] = at.emplace(kk, std::make_pair(p.a_fill, bits));
-          if (!added) it->second.second = bits;
-        }
-        std::vector<reference::SparseEntry> entries;
-        for (const auto& [kk, ab] : at) entries.push_back({kk, ab.first, ab.second});
-        absl::StatusOr<uint32_t> bits = elem.eval(entries);
-        if (!bits.ok()) return bits.status();
-        out[static_cast<size_t>(i * p.n + j)] = *bits;
+      const auto cj = cols.find(j);
+      const std::map<int64_t, uint32_t>& cb = cj == cols.end() ? none : cj->second;
+      std::map<int64_t, std::pair<uint32_t, uint32_t>> at;
+      for (const auto& [kk, bits] : ra) at[kk] = {bits, p.b_fill};
+      for (const auto& [kk, bits] : cb) {
+        auto [it, added] = at.emplace(kk, std::make_pair(p.a_fill, bits));
+        if (!added) it->second.second = bits;
       }
+      std::vector<reference::SparseEntry> entries;
+      for (const auto& [kk, ab] : at) entries.push_back({kk, ab.first, ab.second});
+      absl::StatusOr<uint32_t> bits = elem.eval(entries);
+      if (!bits.ok()) return bits.status();
+      out[static_cast<size_t>(i * p.n + j)] = *bits;
     }
     return out;
   };
@@ -185,22 +161,31 @@ reference::GemmProblem densify(const SparseProblem& p) {
   return d;
 }
 
-absl::StatusOr<std::vector<uint32_t>> Instrument::call(const reference::GemmProblem& problem,
-                                                       const std::string& what) {
-  ++calls_;
-  absl::StatusOr<std::vector<uint32_t>> out = box_(problem);
+namespace {
+// A box's answer to an m x n problem: its error named with the experiment, or a
+// count of values that is not m x n as FailedPrecondition.
+absl::StatusOr<std::vector<uint32_t>> checked_answer(absl::StatusOr<std::vector<uint32_t>> out,
+                                                     const std::string& what, int64_t k,
+                                                     int64_t m, int64_t n) {
   if (!out.ok()) {
     return absl::Status(out.status().code(),
                         absl::StrFormat("the black box failed on experiment %s (k=%d): %s",
-                                        what, problem.k, out.status().message()));
+                                        what, k, out.status().message()));
   }
-  const size_t want = static_cast<size_t>(problem.m * problem.n);
+  const size_t want = static_cast<size_t>(m * n);
   if (out->size() != want) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the black box returned %d values on experiment %s; a %d x %d problem has %d.",
-        out->size(), what, problem.m, problem.n, want));
+        out->size(), what, m, n, want));
   }
   return out;
+}
+}  // namespace
+
+absl::StatusOr<std::vector<uint32_t>> Instrument::call(const reference::GemmProblem& problem,
+                                                       const std::string& what) {
+  ++calls_;
+  return checked_answer(box_(problem), what, problem.k, problem.m, problem.n);
 }
 
 absl::StatusOr<Outcome> Instrument::run(const Placement& p, const std::string& what) {
@@ -212,7 +197,7 @@ absl::StatusOr<Outcome> Instrument::run(const Placement& p, const std::string& w
 Instrument::Vectors Instrument::vectors_of(const Placement& p) const {
   Vectors v;
   const uint32_t zero_a = to_bits(a_, 0.0f);
-  for (const reference::SparseEntry& e : sparse_entries(p, a_, b_)) {
+  for (const reference::SparseEntry& e : sparse_entries(p, v_, a_)) {
     if (e.a != zero_a) v.a.emplace_back(e.k, e.a);
     if (e.b != v_.one_b) v.b.emplace_back(e.k, e.b);
   }
@@ -260,25 +245,14 @@ absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
   absl::StatusOr<std::vector<uint32_t>> bits;
   if (sparse_) {
     ++calls_;
-    bits = sparse_(prob);
-    if (!bits.ok()) {
-      return absl::Status(bits.status().code(),
-                          absl::StrFormat("the black box failed on experiment %s (k=%d): %s",
-                                          name, k, bits.status().message()));
-    }
-    if (bits->size() != static_cast<size_t>(prob.m * prob.n)) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "the black box returned %d values on experiment %s; a %d x %d problem has %d.",
-          bits->size(), name, prob.m, prob.n, prob.m * prob.n));
-    }
+    bits = checked_answer(sparse_(prob), name, k, prob.m, prob.n);
   } else {
     bits = call(densify(prob), name);
-    if (!bits.ok()) return bits.status();
   }
+  if (!bits.ok()) return bits.status();
   runs_ += static_cast<int64_t>(idx.size());
   for (size_t t = 0; t < idx.size(); ++t) {
-    const int64_t r = swapped ? static_cast<int64_t>(shared_of[t]) : static_cast<int64_t>(t);
-    const int64_t c = swapped ? static_cast<int64_t>(t) : static_cast<int64_t>(shared_of[t]);
+    const auto [r, c] = prob.reads[t];  // placement t's output
     (*out)[idx[t]] = classify(out_, v_.r, (*bits)[static_cast<size_t>(r * prob.n + c)]);
   }
   return absl::OkStatus();

@@ -71,13 +71,11 @@ struct Placement {
 reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
 
 // A placement's marks as the entries of reference::gemm_sparse_element over the fill
-// a = +0, b = one_b (ascending K; marks outside [0, p.k) are left out, as make_problem
-// does).
-std::vector<reference::SparseEntry> sparse_entries(const Placement& p, DType a, DType b);
-// reference::gemm(d, make_problem(p, a, b))[0] through gemm_sparse_element: the same bits,
-// at a cost that does not grow with K.
-absl::StatusOr<uint32_t> placement_reference(const GemmDesc& d, const Placement& p,
-                                             const reference::MmaModel* model = nullptr);
+// a = +0, b = v.one_b (ascending K; marks outside [0, p.k) are left out, a later mark at
+// one index wins): make_problem writes these into its fill, the judge evaluates them.
+// v = probe_values(a, b).
+std::vector<reference::SparseEntry> sparse_entries(const Placement& p, const ProbeValues& v,
+                                                   DType a);
 
 // A problem whose elements are all one fill value per operand except a few listed
 // entries: how a batch of placements (rows of zeros with three marks each, b columns

@@ -88,6 +88,8 @@ std::vector<Leaf> candidate_leaves(const ProbeOptions& o, int64_t range) {
 constexpr int64_t kDrawRows = 4;
 // At most this many nests are judged (fewest levels first), bounding the search.
 constexpr size_t kMaxNests = 64;
+// The partial and merge dtypes a split is searched with, in order.
+const std::vector<DType> kSplitDtypes = {DType::kF32, DType::kF16, DType::kBF16};
 
 std::vector<reference::GemmProblem> random_draws(const ProbeOptions& o) {
   std::mt19937_64 rng(o.seed);
@@ -418,7 +420,7 @@ class Judge {
       for (int64_t m = 0; m < n; ++m) {
         if ((want[static_cast<size_t>(m)] != Outcome::kR) != lost_first) continue;
         if (skip && skip(m)) continue;
-        absl::StatusOr<uint32_t> ref = elem.eval(sparse_entries(at(m), o_.a_dtype, o_.b_dtype));
+        absl::StatusOr<uint32_t> ref = elem.eval(sparse_entries(at(m), v, o_.a_dtype));
         if (!ref.ok() || classify(o_.out_dtype, v.r, *ref) != want[static_cast<size_t>(m)]) {
           *why = name(m);
           return false;
@@ -480,8 +482,8 @@ absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& 
   const std::vector<std::vector<KCut>> nests =
       candidate_nests(walk, o.k, o.family, o.max_levels, inst.values(), o.out_dtype);
   judge.set_spans(nests);
-  std::vector<DType> part_types = {DType::kF32};
-  if (o.family == GemmFamily::kSplitK) part_types = {DType::kF32, DType::kF16, DType::kBF16};
+  const std::vector<DType> part_types =
+      o.family == GemmFamily::kSplitK ? kSplitDtypes : std::vector<DType>{DType::kF32};
   std::string why = "no candidate";
   for (const std::vector<KCut>& nest : nests) {
     const int64_t range = nest.empty() ? o.k : std::min(o.k, nest.back().span);
@@ -551,7 +553,6 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
     }
     judge.set_spans(nests);
   }
-  const std::vector<DType> split_types = {DType::kF32, DType::kF16, DType::kBF16};
   for (const std::vector<KCut>& nest : nests) {
     const int64_t range = nest.empty() ? o.k : nest[0].span;  // part 0, where the walks look
     for (int lanes : lane_counts) {
@@ -595,8 +596,8 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
             fold_cache.emplace_back(first, fold);
           }
           for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
-            for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
-              for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : split_types) {
+            for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
+              for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
                 GemmDesc d = base_desc(o);
                 d.instruction = instr;
                 d.instruction_k = 1;

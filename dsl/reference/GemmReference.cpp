@@ -105,7 +105,7 @@ class ElementTree {
     const int64_t grid = blocks * lanes;
     const int64_t tiles = (k + tile - 1) / tile;
     std::vector<float> partials(static_cast<size_t>(blocks), 0.0f);
-    std::vector<float> v(static_cast<size_t>(lanes)), next(static_cast<size_t>(lanes));
+    std::vector<float> v(static_cast<size_t>(lanes));
     std::vector<float> acc(static_cast<size_t>(tile));
     for (int64_t b = 0; b < blocks && b * lanes < tiles; ++b) {
       for (int64_t l = 0; l < lanes; ++l) {
@@ -119,13 +119,7 @@ class ElementTree {
         for (int64_t c = 1; c < tile; ++c) u = u + acc[static_cast<size_t>(c)];
         v[static_cast<size_t>(l)] = u;
       }
-      for (int d : d_.lane_fold) {
-        for (int64_t l = 0; l < lanes; ++l) {
-          next[static_cast<size_t>(l)] = v[static_cast<size_t>(l)] + v[static_cast<size_t>(l ^ d)];
-        }
-        v.swap(next);
-      }
-      partials[static_cast<size_t>(b)] = v[0];
+      partials[static_cast<size_t>(b)] = fold_lanes(v, d_.lane_fold);
     }
     constexpr int kMergeLanes = 128;
     float w[kMergeLanes];
@@ -235,14 +229,7 @@ class ElementTree {
         v[l] = acc;
       }
     }
-    // A partner l ^ d >= lanes (only when lanes is not a power of two) is absent:
-    // lane l keeps its value in that round.
-    std::vector<float> next(lanes);
-    for (int d : d_.lane_fold) {
-      for (int64_t l = 0; l < lanes; ++l) next[l] = (l ^ d) < lanes ? v[l] + v[l ^ d] : v[l];
-      v.swap(next);
-    }
-    return v[0];
+    return fold_lanes(std::move(v), d_.lane_fold);
   }
 
   const GemmDesc& d_;
@@ -334,6 +321,21 @@ float butterfly(std::vector<float> v, bool up) {
 }
 
 }  // namespace
+
+float fold_lanes(std::vector<float> v, const std::vector<int>& fold) {
+  // A partner l ^ d >= lanes (only when the count is not a power of two) is absent:
+  // lane l keeps its value in that round.
+  const size_t lanes = v.size();
+  std::vector<float> next(lanes);
+  for (int d : fold) {
+    for (size_t l = 0; l < lanes; ++l) {
+      const size_t partner = l ^ static_cast<size_t>(d);
+      next[l] = partner < lanes ? v[l] + v[partner] : v[l];
+    }
+    v.swap(next);
+  }
+  return v.empty() ? 0.0f : v[0];
+}
 
 float fold_parts(std::vector<float> parts, Fold f) {
   if (parts.empty()) return 0.0f;

@@ -72,10 +72,6 @@ class SparseTree {
     return static_cast<size_t>(std::lower_bound(idx_.begin() + lo_, idx_.begin() + hi_, k0) -
                                idx_.begin());
   }
-  bool has(int64_t k0, int64_t k1) const {
-    const size_t i = first_at(k0);
-    return i < hi_ && idx_[i] < k1;
-  }
   float a_at(int64_t k) const {
     const size_t i = first_at(k);
     return i < hi_ && idx_[i] == k ? ea_[i] : fa_;
@@ -222,15 +218,7 @@ class SparseTree {
       }
       v[static_cast<size_t>(l)] = repeat(acc, count - pos, [&](float y) { return fill_step(y); });
     }
-    std::vector<float> next(static_cast<size_t>(lanes));
-    for (int d : d_.lane_fold) {
-      for (int64_t l = 0; l < lanes; ++l) {
-        next[static_cast<size_t>(l)] = (l ^ d) < lanes ? v[static_cast<size_t>(l)] + v[static_cast<size_t>(l ^ d)]
-                                                       : v[static_cast<size_t>(l)];
-      }
-      v.swap(next);
-    }
-    return v[0];
+    return fold_lanes(std::move(v), d_.lane_fold);
   }
 
   float leaf(int64_t k0, int64_t k1) {

@@ -604,23 +604,19 @@ int main(int argc, char** argv) {
       // their time are counted, so a slow probe says whether cuBLAS or the CPU took it.
       int64_t calls = 0;
       double box_s = 0;
-      const dsl::probe::GemmBlackBox inner = (*box)->as_black_box();
-      const dsl::probe::GemmBlackBox counted = [&](const dsl::reference::GemmProblem& p) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = inner(p);
-        box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++calls;
-        return r;
+      // Each call of either form of the box (dense: random draws; sparse: the walks,
+      // only their marks uploaded) is counted and timed.
+      auto counted = [&](auto inner) {
+        return [&calls, &box_s, inner](const auto& p) {
+          const auto t0 = std::chrono::steady_clock::now();
+          auto r = inner(p);
+          box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          ++calls;
+          return r;
+        };
       };
-      // The walks' placements go up in the sparse form: only their marks are written.
-      const dsl::probe::SparseBlackBox inner_sparse = (*box)->as_sparse_black_box();
-      const dsl::probe::SparseBlackBox counted_sparse = [&](const dsl::probe::SparseProblem& p) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = inner_sparse(p);
-        box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        ++calls;
-        return r;
-      };
+      const dsl::probe::GemmBlackBox counted_dense = counted((*box)->as_black_box());
+      const dsl::probe::SparseBlackBox counted_sparse = counted((*box)->as_sparse_black_box());
       const double started = progress.elapsed();
       // A class with a lane rule (fixbits-cublas-lanes) is searched at the count the
       // rule gives this N, as cuBLAS's launch showed it.
@@ -630,7 +626,7 @@ int main(int argc, char** argv) {
         gemv_lanes = {profile::lanes_at(table.classes[*c].lanes_by_n, s.n)};
       }
       absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
-          profile::with_deadline(counted, args->probe_timeout_s), s, key, instr, limits,
+          profile::with_deadline(counted_dense, args->probe_timeout_s), s, key, instr, limits,
           profile::deadline_check(args->probe_timeout_s),
           std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
           profile::with_deadline(counted_sparse, args->probe_timeout_s));
