@@ -453,8 +453,24 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
           c.probes.push_back(*point);
         }
       }
-      if (f[5].starts_with("lanes@") || f[5].starts_with("tile@")) {
-        for (absl::string_view item : absl::StrSplit(av(f[5]), ';')) {
+      // The rules column: span rules joined by ',', then (gemv classes) one group of
+      // gemv rules joined by ';' -- a lane rule holds commas of its own, so the group is
+      // everything from the first "lanes@" / "tile@" item on. A split gemv class has both.
+      std::string_view span_part = f[5] == "-" ? std::string_view() : std::string_view(f[5]);
+      std::string_view gemv_part;
+      for (size_t at = 0; at < span_part.size();) {
+        const std::string_view rest = span_part.substr(at);
+        if (rest.starts_with("lanes@") || rest.starts_with("tile@")) {
+          gemv_part = rest;
+          span_part = span_part.substr(0, at == 0 ? 0 : at - 1);
+          break;
+        }
+        const size_t comma = span_part.find(',', at);
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+      }
+      if (!gemv_part.empty()) {
+        for (absl::string_view item : absl::StrSplit(av(gemv_part), ';')) {
           const std::string_view it(item.data(), item.size());
           if (it.starts_with("lanes@") && c.lanes_by_n.empty()) {
             absl::StatusOr<std::vector<LaneStep>> steps = parse_lane_rule(it);
@@ -466,11 +482,13 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
             }
           } else {
             return err(absl::StrFormat("the gemv rule '%s' is not lanes@... or tile@<C> (each "
-                                       "at most once, joined by ';')", it));
+                                       "at most once, joined by ';', after the span rules)",
+                                       it));
           }
         }
-      } else if (f[5] != "-") {
-        for (absl::string_view r : absl::StrSplit(av(f[5]), ',')) {
+      }
+      if (!span_part.empty()) {
+        for (absl::string_view r : absl::StrSplit(av(span_part), ',')) {
           absl::StatusOr<SpanRule> rule = parse_span_rule(std::string_view(r.data(), r.size()));
           if (!rule.ok()) return err(std::string(rule.status().message()));
           c.rules.push_back(*rule);

@@ -47,9 +47,10 @@
 //   command  <the command line that produced the table>
 //   class    <index> <family> <CublasClass text> <probes|-> <rules|-> <desc|-> <note|->
 //            probes: <variant>@<M>x<N>x<K>/<P>,...  (the first is where desc was recovered)
-//            rules: span rules, one per cut level, comma-separated; or, for a gemv
+//            rules: span rules, one per cut level, comma-separated; then, for a gemv
 //            class, its lane rule lanes@<n0>:<lanes>,<n0>:<lanes>,... (first n0 = 1)
-//            and/or its tile cap tile@<C>, joined by ';'
+//            and/or its tile cap tile@<C>, joined by ';' (after a ',' when a split
+//            gemv class has span rules too: "split/1,tile@1")
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
 //   map      <family> m|n <v,v,...>     map <family> kmax <v>     map <family> refusal <text>
 //   runs     <family> <m index> <n index> <k0>:<variant>[/<P>],...  (variant -1: refused)

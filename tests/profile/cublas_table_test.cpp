@@ -533,6 +533,36 @@ TEST(CublasTable, TileCapGivesStridedTilesThatFollowKUpToTheCap) {
   }
 }
 
+// A split gemv class carries span rules and gemv rules in one column (session 15's
+// device run 1 wrote "split/1,tile@1", which the parser then refused).
+TEST(CublasTable, SplitGemvClassKeepsSpanAndGemvRules) {
+  CublasTable t = small_table();
+  dsl::GemmDesc d = gemv32();
+  d.k_cuts = {dsl::KCut{.span = 1649, .fold = dsl::Fold::kChain}};
+  t.classes[1].desc = d;  // class 1 is a split class (split=1)
+  for (const auto& [lanes, cap, want] :
+       {std::tuple{std::vector<LaneStep>{}, int64_t{1}, "\tsplit/1,tile@1\t"},
+        std::tuple{std::vector<LaneStep>{{1, 32}, {8449, 26}}, int64_t{0},
+                   "\tsplit/1,lanes@1:32,8449:26\t"},
+        std::tuple{std::vector<LaneStep>{{1, 32}, {8449, 26}}, int64_t{64},
+                   "\tsplit/1,lanes@1:32,8449:26;tile@64\t"}}) {
+    t.classes[1].rules = {SpanRule{.kind = SpanRule::Kind::kSplit, .granule = 1}};
+    t.classes[1].lanes_by_n = lanes;
+    t.classes[1].lane_tile_cap = cap;
+    const std::string text = write_table(t);
+    EXPECT_NE(text.find(want), std::string::npos) << text;
+    absl::StatusOr<CublasTable> back = parse_table(text);
+    ASSERT_TRUE(back.ok()) << want << ": " << back.status();
+    EXPECT_EQ(*back, t) << want;
+  }
+  // A span rule after the gemv group is refused, naming the line.
+  std::string bad = write_table(t);
+  bad.replace(bad.find("split/1,lanes@1:32,8449:26;tile@64"), 34, "lanes@1:32;tile@64;split/1");
+  absl::StatusOr<CublasTable> r = parse_table(bad);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(has(r.status(), "line")) << r.status();
+}
+
 TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   absl::StatusOr<GemmShape> s = usual_shape({64, 128, 256}, DType::kF8E4M3);
   ASSERT_TRUE(s.ok());
