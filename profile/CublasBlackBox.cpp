@@ -6,12 +6,12 @@
 // Rows/columns written by the previous call and not by this one are overwritten with
 // zeros (the "dirty" counts), so the matrices stay zero outside the probe's slice.
 //
-// The same problem as a SparseProblem {a_fill = 0, b_fill = one_b, a: 3 marks,
-// b: 1 entry}, once A's row 0 holds 0 and B's column 0 holds one_b (the fill state,
+// The same problem as a SparseProblem {a_fill = 0, b_fill = fill_b, a: 3 marks,
+// b: 1 entry (an fp8 probe's r; f16/bf16 probes mark A alone)}, once A's row 0 holds 0 and B's column 0 holds fill_b (the fill state,
 // written densely by the first call and kept):
 //   A[0][k1], A[0][k2], A[0][k3] <- marks ; B[k4][0] <- entry    (4 element copies)
 //   cublasLtMatmul(full shape) ; D[0][0] -> out
-//   A[0][k1], A[0][k2], A[0][k3] <- 0 ; B[k4][0] <- one_b        (the fill again)
+//   A[0][k1], A[0][k2], A[0][k3] <- 0 ; B[k4][0] <- fill_b        (the fill again)
 // or, where ByteScatter loads, the same writes as 8 one-byte records (f16: 2 bytes
 // an element) in one uploaded list, with the 8 fill bytes after it:
 //   upload [patch list | restore list] ; scatter(patch list)

@@ -26,13 +26,14 @@ ProbeValues probe_values(DType a, DType b) {
     v.L_b = to_bits(b, 1.0f);
     v.r_a = to_bits(a, std::ldexp(1.0f, -9));
     v.r_b = to_bits(b, std::ldexp(1.0f, -9));
+    v.fill_b = to_bits(b, 1.0f);
   } else {
-    v.L_a = to_bits(a, 1024.0f);
-    v.L_b = to_bits(b, 1.0f);
-    v.r_a = to_bits(a, std::ldexp(1.0f, -8));
-    v.r_b = to_bits(b, std::ldexp(1.0f, -7));
+    v.fill_b = to_bits(b, 0.0625f);
+    v.L_a = to_bits(a, 16384.0f);
+    v.L_b = v.fill_b;
+    v.r_a = to_bits(a, std::ldexp(1.0f, -11));
+    v.r_b = v.fill_b;
   }
-  v.one_b = to_bits(b, 1.0f);
   v.L = to_float(a, v.L_a) * to_float(b, v.L_b);
   v.r = to_float(a, v.r_a) * to_float(b, v.r_b);
   return v;
@@ -61,7 +62,7 @@ reference::GemmProblem make_problem(const Placement& p, DType a, DType b) {
   prob.n = 1;
   prob.k = p.k;
   prob.a.assign(static_cast<size_t>(p.k), to_bits(a, 0.0f));
-  prob.b.assign(static_cast<size_t>(p.k), v.one_b);
+  prob.b.assign(static_cast<size_t>(p.k), v.fill_b);
   for (const reference::SparseEntry& e : sparse_entries(p, v, a)) {
     prob.a[static_cast<size_t>(e.k)] = e.a;
     prob.b[static_cast<size_t>(e.k)] = e.b;
@@ -76,7 +77,7 @@ std::pair<uint32_t, uint32_t> mark_bits(char mark, const ProbeValues& v, DType a
     case 'r': return {v.r_a, v.r_b};
     case '+': return {v.L_a, v.L_b};
     case '-': return {to_bits(a, -to_float(a, v.L_a)), v.L_b};
-    default: return {to_bits(a, 0.0f), v.one_b};
+    default: return {to_bits(a, 0.0f), v.fill_b};
   }
 }
 }  // namespace
@@ -199,7 +200,7 @@ Instrument::Vectors Instrument::vectors_of(const Placement& p) const {
   const uint32_t zero_a = to_bits(a_, 0.0f);
   for (const reference::SparseEntry& e : sparse_entries(p, v_, a_)) {
     if (e.a != zero_a) v.a.emplace_back(e.k, e.a);
-    if (e.b != v_.one_b) v.b.emplace_back(e.k, e.b);
+    if (e.b != v_.fill_b) v.b.emplace_back(e.k, e.b);
   }
   return v;
 }
@@ -227,8 +228,8 @@ absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
   prob.m = static_cast<int64_t>(rows.size());
   prob.n = static_cast<int64_t>(cols.size());
   const uint32_t zero_a = to_bits(a_, 0.0f);
-  prob.a_fill = swapped ? v_.one_b : zero_a;
-  prob.b_fill = swapped ? zero_a : v_.one_b;
+  prob.a_fill = swapped ? v_.fill_b : zero_a;
+  prob.b_fill = swapped ? zero_a : v_.fill_b;
   for (int64_t i = 0; i < prob.m; ++i) {
     for (auto [kk, bits] : *rows[static_cast<size_t>(i)]) prob.a.push_back({i, kk, bits});
   }

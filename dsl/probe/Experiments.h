@@ -9,12 +9,20 @@
 //     f32 add: r < ulp_f32(L)/2; a matrix instruction: r is at or below its
 //     alignment quantum) and r survives alone (representable in f16/bf16/f32
 //     partials and outputs). The constants (documented, never tuned per kernel):
-//       f16, bf16, tf32, f32 inputs: L = 2^10 (a = 2^10, b = 1),
-//                                    r = 2^-15 (a = 2^-8, b = 2^-7);  the paper's pair
+//       f16, bf16, tf32, f32 inputs: L = 2^10 (a = 2^14, b = 2^-4),
+//                                    r = 2^-15 (a = 2^-11, b = 2^-4);  the paper's pair
+//                                    of products, with every b the fill 2^-4
 //       f8e4m3, f8e5m2 inputs:       L = 2^8  (a = 2^8,  b = 1),
 //                                    r = 2^-18 (a = 2^-9, b = 2^-9)
 //     (fp8: 2^8 is the largest power of two E4M3 holds; 2^-18 < ulp_f32(2^8)/2 =
-//     2^-16 and under the fp8 instruction's 13-bit alignment quantum 2^-5).
+//     2^-16 and under the fp8 instruction's 13-bit alignment quantum 2^-5. Its r
+//     needs a b of its own; E4M3 has no b that takes both products.)
+//     Only the products reach the sums (a kernel multiplies exactly, or rounds
+//     2^14 * 2^-4 and 2^-11 * 2^-4 to themselves), so the factors are free. With b
+//     the fill at every index, a placement lives in A alone: placements whose r sits
+//     at different indices share B's one column and batch into one call (below), where
+//     r's own b factor gave each r index a column of its own (one placement per call
+//     at an N = 1 shape).
 //   * classify() reads an output as kZero (±0), kR (exactly r in out_dtype) or
 //     kOther. out_dtype must be f32, f16 or bf16 (fp8 outputs cannot hold r).
 //   * Batching (BatchLimits): placements run together share one black-box call of a
@@ -53,7 +61,7 @@ using GemmBlackBox =
 struct ProbeValues {
   float L = 0, r = 0;                   // the products
   uint32_t L_a = 0, L_b = 0, r_a = 0, r_b = 0;  // their factors, as input bits
-  uint32_t one_b = 0;                   // 1.0 in b's dtype (b of every other index)
+  uint32_t fill_b = 0;  // b of every index without a mark (2^-4; fp8: 1.0), in b's dtype
 };
 ProbeValues probe_values(DType a, DType b);
 
@@ -71,7 +79,7 @@ struct Placement {
 reference::GemmProblem make_problem(const Placement& p, DType a, DType b);
 
 // A placement's marks as the entries of reference::gemm_sparse_element over the fill
-// a = +0, b = v.one_b (ascending K; marks outside [0, p.k) are left out, a later mark at
+// a = +0, b = v.fill_b (ascending K; marks outside [0, p.k) are left out, a later mark at
 // one index wins): make_problem writes these into its fill, the judge evaluates them.
 // v = probe_values(a, b).
 std::vector<reference::SparseEntry> sparse_entries(const Placement& p, const ProbeValues& v,
@@ -142,7 +150,7 @@ class Instrument {
  private:
   using Marks = std::vector<std::pair<int64_t, char>>;
   // A placement's a and b vectors as the K indices where they differ from the fill
-  // (a = +0, b = one_b), ascending.
+  // (a = +0, b = fill_b), ascending.
   using Sparse = std::vector<std::pair<int64_t, uint32_t>>;
   struct Vectors {
     Sparse a, b;

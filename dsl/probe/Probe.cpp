@@ -395,7 +395,7 @@ class Judge {
 
   absl::StatusOr<reference::SparseElement> element_of(const GemmDesc& d) const {
     return reference::SparseElement::create(d, o_.k, to_bits(o_.a_dtype, 0.0f),
-                                            inst_.values().one_b, model_.get());
+                                            inst_.values().fill_b, model_.get());
   }
 
   bool draw_matches(const GemmDesc& d, size_t i, std::string* why) {

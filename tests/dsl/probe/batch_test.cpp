@@ -72,6 +72,40 @@ TEST(BatchTest, BatchedOutcomesEqualOneCallEach) {
   }
 }
 
+// An r walk (r at a different index in each placement) at a one-column limit, as at an
+// N = 1 shape: f16/bf16 placements live in A alone (every b is the fill), so they fill
+// the rows of one call; fp8's r carries its own b and needs a column per r index.
+TEST(BatchTest, RWalkAtOneColumnFillsTheRows) {
+  const int64_t k = 300;
+  std::vector<Placement> ps;
+  for (int64_t q = 2; q < k; ++q) ps.push_back({k, {{0, '+'}, {1, '-'}, {q, 'r'}}});
+  auto name = [](size_t i) { return std::to_string(i); };
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    GemmDesc d = split_desc();
+    d.a_dtype = d.b_dtype = d.out_dtype = t;
+    CountingBox c{d};
+    Instrument inst(c.box(), t, t, t, BatchLimits{16, 1});
+    absl::StatusOr<std::vector<Outcome>> got = inst.run_all(ps, name);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(c.calls, (static_cast<int64_t>(ps.size()) + 15) / 16) << dtype_name(t);
+    EXPECT_EQ(c.max_n, 1);
+    CountingBox one{d};
+    Instrument single(one.box(), t, t, t);
+    absl::StatusOr<std::vector<Outcome>> want = single.run_all(ps, name);
+    ASSERT_TRUE(want.ok()) << want.status();
+    EXPECT_EQ(*got, *want) << dtype_name(t);
+  }
+  GemmDesc d8 = split_desc();
+  d8.a_dtype = d8.b_dtype = DType::kF8E4M3;
+  d8.out_dtype = DType::kF16;
+  d8.instruction_k = 32;
+  ASSERT_TRUE(validate(d8).ok()) << validate(d8);
+  CountingBox c8{d8};
+  Instrument inst8(c8.box(), DType::kF8E4M3, DType::kF8E4M3, DType::kF16, BatchLimits{16, 1});
+  ASSERT_TRUE(inst8.run_all(ps, name).ok());
+  EXPECT_EQ(c8.calls, static_cast<int64_t>(ps.size()));
+}
+
 // A placement already run is answered from the memo; a repeat inside one list runs once.
 TEST(BatchTest, MemoRunsAPlacementOnce) {
   const int64_t k = 64;

@@ -28,12 +28,14 @@ TEST(ProbeValuesTest, DocumentedConstants) {
   ProbeValues h = probe_values(DType::kF16, DType::kF16);
   EXPECT_EQ(h.L, 1024.0f);
   EXPECT_EQ(h.r, std::ldexp(1.0f, -15));
-  EXPECT_EQ(h.L_a, 0x6400u);  // f16 1024
-  EXPECT_EQ(h.L_b, 0x3c00u);  // f16 1
-  EXPECT_EQ(h.r_a, 0x1c00u);  // f16 2^-8
-  EXPECT_EQ(h.r_b, 0x2000u);  // f16 2^-7
+  EXPECT_EQ(h.L_a, 0x7400u);  // f16 2^14
+  EXPECT_EQ(h.L_b, 0x2c00u);  // f16 2^-4
+  EXPECT_EQ(h.r_a, 0x1000u);  // f16 2^-11
+  EXPECT_EQ(h.r_b, 0x2c00u);  // f16 2^-4
+  EXPECT_EQ(h.fill_b, 0x2c00u);  // every b is the fill: a placement lives in A alone
   ProbeValues b = probe_values(DType::kBF16, DType::kBF16);
-  EXPECT_EQ(b.L_a, 0x4480u);  // bf16 1024
+  EXPECT_EQ(b.L_a, 0x4680u);  // bf16 2^14
+  EXPECT_EQ(b.r_b, b.fill_b);
   EXPECT_EQ(b.r, std::ldexp(1.0f, -15));
   ProbeValues e = probe_values(DType::kF8E4M3, DType::kF8E5M2);
   EXPECT_EQ(e.L, 256.0f);
