@@ -79,6 +79,9 @@
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
+//   each black-box call waits for its turn at the GPU (--device-turn=<out>.turn,
+//   runtime/DeviceTurn.h: 8 slices whose contexts shared it at once took about 2 ms a
+//   call, one alone 0.04 ms);
 //   then their tables are merged into --out (profile/ScanSlices.h) and each slice's
 //   probe summary is printed. The probe's search is CPU work (session 10's run 1: 20 s
 //   probes with under 2 s in cuBLAS), so N processes on N cores probe N times the
@@ -117,6 +120,7 @@
 #include "profile/ProbeDeadline.h"
 #include "profile/ScanSlices.h"
 #include "runtime/CublasLt.h"
+#include "runtime/DeviceTurn.h"
 #include "runtime/Runtime.h"
 
 using namespace fixbits;
@@ -142,6 +146,7 @@ struct Args {
   std::vector<std::string> passed;  // the arguments a slice gets (all but --jobs, --out)
   std::vector<runtime::GemmShape> probe_at;  // --probe-at
   std::set<int> forget;                      // --forget
+  std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
 };
 
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
@@ -158,7 +163,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     };
     absl::Status st;
     int64_t x = 0;
-    if (!arg.starts_with("--jobs=") && !arg.starts_with("--out=") && !arg.starts_with("--slice=")) {
+    if (!arg.starts_with("--jobs=") && !arg.starts_with("--out=") && !arg.starts_with("--slice=") &&
+        !arg.starts_with("--device-turn=")) {
       a.passed.push_back(arg);
     }
     if (value("--jobs=")) {
@@ -173,6 +179,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       }
     } else if (auto v = value("--out=")) {
       a.out = *v;
+    } else if (auto v = value("--device-turn=")) {
+      a.device_turn = *v;
     } else if (auto v = value("--append=")) {
       a.append = *v;
     } else if (auto v = value("--resume=")) {
@@ -346,6 +354,7 @@ int run_jobs(const Args& args, const char* self) {
     samples::SelfJob job{.args = args.passed, .log = logs.back()};
     job.args.push_back(absl::StrFormat("--slice=%d/%d", j, args.jobs));
     job.args.push_back("--out=" + outs.back());
+    job.args.push_back("--device-turn=" + args.out + ".turn");
     jobs.push_back(std::move(job));
   }
   const std::vector<int> codes = samples::run_self_jobs(self, "fixbits-cublas-scan", jobs);
@@ -582,6 +591,13 @@ int main(int argc, char** argv) {
   if (!args->no_probe) {
     const dsl::Instruction instr =
         info.cc_major >= 9 ? dsl::Instruction::kWgmma : dsl::Instruction::kMmaSync;
+    // With --jobs the slices take turns at the GPU for each black-box call
+    // (runtime/DeviceTurn.h: contexts that share it at once are time-sliced).
+    absl::StatusOr<runtime::DeviceTurn> turn = runtime::DeviceTurn::open(args->device_turn);
+    if (!turn.ok()) {
+      std::fprintf(stderr, "fixbits-cublas-scan: %s\n", std::string(turn.status().message()).c_str());
+      return 1;
+    }
     const profile::ProbeFn probe = [&](const runtime::GemmShape& s,
                                        const profile::CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
       // Each probe is named on stderr before it runs, and the table is saved (at most
@@ -603,14 +619,18 @@ int main(int argc, char** argv) {
       // One time limit for the probe's launches and its CPU search. The box's calls and
       // their time are counted, so a slow probe says whether cuBLAS or the CPU took it.
       int64_t calls = 0;
-      double box_s = 0;
+      double box_s = 0, turn_s = 0;
       // Each call of either form of the box (dense: random draws; sparse: the walks,
-      // only their marks uploaded) is counted and timed.
+      // only their marks uploaded) waits for the device turn, and is counted and timed.
       auto counted = [&](auto inner) {
-        return [&calls, &box_s, inner](const auto& p) {
-          const auto t0 = std::chrono::steady_clock::now();
+        return [&calls, &box_s, &turn_s, &turn, inner](const auto& p) {
+          using Clock = std::chrono::steady_clock;
+          const auto t0 = Clock::now();
+          const runtime::DeviceTurn::Held held = turn->hold();
+          const auto t1 = Clock::now();
           auto r = inner(p);
-          box_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          turn_s += std::chrono::duration<double>(t1 - t0).count();
+          box_s += std::chrono::duration<double>(Clock::now() - t1).count();
           ++calls;
           return r;
         };
@@ -630,8 +650,9 @@ int main(int argc, char** argv) {
           profile::deadline_check(args->probe_timeout_s),
           std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
           profile::with_deadline(counted_sparse, args->probe_timeout_s));
-      std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s; %s\n",
-                   progress.elapsed() - started, static_cast<long long>(calls), box_s,
+      std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s (+%.1f s "
+                   "waiting for the device turn); %s\n",
+                   progress.elapsed() - started, static_cast<long long>(calls), box_s, turn_s,
                    d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());
       return d;
     };
