@@ -64,6 +64,11 @@ constexpr EnumName<Activation> kActivationNames[] = {
     {Activation::kNone, "none"},
     {Activation::kRelu, "relu"},
 };
+// The seed of the text form ("seed=-0"; "+0", the default, is accepted but never printed).
+constexpr EnumName<bool> kSeedNames[] = {
+    {false, "+0"},
+    {true, "-0"},
+};
 
 bool is_scalar(Instruction i) {
   return i == Instruction::kScalarFma || i == Instruction::kScalarMulAdd;
@@ -330,6 +335,19 @@ absl::Status validate_lanes(const GemmDesc& d) {
     }
     return absl::OkStatus();
   }
+  if (d.family == GemmFamily::kGemv) {
+    // Turns (GemmDesc.h): fast accumulation folds straight through (step 0); without
+    // it the range is cut into turns of a positive step.
+    if (d.use_fast_accum != (d.k_loop_step.step == 0)) {
+      return bad(absl::StrFormat(
+          "GemmDesc.k_loop_step.step is %d with use_fast_accum %d but family gemv takes "
+          "either fast_accum=1 with step 0 (no turns) or fast_accum=0 with a positive "
+          "step (lanes fold each turn from +0.0 and add it to their accumulator).",
+          d.k_loop_step.step, d.use_fast_accum ? 1 : 0));
+    }
+    // An empty fold chains the lanes in index order.
+    if (d.lane_fold.empty()) return absl::OkStatus();
+  }
   // The butterfly runs over lane_slots(lanes) slots; with a power-of-two count that
   // is `lanes` itself, so the rule (and every such descriptor) is what it was.
   const int slots = lane_slots(d.lanes);
@@ -362,8 +380,9 @@ constexpr std::string_view kKeys[] = {
     "family", "a",       "b",     "acc",         "out",   "instr",     "ik",
     "fast_accum", "k_loop", "cuts", "partial",   "merge", "lane_layout", "lanes",
     "lane_tile",  "lane_fold", "alpha_beta", "bias", "act",
-    "blocks"};  // the last: optional (family dot only)
-constexpr size_t kRequiredKeys = std::size(kKeys) - 1;
+    "blocks",   // optional (family dot only)
+    "seed"};    // optional (neg_zero_seed only)
+constexpr size_t kRequiredKeys = std::size(kKeys) - 2;
 
 }  // namespace
 
@@ -379,6 +398,15 @@ absl::Status validate(const GemmDesc& d) {
   if (!desc_text::enum_in_range(d.activation, kActivationNames)) {
     return bad(absl::StrFormat("GemmDesc.activation holds %d, which is no Activation.",
                                static_cast<int>(d.activation)));
+  }
+  if (d.neg_zero_seed &&
+      (d.family != GemmFamily::kPlain || !is_scalar(d.instruction) || !d.k_cuts.empty())) {
+    return bad(absl::StrFormat(
+        "GemmDesc.neg_zero_seed (seed=-0) is set on a %s descriptor with instruction %s "
+        "and %d cuts; only family plain with a scalar instruction and no cuts starts "
+        "from -0.0 (cuBLAS's K = 1 kernel).",
+        desc_text::enum_name(d.family, kFamilyNames),
+        desc_text::enum_name(d.instruction, kInstructionNames), d.k_cuts.size()));
   }
   return absl::OkStatus();
 }
@@ -404,7 +432,8 @@ std::string to_string(const GemmDesc& d) {
       " lane_tile=", d.lane_tile, " lane_fold=[", absl::StrJoin(d.lane_fold, ","), "]",
       " alpha_beta=", d.alpha_beta ? 1 : 0, " bias=", d.bias ? 1 : 0,
       " act=", enum_name(d.activation, kActivationNames),
-      d.family == GemmFamily::kDot ? absl::StrCat(" blocks=", d.blocks) : std::string(), "}");
+      d.family == GemmFamily::kDot ? absl::StrCat(" blocks=", d.blocks) : std::string(),
+      d.neg_zero_seed ? " seed=-0" : "", "}");
 }
 
 absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
@@ -447,6 +476,7 @@ absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
   r.bool_field("bias", &d.bias);
   r.enum_field("act", kActivationNames, &d.activation);
   if (r.has("blocks")) r.int_field("blocks", &d.blocks);
+  if (r.has("seed")) r.enum_field("seed", kSeedNames, &d.neg_zero_seed);
   if (!r.status().ok()) return r.status();
   if (absl::Status s = validate(d); !s.ok()) return s;
   return d;

@@ -7,7 +7,8 @@
 // Semantics (the CPU reference in dsl/reference implements exactly this). For one
 // output element (m, n) with products p_k = a[m,k] * b[k,n], k in [0, K):
 //
-//  leaf(range [k0,k1)) — the innermost accumulation, from acc = +0.0:
+//  leaf(range [k0,k1)) — the innermost accumulation, from acc = +0.0 (the seed; see
+//   neg_zero_seed for the one family that may start from -0.0):
 //   * instruction kScalarFma:    acc = fma(a_k, b_k, acc) for k in order.
 //   * instruction kScalarMulAdd: acc = acc + round(a_k * b_k) for k in order.
 //   * instruction kMmaSync/kWgmma: the range is cut into mainloop turns of
@@ -28,6 +29,15 @@
 //     of two (cuBLAS's gemvNSP deals K to 20, 24 or 26 lanes): lane_fold then holds
 //     every power of two below lane_slots(lanes), and a partner l ^ d >= lanes is
 //     absent, so lane l keeps its value in that round.
+//     An empty lane_fold (lanes > 1) chains the lanes in index order instead:
+//     result = ((v[0] (+) v[1]) (+) v[2]) ... (+) v[lanes-1] (cuBLAS's gemv2T, id 13
+//     custom 11: 16 lanes, the tree fixbits-cublas-probe --tree recorded in session 11).
+//     Turns (use_fast_accum = false, k_loop_step.step = S > 0; fast accumulation
+//     takes step 0): the range is cut into turns of S elements, the one short turn
+//     first or last per short_turn; each turn is dealt to the lanes as a range of its
+//     own (tiles from the turn's start), each lane folds its elements of the turn from
+//     +0.0 into t[l], and acc[l] = acc[l] (+)f32 t[l] from acc[l] = +0.0; then the
+//     lanes fold (or chain) as above. gemv2T takes turns of 512.
 //
 //     With one cut (k_cuts = [span:chain], cuBLAS's split gemv: the gemv kernel on
 //     gridDim.z parts, then splitKreduce), the cut is a split as family kSplitK's:
@@ -59,6 +69,14 @@
 //   held at merge_dtype and seeded with +0.0: r = +0.0; r = r (+) p_j for every j
 //   (so a merge whose every part is -0.0 gives +0.0, as cuBLAS's splitKreduce does;
 //   docs/cublas.md). Inner levels combine at f32.
+//
+//  seed — neg_zero_seed (text "seed=-0", printed only when set; family plain with a
+//   scalar instruction and no cuts only): the leaf starts from -0.0 instead of +0.0.
+//   -0.0 is the identity of (+)f32 and of fma's addend, so the first product enters
+//   unchanged, its sign of zero included: a K = 1 output whose product is -0.0 stays
+//   -0.0, where +0.0 + -0.0 gives +0.0. cuBLAS's K = 1 kernel (id 12 custom 1 on the
+//   H200, docs/cublas.md session 14-15) keeps a lone -0.0 product so. The two seeds
+//   differ only where every product folded so far is -0.0.
 //
 //  epilogue — out = round(out_dtype, e) where e = acc when alpha == 1, beta == 0
 //   (kNone); kAlphaBeta: e = fma(beta, c, alpha (x)f32 acc); then + bias[n] (f32)
@@ -117,6 +135,7 @@ struct GemmDesc {
   int lane_tile = 8;
   std::vector<int> lane_fold;  // xor offsets, one per round, in round order
   int64_t blocks = 0;          // kDot only: the blocks of the first kernel (> 0)
+  bool neg_zero_seed = false;  // the leaf starts from -0.0 (plain, scalar, no cuts)
 
   // Epilogue (decides bits, so it is part of the descriptor).
   bool alpha_beta = false;
@@ -145,8 +164,9 @@ absl::Status validate(const GemmDesc& d);
 //   gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 fast_accum=1
 //        k_loop=16/last cuts=[] partial=f32 merge=f32 ... }
 // print -> parse gives an equal descriptor; every field is always printed, except
-// `blocks`, printed (last) for family dot only, so the text and hash of the other
-// families are what they were before the dot family existed.
+// `blocks`, printed for family dot only, and `seed=-0`, printed (last) only when
+// neg_zero_seed is set, so the text and hash of every other descriptor are what they
+// were before those fields existed.
 std::string to_string(const GemmDesc& d);
 absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text);
 // The family's name in the text form ("plain", "split_k", "chained_chunks", "gemv";

@@ -138,7 +138,8 @@ std::vector<reference::GemmProblem> random_draws(const ProbeOptions& o) {
     // Below K = 3 the draws alone judge, and a lone -0.0 product is common there (any
     // zero input times a negative): every a is -0.0, every b positive, so every product
     // is -0.0. A tree seeded with +0.0 gives +0.0; cuBLAS's K = 1 kernel (id 12 custom 1,
-    // device run 1 of session 14) gives -0.0, which no GemmDesc seeds.
+    // device run 1 of session 14) gives -0.0: a plain scalar leaf seeded with -0.0
+    // (GemmDesc.neg_zero_seed), which the search then tries.
     reference::GemmProblem z;
     z.m = z.n = kDrawRows;
     z.k = o.k;
@@ -303,8 +304,29 @@ class Judge {
         if (!rw.ok()) return rw.status();
         if (!r_walk_matches(*elem, p, **rw, why)) return false;
       }
+      // Turns: the r walks with -L at every turn step any candidate has (set_turn_walks),
+      // where a turn boundary cuts +L's chain from -L's, for every candidate with turns
+      // or chained lanes (those without turns among them too: the walks tell them
+      // apart). Without them 16 contiguous lanes in turns of 16, and 16 strided lanes
+      // without turns, passed for gemv2T's 16 strided lanes in turns of 512.
+      if (!d.use_fast_accum || d.lane_fold.empty()) {
+        for (int64_t p : turn_walks_) {
+          if (p + 1 >= o_.k) continue;
+          absl::StatusOr<const std::vector<Outcome>*> rw = box_r_walk(p);
+          if (!rw.ok()) return rw.status();
+          if (!r_walk_matches(*elem, p, **rw, why)) return false;
+        }
+      }
     }
     return true;
+  }
+
+  // The turn steps of every gemv candidate with turns: each such candidate faces the r
+  // walk with -L at each of them.
+  void set_turn_walks(std::vector<int64_t> steps) {
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    turn_walks_ = std::move(steps);
   }
 
   int64_t tried() const { return tried_; }
@@ -458,6 +480,7 @@ class Judge {
   std::deque<std::pair<int64_t, std::vector<Outcome>>> tails_;
   std::deque<std::pair<int64_t, std::vector<Outcome>>> r_walks_;
   std::vector<int64_t> outer_spans_, inner_only_, all_spans_;
+  std::vector<int64_t> turn_walks_;
 };
 
 GemmDesc base_desc(const ProbeOptions& o) {
@@ -498,6 +521,16 @@ absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& 
           absl::StatusOr<bool> ok = judge.accepts(d, &why);
           if (!ok.ok()) return ok.status();
           if (*ok) return d;
+          // Below K = 3 the signed-zero draw shows the seed: a plain scalar leaf that
+          // keeps a lone -0.0 product starts from -0.0 (GemmDesc.h, "seed").
+          const bool scalar = d.instruction == Instruction::kScalarFma ||
+                              d.instruction == Instruction::kScalarMulAdd;
+          if (o.k < 3 && o.family == GemmFamily::kPlain && nest.empty() && scalar) {
+            d.neg_zero_seed = true;
+            ok = judge.accepts(d, &why);
+            if (!ok.ok()) return ok.status();
+            if (*ok) return d;
+          }
         }
       }
     }
@@ -553,6 +586,28 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
     }
     judge.set_spans(nests);
   }
+  // Every turn step a candidate may take (lanes x tile x 2^j below its range), so each
+  // candidate with turns faces the walks of the others' steps too.
+  auto turn_steps = [](int lanes, int64_t tile, int64_t range) {
+    std::vector<int64_t> steps;
+    if (lanes > 1) {
+      for (int64_t s = lanes * tile; s < range; s *= 2) steps.push_back(s);
+    }
+    return steps;
+  };
+  {
+    std::vector<int64_t> all;
+    for (const std::vector<KCut>& nest : nests) {
+      const int64_t range = nest.empty() ? o.k : nest[0].span;
+      for (int lanes : lane_counts) {
+        for (int64_t tile : {w, int64_t{1}}) {
+          if (tile > (int64_t{1} << 30)) continue;
+          for (int64_t s : turn_steps(lanes, tile, range)) all.push_back(s);
+        }
+      }
+    }
+    judge.set_turn_walks(std::move(all));
+  }
   for (const std::vector<KCut>& nest : nests) {
     const int64_t range = nest.empty() ? o.k : nest[0].span;  // part 0, where the walks look
     for (int lanes : lane_counts) {
@@ -575,43 +630,61 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
             const int64_t at = layout == LaneLayout::kContiguous ? l * run : l * tile;
             if (at < range) first[l] = at;
           }
-          std::vector<int> fold;
+          // The fold the walks give this lane map (when they are consistent with one),
+          // then the lanes chained in index order (gemv2T; the same as a butterfly
+          // below 3 lanes).
+          std::vector<std::vector<int>> folds;
           bool cached = false;
           for (const auto& [key, value] : fold_cache) {
             if (key == first) {
-              fold = value;
+              folds.push_back(value);
               cached = true;
             }
           }
           if (!cached) {
             absl::StatusOr<std::vector<int>> f = recover_lane_fold(inst, o.k, lanes, first);
-            if (!f.ok()) {
-              if (f.status().code() == absl::StatusCode::kFailedPrecondition) {
-                why = std::string(f.status().message());
-                continue;  // this lane map makes the fold inconsistent: not the kernel's
-              }
+            if (f.ok()) {
+              folds.push_back(*f);
+              fold_cache.emplace_back(first, *f);
+            } else if (f.status().code() == absl::StatusCode::kFailedPrecondition) {
+              why = std::string(f.status().message());  // no butterfly fits this lane map
+            } else {
               return f.status();
             }
-            fold = *f;
-            fold_cache.emplace_back(first, fold);
           }
-          for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
-            for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
-              for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
-                GemmDesc d = base_desc(o);
-                d.instruction = instr;
-                d.instruction_k = 1;
-                d.k_loop_step = {0, ShortTurn::kLast};
-                d.lanes = lanes;
-                d.lane_layout = layout;
-                d.lane_tile = static_cast<int>(tile);
-                d.lane_fold = fold;
-                d.k_cuts = nest;
-                d.partial_dtype = partial;
-                d.merge_dtype = merge;
-                absl::StatusOr<bool> ok = judge.accepts(d, &why);
-                if (!ok.ok()) return ok.status();
-                if (*ok) return d;
+          if (lanes > 2) folds.push_back({});
+          // Turns (fast_accum=0, GemmDesc.h) go with the chained lanes, as in gemv2T
+          // (turns of 512 = 16 lanes x 32): every lanes x tile x 2^j below the range,
+          // short turn last then first; step 0 (no turns) first.
+          for (const std::vector<int>& fold : folds) {
+            std::vector<KLoopStep> steps = {{0, ShortTurn::kLast}};
+            if (fold.empty()) {
+              for (int64_t s : turn_steps(lanes, tile, range)) {
+                steps.push_back({s, ShortTurn::kLast});
+                steps.push_back({s, ShortTurn::kFirst});
+              }
+            }
+            for (const KLoopStep& step : steps) {
+              for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+                for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
+                  for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
+                    GemmDesc d = base_desc(o);
+                    d.instruction = instr;
+                    d.instruction_k = 1;
+                    d.use_fast_accum = step.step == 0;
+                    d.k_loop_step = step;
+                    d.lanes = lanes;
+                    d.lane_layout = layout;
+                    d.lane_tile = static_cast<int>(tile);
+                    d.lane_fold = fold;
+                    d.k_cuts = nest;
+                    d.partial_dtype = partial;
+                    d.merge_dtype = merge;
+                    absl::StatusOr<bool> ok = judge.accepts(d, &why);
+                    if (!ok.ok()) return ok.status();
+                    if (*ok) return d;
+                  }
+                }
               }
             }
           }
@@ -621,7 +694,8 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
   }
   return absl::NotFoundError(absl::StrFormat(
       "no gemv descriptor reproduces the black box at K=%d: %d candidates (lanes %s, "
-      "both layouts, lane_tile in {%d, 1}%s) were tried; the last was rejected by %s.",
+      "both layouts, lane_tile in {%d, 1}, butterfly or chained lanes, turns with the "
+      "chain%s) were tried; the last was rejected by %s.",
       o.k, judge.tried(),
       o.gemv_lanes.empty() ? std::string("1..64") : absl::StrJoin(o.gemv_lanes, ","), w,
       o.gemv_split ? absl::StrFormat(", unsplit and %d split spans", nests.size() - 1) : "",

@@ -161,7 +161,7 @@ class ElementTree {
   float leaf(int64_t k0, int64_t k1) {
     if (d_.family == GemmFamily::kGemv) return gemv_leaf(k0, k1);
     if (is_matrix(d_.instruction)) return mma_leaf(k0, k1);
-    return scalar_fold(0.0f, k0, k1);
+    return scalar_fold(d_.neg_zero_seed ? -0.0f : 0.0f, k0, k1);  // the seed (GemmDesc.h)
   }
 
   float scalar_step(float acc, int64_t k) const {
@@ -212,6 +212,27 @@ class ElementTree {
   }
 
   float gemv_leaf(int64_t k0, int64_t k1) {
+    const int64_t step = d_.k_loop_step.step;
+    if (d_.use_fast_accum || step <= 0) return fold_lanes(gemv_lanes(k0, k1), d_.lane_fold);
+    // Turns: each dealt as a range of its own, lane values added into the accumulators.
+    std::vector<float> acc(static_cast<size_t>(d_.lanes), 0.0f);
+    auto add_turn = [&](int64_t t0, int64_t t1) {
+      const std::vector<float> t = gemv_lanes(t0, t1);
+      for (size_t l = 0; l < acc.size(); ++l) acc[l] = acc[l] + t[l];
+    };
+    const int64_t short_len = (k1 - k0) % step;
+    int64_t t0 = k0;
+    if (short_len != 0 && d_.k_loop_step.short_turn == ShortTurn::kFirst) {
+      add_turn(t0, t0 + short_len);
+      t0 += short_len;
+    }
+    for (; t0 < k1; t0 += step) add_turn(t0, std::min(t0 + step, k1));
+    return fold_lanes(std::move(acc), d_.lane_fold);
+  }
+
+  // The lanes' values over [k0, k1): the range dealt to the lanes, each folding its
+  // elements in order from +0.0.
+  std::vector<float> gemv_lanes(int64_t k0, int64_t k1) {
     const int64_t lanes = d_.lanes, tile = d_.lane_tile;
     const int64_t tiles = (k1 - k0 + tile - 1) / tile;
     std::vector<float> v(lanes, 0.0f);
@@ -229,7 +250,7 @@ class ElementTree {
         v[l] = acc;
       }
     }
-    return fold_lanes(std::move(v), d_.lane_fold);
+    return v;
   }
 
   const GemmDesc& d_;
@@ -323,6 +344,11 @@ float butterfly(std::vector<float> v, bool up) {
 }  // namespace
 
 float fold_lanes(std::vector<float> v, const std::vector<int>& fold) {
+  if (fold.empty()) {  // the lanes chained in index order (GemmDesc.h: gemv2T)
+    float r = v.empty() ? 0.0f : v[0];
+    for (size_t l = 1; l < v.size(); ++l) r = r + v[l];
+    return r;
+  }
   // A partner l ^ d >= lanes (only when the count is not a power of two) is absent:
   // lane l keeps its value in that round.
   const size_t lanes = v.size();

@@ -287,8 +287,8 @@ LeafFn plain_leaf(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const Op
                   const BlockFrame& f) {
   return [&b, &d, &cfg, o, f](Value k0, Value k1) {
     const int64_t bm = block_m(cfg);
-    Value zero = b.const_f32(0.0f);
-    Accs inits(cfg.block_n, b.splat(zero, {bm}));
+    Value seed = b.const_f32(d.neg_zero_seed ? -0.0f : 0.0f);  // GemmDesc.h, "seed"
+    Accs inits(cfg.block_n, b.splat(seed, {bm}));
     std::vector<Value> loop = b.begin_for(k0, k1, i64(b, 1), inits);
     Value k = loop[0];
     Value a_off = b.add(f.a_row_off, b.mul(k, o.a_sk));                  // (BM) i64
@@ -656,11 +656,12 @@ OutFrame gemv_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const 
                                 b.const_float(o.b_elem, 0.0f)), o.b_elem);
     return b.select(ok, leaf_step(b, d.instruction, acc, av, bv), acc);
   };
-  LeafFn leaf = [=, &b](Value k0, Value k1) {
+  // The lanes' values over [k0, k1): the range dealt to them, each folding its
+  // elements in order onto acc0 (+0.0 present, -0.0 absent).
+  auto deal = [=, &b](Value k0, Value k1, Value acc0) {
     Value len = b.sub(k1, k0);
     Value tiles = b.div(b.add(len, i64(b, tile - 1)), i64(b, tile));
     Value rounds = b.div(b.add(tiles, i64(b, lanes - 1)), i64(b, lanes));  // tiles per lane (ceil)
-    Value acc0 = initial();                                               // (E) f32
     Value v;
     if (d.lane_layout == LaneLayout::kContiguous) {
       Value run = b.mul(rounds, i64(b, tile));                              // elements per lane
@@ -679,6 +680,47 @@ OutFrame gemv_frame(Builder& b, const GemmDesc& d, const GemmConfig& cfg, const 
       Value r = step_at(inner[1], b.add(t0, inner[0]), limit);
       Value after_tile = b.end_for({r})[0];
       v = b.end_for({after_tile})[0];
+    }
+    return v;
+  };
+  // Turns (fast_accum = 0, GemmDesc.h): each turn dealt from its own start onto a fresh
+  // initial value and added to the lane's accumulator; the short turn first or last.
+  const int64_t step = d.k_loop_step.step;
+  const bool turns = !d.use_fast_accum && step > 0;
+  const bool short_first = d.k_loop_step.short_turn == ShortTurn::kFirst;
+  LeafFn leaf = [=, &b](Value k0, Value k1) {
+    Value v;
+    if (!turns) {
+      v = deal(k0, k1, initial());
+    } else {
+      auto turn = [=, &b](Value acc, Value t0, Value t1) {
+        return b.add(acc, deal(t0, t1, initial()));
+      };
+      Value acc = initial();
+      Value start = k0;
+      if (short_first) {
+        // Runs once when the short turn is non-empty.
+        Value len = b.sub(k1, k0);
+        Value t1 = b.add(k0, b.sub(len, b.mul(b.div(len, i64(b, step)), i64(b, step))));
+        std::vector<Value> loop = b.begin_for(k0, t1, i64(b, step), {acc});
+        acc = b.end_for({turn(loop[1], loop[0], t1)})[0];
+        start = t1;
+      }
+      std::vector<Value> loop = b.begin_for(start, k1, i64(b, step), {acc});
+      v = b.end_for({turn(loop[1], loop[0], b.min(b.add(loop[0], i64(b, step)), k1))})[0];
+    }
+    if (d.lane_fold.empty()) {
+      // The lanes chained in index order (gemv2T): lane 0 adds v[1], v[2], ... in turn,
+      // each fetched by the xor permutes of its index's bits (xor_permute(v, l)[0] = v[l]).
+      Value r = v;
+      for (int64_t l = 1; l < lanes; ++l) {
+        Value p = v;
+        for (int64_t bit = 1; bit < slots; bit *= 2) {
+          if (l & bit) p = b.xor_permute(p, bit);
+        }
+        r = b.add(r, p);
+      }
+      v = r;
     }
     for (int off : d.lane_fold) v = b.add(v, b.xor_permute(v, off));  // v[l] (+) v[l ^ off]
     return Accs{v};

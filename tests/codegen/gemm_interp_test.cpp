@@ -254,6 +254,31 @@ TEST_F(GemmInterp, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
   }
 }
 
+// The -0.0 seed (cuBLAS's K = 1 kernel): a plain scalar kernel seeded with -0.0 gives
+// the reference's bits, a lone -0.0 product kept, for K = 1, 2, 5 and every input dtype.
+TEST_F(GemmInterp, NegativeZeroSeedKeepsALoneNegativeZeroProduct) {
+  std::mt19937_64 rng(0x5eed);
+  for (Instruction ins : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+    for (DType t : {DType::kF16, DType::kBF16, DType::kF32}) {
+      GemmDesc d;
+      d.instruction = ins;
+      d.instruction_k = 1;
+      d.a_dtype = d.b_dtype = d.out_dtype = t;
+      d.neg_zero_seed = true;
+      ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+      for (int64_t k : {1, 2, 5}) {
+        const GemmProblem p = testing::signed_zero_products(t, {9, 7, k}, rng);
+        auto want = dsl::reference::gemm(d, p);
+        ASSERT_TRUE(want.ok()) << want.status();
+        ASSERT_TRUE(std::signbit(fixbits::to_float(t, (*want)[0]))) << "row 0 must show the seed";
+        for (const GemmConfig& cfg : {GemmConfig{1, 1, 1}, GemmConfig{4, 1, 4}, GemmConfig{2, 4, 3}}) {
+          expect_reference(d, cfg, p);
+        }
+      }
+    }
+  }
+}
+
 // Family dot (cuBLAS's dot_kernel + reduce_1Block_kernel): the two programs on the
 // interpreter give the reference's bits for 1, 3 and 31 blocks, tiles of 2 and 1, K from
 // 0 to many passes of the grid (3 blocks: 768 elements a pass at tile 2), vector and
@@ -323,6 +348,35 @@ TEST_F(GemmInterp, GemvAnyLaneCountMatchesReference) {
     }
   }
   EXPECT_GE(runs_, 400);
+}
+
+// cuBLAS's gemv2T (GemmDesc.h): lanes chained in index order (an empty lane_fold) and
+// turns (fast_accum = 0, a step): 16 lanes strided as the H200's kernel (turns of 512,
+// and short ones of 37 and 100 so that shapes cross many), other counts, both layouts,
+// short turn first and last, unsplit and split.
+TEST_F(GemmInterp, GemvLaneChainAndTurnsMatchReference) {
+  const std::vector<Shape> shapes = {{1, 70, 212}, {2, 45, 333}, {1, 1, 1}, {3, 9, 0},
+                                     {1, 33, 1500}, {2, 5, 911}};
+  for (int lanes : {16, 5, 1, 32}) {
+    for (dsl::LaneLayout lay : {dsl::LaneLayout::kStrided, dsl::LaneLayout::kContiguous}) {
+      for (int64_t step : {int64_t{0}, int64_t{512}, int64_t{37}, int64_t{100}}) {
+        for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+          if (step == 0 && st == dsl::ShortTurn::kFirst) continue;
+          GemmDesc d = gemv(lanes, lay, 1, {});
+          d.use_fast_accum = step == 0;
+          d.k_loop_step = {step, st};
+          sweep(d, {{1, 1, 1}, {2, 4, 3}, {8, 2, 8}}, shapes);
+          if (step == 100 && lanes == 16) {
+            d.k_cuts = {{300, dsl::Fold::kChain}};  // a split gemv2T
+            d.partial_dtype = DType::kF16;
+            sweep(d, {{1, 1, 1}, {2, 4, 3}}, shapes);
+          }
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_GE(runs_, 300);
 }
 
 // cuBLAS's split gemv (one split cut: the gemv kernel on gridDim.z parts, then the

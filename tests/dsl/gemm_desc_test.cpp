@@ -329,6 +329,70 @@ TEST(GemmDescTest, GemvTakesOneSplitCut) {
       << validate(unsplit);
 }
 
+// The -0.0 seed (cuBLAS's K = 1 kernel): printed last as "seed=-0" only when set, so
+// every other descriptor's text and hash stay; valid on plain scalar leaves only.
+TEST(GemmDescTest, NegativeZeroSeed) {
+  GemmDesc d;
+  d.instruction = Instruction::kScalarFma;
+  d.instruction_k = 1;
+  EXPECT_EQ(to_string(d).find("seed"), std::string::npos) << to_string(d);
+  d.neg_zero_seed = true;
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  const std::string text = to_string(d);
+  EXPECT_NE(text.find(" act=none seed=-0}"), std::string::npos) << text;
+  absl::StatusOr<GemmDesc> back = parse_gemm_desc(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, d);
+  EXPECT_NE(hash(*back), hash(GemmDesc{.instruction = Instruction::kScalarFma, .instruction_k = 1}));
+  std::string plus = text;
+  plus.replace(plus.find("seed=-0"), 7, "seed=+0");
+  absl::StatusOr<GemmDesc> p = parse_gemm_desc(plus);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(p->neg_zero_seed);
+  std::string bad = text;
+  bad.replace(bad.find("seed=-0"), 7, "seed=0");
+  EXPECT_NE(parse_gemm_desc(bad).status().message().find("\"seed\""), std::string::npos)
+      << parse_gemm_desc(bad).status();
+  GemmDesc mma;  // mma_sync leaf
+  mma.neg_zero_seed = true;
+  EXPECT_NE(validate(mma).message().find("GemmDesc.neg_zero_seed"), std::string::npos)
+      << validate(mma);
+  GemmDesc cut = d;
+  cut.family = GemmFamily::kSplitK;
+  cut.k_cuts = {{64, Fold::kChain}};
+  EXPECT_NE(validate(cut).message().find("GemmDesc.neg_zero_seed"), std::string::npos)
+      << validate(cut);
+  GemmDesc gemv = gemv_f16();
+  gemv.neg_zero_seed = true;
+  EXPECT_NE(validate(gemv).message().find("GemmDesc.neg_zero_seed"), std::string::npos)
+      << validate(gemv);
+}
+
+// gemv2T (GemmDesc.h): an empty lane_fold chains the lanes; turns need fast_accum=0
+// with a positive step, and fast accumulation keeps step 0.
+TEST(GemmDescTest, GemvLaneChainAndTurns) {
+  GemmDesc d = gemv_f16();
+  d.lanes = 16;
+  d.lane_fold.clear();
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  d.use_fast_accum = false;
+  d.k_loop_step = {512, ShortTurn::kLast};
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  absl::StatusOr<GemmDesc> back = parse_gemm_desc(to_string(d));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, d);
+  GemmDesc no_step = d;
+  no_step.k_loop_step.step = 0;
+  EXPECT_NE(validate(no_step).message().find("GemmDesc.k_loop_step.step is 0 with use_fast_accum 0"),
+            std::string::npos)
+      << validate(no_step);
+  GemmDesc fast_step = d;
+  fast_step.use_fast_accum = true;
+  EXPECT_NE(validate(fast_step).message().find("GemmDesc.k_loop_step.step is 512"),
+            std::string::npos)
+      << validate(fast_step);
+}
+
 TEST(GemmDescTest, CanonicalTextIsTheDocumentedLiteral) {
   EXPECT_EQ(to_string(plain_f16()),
             "gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 "

@@ -54,4 +54,23 @@ inline dsl::reference::GemmProblem tiny_negative_products(GemmShapeMNK s) {
   return p;
 }
 
+// Inputs drawn from +0, -0, +1, -1 and 2 in `t`'s bits (both operands one dtype), row
+// 0 of A all -0.0 and column 0 of B positive: every sign of zero a K = 1..few output can
+// hold, a lone -0.0 product included (the -0.0 seed's test case, GemmDesc.h "seed").
+inline dsl::reference::GemmProblem signed_zero_products(DType t, GemmShapeMNK s,
+                                                        std::mt19937_64& rng) {
+  const float values[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f};
+  dsl::reference::GemmProblem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  for (int64_t i = 0; i < s.m * s.k; ++i) {
+    p.a.push_back(fixbits::to_bits(t, i < s.k ? -0.0f : values[rng() % 5]));
+  }
+  for (int64_t i = 0; i < s.k * s.n; ++i) {
+    p.b.push_back(fixbits::to_bits(t, i % s.n == 0 ? 1.0f : values[rng() % 5]));
+  }
+  return p;
+}
+
 }  // namespace fixbits::testing

@@ -413,6 +413,26 @@ TEST_F(GemmGpuTest, SplitKMergeOfNegativeZeroPartsIsPositiveZero) {
   }
 }
 
+// The -0.0 seed (cuBLAS's K = 1 kernel, GemmDesc.h "seed"): the device keeps a lone
+// -0.0 product exactly where the reference does, K = 1, 2, 5, every input dtype.
+TEST_F(GemmGpuTest, NegativeZeroSeedKeepsALoneNegativeZeroProduct) {
+  std::mt19937_64 rng(0x5eed);
+  for (Instruction ins : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+    for (DType t : kInputs) {
+      GemmDesc d = scalar(GemmFamily::kPlain, ins, t, t);
+      d.neg_zero_seed = true;
+      ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+      for (int64_t k : {1, 2, 5}) {
+        const GemmProblem p = testing::signed_zero_products(t, {33, 17, k}, rng);
+        auto want = dsl::reference::gemm(d, p);
+        ASSERT_TRUE(want.ok()) << want.status();
+        ASSERT_TRUE(std::signbit(fixbits::to_float(t, (*want)[0]))) << "row 0 must show the seed";
+        for (const GemmConfig& cfg : kConfigs) expect_reference(d, cfg, p);
+      }
+    }
+  }
+}
+
 TEST_F(GemmGpuTest, GemvMatchesReferenceForEveryLaneLayoutAndFold) {
   struct Lanes {
     int lanes;
@@ -487,6 +507,28 @@ TEST_F(GemmGpuTest, GemvSplitMatchesReference) {
       sweep(d, {{1, 1, 1}, {4, 1, 4}, {32, 1, 1}}, {{1, 52, 32767}, {2, 10, 4097}, {1, 3, 1}});
       d.k_cuts = {{4096, dsl::Fold::kChain}};
       sweep(d, {{4, 1, 4}}, {{1, 18, 131072}});
+    }
+  }
+}
+
+// cuBLAS's gemv2T (GemmDesc.h: an empty lane_fold chains the lanes, fast_accum=0 with a
+// step makes turns): 16 strided lanes, turns of 512, short turn last and first, unsplit
+// at session 11's tree shape (2556 x 1 x 911) and split as classes 41/116 (2047 x 1 x
+// 5423, parts of 1356), f16 and bf16.
+TEST_F(GemmGpuTest, GemvLaneChainAndTurnsMatchReference) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+      GemmDesc d = scalar(GemmFamily::kGemv, Instruction::kScalarFma, t, t);
+      d.lanes = 16;
+      d.lane_layout = dsl::LaneLayout::kStrided;
+      d.lane_tile = 1;
+      d.lane_fold = {};
+      d.use_fast_accum = false;
+      d.k_loop_step = {512, st};
+      sweep(d, {{1, 1, 1}, {4, 1, 4}, {32, 1, 1}}, {{2556, 1, 911}, {1, 70, 4097}, {3, 5, 1}});
+      d.k_cuts = {{1356, dsl::Fold::kChain}};
+      d.partial_dtype = t;
+      sweep(d, {{4, 1, 4}}, {{2047, 1, 5423}, {7, 3, 1356}});
     }
   }
 }

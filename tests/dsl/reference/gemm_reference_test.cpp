@@ -70,6 +70,23 @@ TEST(GemmReference, ScalarFmaFoldsInIndexOrder) {
   EXPECT_EQ(dot(scalar_desc(), {L, r, r, r, -L}), 0x00000000u);
 }
 
+// The seed (f32 outputs): a lone -0.0 product stays -0.0 from a -0.0 seed and becomes +0.0 from the
+// usual +0.0 one; (-0.0, +0.0) products give +0.0 either way; a nonzero sum is the same.
+TEST(GemmReference, NegativeZeroSeedKeepsALoneNegativeZeroProduct) {
+  for (Instruction ins : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
+    GemmDesc pos = scalar_desc(ins);
+    GemmDesc neg = pos;
+    neg.neg_zero_seed = true;
+    ASSERT_TRUE(validate(neg).ok()) << validate(neg);
+    EXPECT_EQ(dot(pos, {-0.0f}, {1.0f}), 0x00000000u);
+    EXPECT_EQ(dot(neg, {-0.0f}, {1.0f}), 0x80000000u);
+    EXPECT_EQ(dot(neg, {-0.0f, 0.0f}, {1.0f, 2.0f}), 0x00000000u);
+    EXPECT_EQ(dot(neg, {-0.0f, -0.0f}, {1.0f, 2.0f}), 0x80000000u);
+    EXPECT_EQ(dot(neg, {-0.0f, 0.0f}, {1.0f, -2.0f}), 0x80000000u);
+    EXPECT_EQ(dot(neg, {r, L, -L}, {1.0f, 1.0f, 1.0f}), dot(pos, {r, L, -L}, {1.0f, 1.0f, 1.0f}));
+  }
+}
+
 // f32 inputs, a = [-1, 1+2^-12], b = [1+2^-11, 1+2^-12]. The second product is
 // 1 + 2^-11 + 2^-24 exactly. fma: -(1+2^-11) + that = 2^-24 (0x33800000).
 // mul+add: the product rounds first (2^-24 is a tie, 1+2^-11 is even) and the sum
@@ -223,6 +240,31 @@ TEST(GemmReference, GemvLayoutAndFoldOrder) {
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 2, 1, {1}), a), 0x00000000u);
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kContiguous, 4, 1, {1, 2}), a), float_bits(2 * r));
   EXPECT_EQ(dot(gemv_desc(LaneLayout::kContiguous, 4, 1, {2, 1}), a), 0x00000000u);
+}
+
+// cuBLAS's gemv2T (GemmDesc.h): lanes chained in order, and turns.
+// lanes 4, tile 1, one element per lane, v = [L, r, -L, r]:
+//   chain: ((L + r) + -L) + r = r;  fold [1, 2]: (L + r) + (-L + r) = 0;
+//   fold [2, 1]: (L + -L) + (r + r) = 2r.
+// lanes 1, turns of 2, a = [L, r, -L, r]: (0 + (L + r)) + (-L + r) = L - L = 0; without
+//   turns ((L + r) - L) + r = r. K = 5, a = [r, L, r, -L, r]: short turn first: turns
+//   [0,1) [1,3) [3,5) = r, L, -L: ((0 + r) + L) - L = 0; short last: [0,2) [2,4) [4,5)
+//   = L, -L, r: ((0 + L) - L) + r = r.
+TEST(GemmReference, GemvLaneChainAndTurns) {
+  const std::vector<float> v{L, r, -L, r};
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 4, 1, {}), v), float_bits(r));
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 4, 1, {1, 2}), v), 0x00000000u);
+  EXPECT_EQ(dot(gemv_desc(LaneLayout::kStrided, 4, 1, {2, 1}), v), float_bits(2 * r));
+  GemmDesc turns = gemv_desc(LaneLayout::kContiguous, 1, 1, {});
+  EXPECT_EQ(dot(turns, v), float_bits(r));
+  turns.use_fast_accum = false;
+  turns.k_loop_step = {2, ShortTurn::kLast};
+  ASSERT_TRUE(validate(turns).ok()) << validate(turns);
+  EXPECT_EQ(dot(turns, v), 0x00000000u);
+  const std::vector<float> five{r, L, r, -L, r};
+  EXPECT_EQ(dot(turns, five), float_bits(r));
+  turns.k_loop_step.short_turn = ShortTurn::kFirst;
+  EXPECT_EQ(dot(turns, five), 0x00000000u);
 }
 
 // lanes 4, tile 2, K = 10 -> 5 tiles, a = [r, r, r, L, -L, 0, 0, 0, r, r].

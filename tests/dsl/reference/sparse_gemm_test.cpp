@@ -100,6 +100,11 @@ class Draw {
         for (int off = 1; off < lane_slots(d.lanes); off *= 2) fold.push_back(off);
         std::shuffle(fold.begin(), fold.end(), rng_);
         d.lane_fold = fold;
+        if (below(3) == 0) d.lane_fold.clear();  // lanes chained (gemv2T)
+        if (coin()) {  // turns of a step (gemv2T: 512)
+          d.use_fast_accum = false;
+          d.k_loop_step = {1 + below(90), coin() ? ShortTurn::kLast : ShortTurn::kFirst};
+        }
         if (coin()) {  // cuBLAS's split gemv: one split cut
           d.k_cuts = {{1 + below(120), Fold::kChain}};
           d.partial_dtype = outs[below(3)];
@@ -107,6 +112,11 @@ class Draw {
         }
       }
       if (below(5) == 0) d.activation = Activation::kRelu;
+      // The -0.0 seed where it is valid (plain, scalar, no cuts): the fill kind with a
+      // -0.0 product below shows it.
+      if (d.family == GemmFamily::kPlain && d.k_cuts.empty() && d.instruction_k == 1 && coin()) {
+        d.neg_zero_seed = true;
+      }
       if (validate(d).ok()) return d;
     }
   }
