@@ -359,6 +359,11 @@ int run_jobs(const Args& args, const char* self) {
   }
   const std::vector<int> codes = samples::run_self_jobs(self, "fixbits-cublas-scan", jobs);
   int worst = codes.empty() ? 1 : *std::max_element(codes.begin(), codes.end());
+  if (const int sig = samples::stopped_by_signal(); sig != 0) {
+    std::printf("stopped by signal %d: the slices were stopped; merging the tables they had "
+                "saved (each slice saves at most 30 s apart)\n", sig);
+    worst = std::max(worst, 1);
+  }
   for (size_t j = 0; j < codes.size(); ++j) {
     std::printf("slice %zu/%lld: exit %d, output in %s\n", j, static_cast<long long>(args.jobs),
                 codes[j], logs[j].c_str());
