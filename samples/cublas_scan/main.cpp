@@ -10,7 +10,9 @@
 //      dsl::probe (--class-probes, or 1 + --fit-probes for split classes, at variants
 //      that differ in tile/stages/cluster and at different K / split count), fits the
 //      split span rule, and splits a class whose probes disagree; most-used classes
-//      first, until --probe-budget-s is spent;
+//      first, until --probe-budget-s is spent (with --resume counted from the program's
+//      start, the table's load included: a run then takes at most the budget plus one
+//      --probe-timeout-s plus the merge of --jobs);
 //   3. writes the table (profile/CublasTable.h) to --out; commit it gzip'ed as
 //      profile/data/cublas_sm90.tsv.gz (gzip -9 -c out.tsv > ...) so profile::cublas()
 //      embeds it.
@@ -669,6 +671,13 @@ int main(int argc, char** argv) {
       args->probe.rank_shapes.push_back(d.shape);
     }
     args->probe.heuristic = heuristic;
+    // With --resume the budget counts from this program's start: the table's load and
+    // re-key (up to 90 s per slice with 8 slices on the H200 machine, session 15's run
+    // 4) are inside it, so the run's wall time is at most the budget, one probe's limit
+    // and the merge.
+    if (!args->resume.empty()) {
+      args->probe.budget_s = std::max(0.0, args->probe.budget_s - progress.elapsed());
+    }
     const double t0 = progress.elapsed();
     absl::StatusOr<profile::ProbeStats> stats =
         profile::probe_classes(table, state, probe, args->probe, show);
