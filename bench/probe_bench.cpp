@@ -39,18 +39,33 @@ GemmDesc gemv_desc() {
   return d;
 }
 
-void recover(benchmark::State& state, const GemmDesc& truth) {
+// cuBLAS's gemv2T (id 13 custom 11): 16 strided lanes chained in index order, turns
+// of 512 (GemmDesc.h), split in parts of K / 4 as class 41's answer at 2047x1x5423.
+GemmDesc gemv2t_desc(int64_t k) {
+  GemmDesc d = gemv_desc();
+  d.lanes = 16;
+  d.lane_fold = {};
+  d.use_fast_accum = false;
+  d.k_loop_step = {512, ShortTurn::kLast};
+  d.k_cuts = {{(k + 3) / 4, Fold::kChain}};
+  d.partial_dtype = DType::kF16;
+  return d;
+}
+
+void recover(benchmark::State& state, const GemmDesc& truth,
+             probe::BatchLimits limits = probe::BatchLimits{128, 128}) {
   const int64_t k = state.range(0);
   int64_t placements = 0;
   for (auto _ : state) {
     probe::GemmBlackBox dense = [truth](const reference::GemmProblem& p) {
       return reference::gemm(truth, p);
     };
-    probe::Instrument inst(dense, DType::kF16, DType::kF16, DType::kF16, probe::BatchLimits{128, 128});
+    probe::Instrument inst(dense, DType::kF16, DType::kF16, DType::kF16, limits);
     inst.use_sparse_box(probe::reference_sparse_box(truth));
     probe::ProbeOptions o;
     o.family = truth.family;
     o.k = k;
+    o.gemv_split = truth.family == GemmFamily::kGemv && !truth.k_cuts.empty();
     absl::StatusOr<GemmDesc> d = probe::recover_gemm_desc(inst, o);
     if (!d.ok()) {
       state.SkipWithError(std::string(d.status().message()).c_str());
@@ -66,6 +81,11 @@ void BM_RecoverGemv(benchmark::State& state) { recover(state, gemv_desc()); }
 
 BENCHMARK(BM_RecoverSplitK)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_RecoverGemv)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
+// At an N = 1 shape, as the scan batches it there (128 rows, one column).
+void BM_RecoverGemv2T(benchmark::State& state) {
+  recover(state, gemv2t_desc(state.range(0)), probe::BatchLimits{128, 1});
+}
+BENCHMARK(BM_RecoverGemv2T)->Arg(5423)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <array>
 #include <span>
 #include <vector>
 
@@ -227,7 +228,7 @@ class ElementTree {
       t0 += short_len;
     }
     for (; t0 < k1; t0 += step) add_turn(t0, std::min(t0 + step, k1));
-    return fold_lanes(std::move(acc), d_.lane_fold);
+    return fold_lanes(acc, d_.lane_fold);
   }
 
   // The lanes' values over [k0, k1): the range dealt to the lanes, each folding its
@@ -343,24 +344,35 @@ float butterfly(std::vector<float> v, bool up) {
 
 }  // namespace
 
-float fold_lanes(std::vector<float> v, const std::vector<int>& fold) {
+float fold_lanes(std::span<const float> lanes_in, const std::vector<int>& fold) {
   if (fold.empty()) {  // the lanes chained in index order (GemmDesc.h: gemv2T)
-    float r = v.empty() ? 0.0f : v[0];
-    for (size_t l = 1; l < v.size(); ++l) r = r + v[l];
+    float r = lanes_in.empty() ? 0.0f : lanes_in[0];
+    for (size_t l = 1; l < lanes_in.size(); ++l) r = r + lanes_in[l];
     return r;
   }
   // A partner l ^ d >= lanes (only when the count is not a power of two) is absent:
-  // lane l keeps its value in that round.
-  const size_t lanes = v.size();
-  std::vector<float> next(lanes);
+  // lane l keeps its value in that round. Two rounds' values on the stack (up to dot's
+  // 1024 threads; the probe's judge calls this per placement).
+  const size_t lanes = lanes_in.size();
+  if (lanes == 0) return 0.0f;
+  std::vector<float> heap;
+  std::array<float, 2048> stack;
+  float* buf = stack.data();
+  if (lanes > stack.size() / 2) {
+    heap.resize(2 * lanes);
+    buf = heap.data();
+  }
+  float* v = buf;
+  float* next = buf + lanes;
+  std::copy(lanes_in.begin(), lanes_in.end(), v);
   for (int d : fold) {
     for (size_t l = 0; l < lanes; ++l) {
       const size_t partner = l ^ static_cast<size_t>(d);
       next[l] = partner < lanes ? v[l] + v[partner] : v[l];
     }
-    v.swap(next);
+    std::swap(v, next);
   }
-  return v.empty() ? 0.0f : v[0];
+  return v[0];
 }
 
 float fold_parts(std::vector<float> parts, Fold f) {

@@ -52,7 +52,7 @@ float fold_parts(std::vector<float> parts, Fold f);
 // The lane fold of families gemv and dot (GemmDesc.h): for each offset d in order, every
 // lane l sets v[l] = v[l] (+)f32 v[l ^ d], keeping its value when l ^ d is no lane.
 // Returns lane 0's value (+0.0 for no lanes).
-float fold_lanes(std::vector<float> v, const std::vector<int>& fold);
+float fold_lanes(std::span<const float> v, const std::vector<int>& fold);
 
 // m x n row-major output, out_dtype bits. `model` defaults to the sm_90 model.
 absl::StatusOr<std::vector<uint32_t>> gemm(const GemmDesc& desc, const GemmProblem& p,

@@ -191,51 +191,56 @@ class SparseTree {
 
   float gemv_leaf(int64_t k0, int64_t k1) {
     const int64_t step = d_.k_loop_step.step;
-    if (d_.use_fast_accum || step <= 0) return fold_lanes(gemv_lanes(k0, k1), d_.lane_fold);
+    if (d_.use_fast_accum || step <= 0) {
+      gemv_lanes(k0, k1, lanes_buf_);
+      return fold_lanes(lanes_buf_, d_.lane_fold);
+    }
     // Turns (GemmDesc.h): the short one and those holding an entry are dealt as
     // ranges; a run of whole fill-only turns adds one memoized lane vector per turn,
     // repeated until each lane stops changing.
     const int64_t len = k1 - k0, short_len = len % step;
     const bool short_first = short_len != 0 && d_.k_loop_step.short_turn == ShortTurn::kFirst;
     const int64_t whole0 = short_first ? k0 + short_len : k0;  // turns of `step` from here
-    std::vector<float> acc(static_cast<size_t>(d_.lanes), 0.0f);
-    auto add = [&](const std::vector<float>& t) {
-      for (size_t l = 0; l < acc.size(); ++l) acc[l] = acc[l] + t[l];
+    std::vector<float>& acc = acc_buf_;
+    acc.assign(static_cast<size_t>(d_.lanes), 0.0f);
+    auto add = [&](int64_t t0, int64_t t1) {  // the turn [t0, t1) into acc
+      gemv_lanes(t0, t1, lanes_buf_);
+      for (size_t l = 0; l < acc.size(); ++l) acc[l] = acc[l] + lanes_buf_[l];
     };
     auto add_fill_turns = [&](int64_t n) {
       if (n <= 0) return;
       if (fill_turn_.empty()) {
         FillOnly fill_only(*this);
-        fill_turn_ = gemv_lanes(0, step);
+        gemv_lanes(0, step, fill_turn_);
       }
       for (size_t l = 0; l < acc.size(); ++l) {
         acc[l] = repeat(acc[l], n, [&](float x) { return x + fill_turn_[l]; });
       }
     };
-    if (short_first) add(gemv_lanes(k0, whole0));
+    if (short_first) add(k0, whole0);
     int64_t at = whole0;  // the next turn not added yet
     for (size_t i = first_at(whole0); i < hi_ && idx_[i] < k1; ++i) {
       const int64_t t0 = whole0 + (idx_[i] - whole0) / step * step;
       if (t0 < at) continue;  // its turn was added with an earlier entry
       add_fill_turns((t0 - at) / step);
-      add(gemv_lanes(t0, std::min(t0 + step, k1)));
+      add(t0, std::min(t0 + step, k1));
       at = t0 + step;
     }
     if (at < k1) {
       const int64_t whole = (k1 - at) / step;  // the short last turn, if any, after them
       add_fill_turns(whole);
       at += whole * step;
-      if (at < k1) add(gemv_lanes(at, k1));
+      if (at < k1) add(at, k1);
     }
-    return fold_lanes(std::move(acc), d_.lane_fold);
+    return fold_lanes(acc, d_.lane_fold);
   }
 
   // The lanes' values over [k0, k1): the range dealt to the lanes, each folding its
   // elements in order from +0.0.
-  std::vector<float> gemv_lanes(int64_t k0, int64_t k1) {
+  void gemv_lanes(int64_t k0, int64_t k1, std::vector<float>& v) {
     const int64_t lanes = d_.lanes, tile = d_.lane_tile, len = k1 - k0;
     const int64_t tiles = (len + tile - 1) / tile;
-    std::vector<float> v(static_cast<size_t>(lanes), 0.0f);
+    v.assign(static_cast<size_t>(lanes), 0.0f);
     for (int64_t l = 0; l < lanes; ++l) {
       if (d_.lane_layout == LaneLayout::kContiguous) {
         const int64_t run = (tiles + lanes - 1) / lanes;  // whole tiles per lane
@@ -261,7 +266,6 @@ class SparseTree {
       }
       v[static_cast<size_t>(l)] = repeat(acc, count - pos, [&](float y) { return fill_step(y); });
     }
-    return v;
   }
 
   float leaf(int64_t k0, int64_t k1) {
@@ -336,6 +340,7 @@ class SparseTree {
   std::vector<float> ea_, eb_;
   size_t lo_ = 0, hi_ = 0;  // the active entries: idx_[lo_, hi_)
   std::vector<float> fill_turn_;  // a whole fill-only gemv turn's lane values (memo)
+  std::vector<float> lanes_buf_, acc_buf_;  // gemv scratch: one range's lanes, the turns' sum
   std::vector<float> pad_a_, pad_b_, fill_a_, fill_b_;
   // Memos of pure functions of the fill: a part's value by (level, length); one fill
   // group and one fill turn by the bits they are handed.
