@@ -12,8 +12,8 @@
 // fp8); cublas_map() (the table's sampled map of the answers) on 85.7%, 85.1% and 100%,
 // almost every miss the map choosing another class than the heuristic between its grid
 // points. 0.55% (f16), 0.46% (bf16) and 0% (fp8) of the draws fall in classes without a
-// descriptor (FailedPrecondition naming the class): cuBLAS's gemv2T (custom 11) and
-// split gemv custom 100, 92 and 12 classes. Either way the descriptor fixes the
+// descriptor (FailedPrecondition naming the class): cuBLAS's gemv2T (custom 11), split
+// gemv custom 100 and 92, and gemv custom 12. Either way the descriptor fixes the
 // bits: the kernel's output is the same on every run; it is cuBLAS's only where the match
 // says so.
 //
