@@ -657,10 +657,13 @@ int main(int argc, char** argv) {
           profile::deadline_check(args->probe_timeout_s),
           std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
           profile::with_deadline(counted_sparse, args->probe_timeout_s));
+      // The descriptor itself goes to the log too: a run whose tables are lost (session
+      // 15's runs 3 and 4) still says what each probe found.
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s (+%.1f s "
                    "waiting for the device turn); %s\n",
                    progress.elapsed() - started, static_cast<long long>(calls), box_s, turn_s,
-                   d.ok() ? "a descriptor" : std::string(d.status().message()).substr(0, 120).c_str());
+                   d.ok() ? ("a descriptor: " + dsl::to_string(*d)).c_str()
+                          : std::string(d.status().message()).substr(0, 120).c_str());
       return d;
     };
     // The match's shapes rank the classes (fixbits-cublas-match's defaults: seed 1, a
