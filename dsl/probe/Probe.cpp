@@ -596,8 +596,10 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
     }
     judge.set_spans(nests);
   }
-  // Every turn step a candidate may take (lanes x tile x 2^j below its range), so each
-  // candidate with turns faces the walks of the others' steps too.
+  // The turn steps of the lane maps with tiles w and 1 (lanes x tile x 2^j below the
+  // range), so each candidate with turns faces the walks of the others' steps too (a
+  // split's contiguous tiles that divide w take turns as well, but add no walks of their
+  // own: each is K more placements on the box).
   auto turn_steps = [](int lanes, int64_t tile, int64_t range) {
     std::vector<int64_t> steps;
     if (lanes > 1) {
