@@ -522,7 +522,7 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
               int rule_lanes = 0, int64_t rule_tile_cap = 0) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
   if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
-  dsl::GemmDesc alt = with_tile_cap(with_lanes(d, rule_lanes), rule_tile_cap, k);
+  dsl::GemmDesc alt = with_lanes(d, rule_lanes);
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
     if (i < there.k_cuts.size()) {
       alt.k_cuts[i].span = there.k_cuts[i].span;
@@ -530,6 +530,8 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
       alt.k_cuts[i].span = std::min(alt.k_cuts[i].span, alt.k_cuts[i - 1].span);
     }
   }
+  // The tile cap after the spans: a split gemv's tile follows its part span.
+  alt = with_tile_cap(std::move(alt), rule_tile_cap, k);
   if (alt.family == dsl::GemmFamily::kDot && there.family == dsl::GemmFamily::kDot) {
     // The grid is the point's split count; a point whose threads took single elements
     // (a strided operand, dot_at_shape) says nothing about the vector tile.
@@ -725,21 +727,22 @@ absl::StatusOr<std::vector<SpanRule>> fit_rules_of(const std::vector<ProbeResult
 int64_t strided_tile(const dsl::GemmDesc& d, int64_t k) {
   if (d.family != dsl::GemmFamily::kGemv) return 0;
   if (d.lane_layout == dsl::LaneLayout::kStrided) return d.lane_tile;
-  const int64_t tiles = (k + d.lane_tile - 1) / d.lane_tile;
+  const int64_t tiles = (gemv_range(d, k) + d.lane_tile - 1) / d.lane_tile;
   return (tiles + d.lanes - 1) / d.lanes * d.lane_tile;
 }
 
 // A gemv class whose probes deal K to their lanes in one run each at small K and in
 // strided tiles of C at large K (cuBLAS's gemv custom 92: runs of 11, 12, 45 at K =
 // 341, 359, 1430, tiles of 64 at K = 4097): the cap C that gives every probe its tile
-// as min(C, ceil(K / lanes)), or 0 when no probe is capped or the caps disagree. Only
-// the layout and tile are compared here; explains() checks the rest with the replay.
+// as min(C, ceil(K / lanes)), or 0 when no probe is capped or the caps disagree. For a
+// split gemv K is the part span (gemv_range: each part's kernel is launched with it).
+// Only the layout and tile are compared here; explains() checks the rest with the replay.
 int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
   int64_t cap = 0;
   for (const ProbeResult& r : results) {
     if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return 0;
     const int64_t t = strided_tile(*r.desc, r.at.k);
-    const int64_t runs = (r.at.k + r.desc->lanes - 1) / r.desc->lanes;
+    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
     if (t < runs) {
       if (cap != 0 && cap != t) return 0;
       cap = t;
@@ -747,7 +750,7 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
   }
   if (cap == 0) return 0;
   for (const ProbeResult& r : results) {
-    const int64_t runs = (r.at.k + r.desc->lanes - 1) / r.desc->lanes;
+    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
     if (strided_tile(*r.desc, r.at.k) != std::min(cap, runs)) return 0;
   }
   return cap;

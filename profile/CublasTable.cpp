@@ -335,10 +335,16 @@ dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes) {
   return d;
 }
 
+int64_t gemv_range(const dsl::GemmDesc& d, int64_t k) {
+  if (d.family != dsl::GemmFamily::kGemv || d.k_cuts.empty()) return k;
+  return std::min(k, d.k_cuts[0].span);
+}
+
 dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k) {
   if (d.family != dsl::GemmFamily::kGemv || cap < 1) return d;
+  const int64_t range = gemv_range(d, k);
   d.lane_layout = dsl::LaneLayout::kStrided;
-  d.lane_tile = static_cast<int>(std::max<int64_t>(1, std::min(cap, (k + d.lanes - 1) / d.lanes)));
+  d.lane_tile = static_cast<int>(std::max<int64_t>(1, std::min(cap, (range + d.lanes - 1) / d.lanes)));
   return d;
 }
 

@@ -117,8 +117,13 @@ int lanes_at(const std::vector<LaneStep>& steps, int64_t n);
 // `lanes` lanes for a gemv descriptor d: its lane_fold keeps the offsets below
 // lane_slots(lanes), in d's order. Other families, or lanes < 1, come back unchanged.
 dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes);
+// The range a gemv descriptor deals to its lanes at depth k: k, or for a split gemv
+// (one cut: the gemv kernel on gridDim.z parts) the part span, which is the K each
+// part's kernel is launched with (min(k, span)).
+int64_t gemv_range(const dsl::GemmDesc& d, int64_t k);
 // A gemv descriptor d under tile cap `cap` at depth k: strided lanes of lane_tile
-// min(cap, ceil(k / d.lanes)) (at least 1). Other families, or cap < 1, unchanged.
+// min(cap, ceil(gemv_range(d, k) / d.lanes)) (at least 1). Other families, or cap < 1,
+// unchanged. For a split gemv d must already carry its span at k.
 dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k);
 
 struct TableClass {

@@ -1539,6 +1539,60 @@ TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   }
 }
 
+// A split gemv (the gemv kernel on gridDim.z parts) whose tile follows the range it
+// deals up to a cap, as custom 100's does (16 lanes, tiles of 64 at large K): the range
+// is each part's span, the K its kernel runs with, not the whole K. At K = 359 in 4
+// parts (spans of 90) the tile is 6 where ceil(K / 16) would give 23; fitted on K, the
+// class's probes disagreed (the H200's classes 88 and 14, session 15).
+TEST(CublasScan, ASplitGemvTileFollowsThePartSpanUpToACap) {
+  const AlgoConfig split_gemv{.id = 13, .splitk_num = 4, .reduction_scheme = 2, .custom_option = 100};
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kGemv;
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lanes = 16;
+    d.lane_fold = {8, 4, 2, 1};
+    const int64_t span = (k + 3) / 4;
+    d.k_cuts = {{span, dsl::Fold::kChain}};
+    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + 15) / 16));
+    return d;
+  };
+  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(split_gemv)).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  ProbeOptions o{.max_probe_k = 8192};
+  o.heuristic = always(split_gemv);
+  int cls = -1;
+  for (int64_t k : {359, 4097, 6000}) {
+    absl::StatusOr<ProbePoint> pt =
+        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, split_gemv, &cls);
+    ASSERT_TRUE(pt.ok()) << pt.status();
+    o.extra_points[cls].push_back(*pt);
+  }
+  // As the scan's probe does it: the box's split count makes probe_key try the split
+  // gemv (gemv_split) right after the dot family.
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    ++probes;
+    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth(s, p.k), p);
+    };
+    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, split_gemv.splitk_num);
+  };
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].lane_tile_cap, 64);
+  for (int64_t k : {341, 359, 1430, 2049, 4097, 6000}) {
+    const GemmShape s{.m = 1, .n = 64, .k = k};
+    absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, answer_of(split_gemv));
+    ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+    EXPECT_EQ(*d, truth(s, k)) << k;
+  }
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
