@@ -40,7 +40,8 @@ GemmDesc gemv_desc() {
 }
 
 // cuBLAS's gemv2T (id 13 custom 11): 16 strided lanes chained in index order, turns
-// of 512 (GemmDesc.h), split in parts of K / 4 as class 41's answer at 2047x1x5423.
+// of 512 (GemmDesc.h), split in parts of K / 4 as class 41's answer at 2047x1x5423
+// (reduction compute_type: partials and merge at f32, which the scan tells the probe).
 GemmDesc gemv2t_desc(int64_t k) {
   GemmDesc d = gemv_desc();
   d.lanes = 16;
@@ -48,7 +49,6 @@ GemmDesc gemv2t_desc(int64_t k) {
   d.use_fast_accum = false;
   d.k_loop_step = {512, ShortTurn::kLast};
   d.k_cuts = {{(k + 3) / 4, Fold::kChain}};
-  d.partial_dtype = DType::kF16;
   return d;
 }
 
@@ -66,6 +66,8 @@ void recover(benchmark::State& state, const GemmDesc& truth,
     o.family = truth.family;
     o.k = k;
     o.gemv_split = truth.family == GemmFamily::kGemv && !truth.k_cuts.empty();
+    // As profile::probe_key does for a compute_type split (reduction_dtypes).
+    if (!truth.k_cuts.empty()) o.split_dtypes = {{DType::kF32, DType::kF32}};
     absl::StatusOr<GemmDesc> d = probe::recover_gemm_desc(inst, o);
     if (!d.ok()) {
       state.SkipWithError(std::string(d.status().message()).c_str());

@@ -316,6 +316,15 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
   return absl::OkStatus();
 }
 
+std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType out) {
+  switch (reduction) {
+    case 1: return {{DType::kF32, out}};            // in place: partials at f32, merged at out
+    case 2: return {{DType::kF32, DType::kF32}};    // compute type
+    case 4: return {{out, DType::kF32}};            // output type: partials written at out
+    default: return {};
+  }
+}
+
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
@@ -367,7 +376,15 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
         o.gemv_split = splitk > 1;
       }
       o.keep_going = keep_going;
+      // A split's partial/merge dtypes as the reduction scheme names them first (every
+      // validated split class so far); only when that search finds nothing, all nine.
+      const bool split_search = f == GemmFamily::kSplitK || (f == GemmFamily::kGemv && splitk > 1);
+      if (split_search) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
+      if (!d.ok() && absl::IsNotFound(d.status()) && !o.split_dtypes.empty()) {
+        o.split_dtypes.clear();
+        d = dsl::probe::recover_gemm_desc(inst, o);
+      }
       if (d.ok()) return d;
       if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
       tried.push_back(absl::StrFormat("as %s%s: %s", dsl::family_name(f),

@@ -274,6 +274,11 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // `sparse` (optional): the same box taking the sparse form (CublasBlackBox::
 // as_sparse_black_box); the walks' placements go to it, so a walk's uploads do not grow
 // as K^2 (the random draws still go to `box`).
+// The (partial, merge) dtypes a split of cuBLAS's reduction scheme `reduction`
+// (cublasLtReductionScheme_t: 1 in place, 2 compute type, 4 output type) writes, as
+// every validated split class of session 15's table has them; empty for another value.
+std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType out);
+
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,

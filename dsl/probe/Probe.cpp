@@ -91,6 +91,18 @@ constexpr size_t kMaxNests = 64;
 // The partial and merge dtypes a split is searched with, in order.
 const std::vector<DType> kSplitDtypes = {DType::kF32, DType::kF16, DType::kBF16};
 
+// The (partial, merge) pairs a split candidate takes (ProbeOptions.split_dtypes), or
+// (f32, f32) alone for an unsplit one.
+std::vector<std::pair<DType, DType>> split_pairs(const ProbeOptions& o, bool split) {
+  if (!split) return {{DType::kF32, DType::kF32}};
+  if (!o.split_dtypes.empty()) return o.split_dtypes;
+  std::vector<std::pair<DType, DType>> all;
+  for (DType partial : kSplitDtypes) {
+    for (DType merge : kSplitDtypes) all.emplace_back(partial, merge);
+  }
+  return all;
+}
+
 std::vector<reference::GemmProblem> random_draws(const ProbeOptions& o) {
   std::mt19937_64 rng(o.seed);
   auto value = [&](DType t, int e_lo, int e_hi) {
@@ -170,6 +182,15 @@ absl::Status check_options(const ProbeOptions& o) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ProbeOptions.blocks is %d but family dot needs the first kernel's block count "
         "(cuBLASLt's split count), >= 1.", o.blocks));
+  }
+  for (size_t i = 0; i < o.split_dtypes.size(); ++i) {
+    for (DType t : {o.split_dtypes[i].first, o.split_dtypes[i].second}) {
+      if (std::find(kSplitDtypes.begin(), kSplitDtypes.end(), t) == kSplitDtypes.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "ProbeOptions.split_dtypes[%d] holds %s; a split's partial and merge dtypes are "
+            "f32, f16 or bf16.", i, dtype_name(t)));
+      }
+    }
   }
   for (size_t i = 0; i < o.gemv_lanes.size(); ++i) {
     if (o.gemv_lanes[i] < 1 || o.gemv_lanes[i] > 64) {
@@ -515,32 +536,30 @@ absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& 
   const std::vector<std::vector<KCut>> nests =
       candidate_nests(walk, o.k, o.family, o.max_levels, inst.values(), o.out_dtype);
   judge.set_spans(nests);
-  const std::vector<DType> part_types =
-      o.family == GemmFamily::kSplitK ? kSplitDtypes : std::vector<DType>{DType::kF32};
+  const std::vector<std::pair<DType, DType>> pairs =
+      split_pairs(o, o.family == GemmFamily::kSplitK);
   std::string why = "no candidate";
   for (const std::vector<KCut>& nest : nests) {
     const int64_t range = nest.empty() ? o.k : std::min(o.k, nest.back().span);
     for (const Leaf& leaf : candidate_leaves(o, range)) {
-      for (DType partial : part_types) {
-        for (DType merge : part_types) {
-          GemmDesc d = base_desc(o);
-          d.k_cuts = nest;
-          apply_leaf(leaf, &d);
-          d.partial_dtype = partial;
-          d.merge_dtype = merge;
-          absl::StatusOr<bool> ok = judge.accepts(d, &why);
+      for (const auto& [partial, merge] : pairs) {
+        GemmDesc d = base_desc(o);
+        d.k_cuts = nest;
+        apply_leaf(leaf, &d);
+        d.partial_dtype = partial;
+        d.merge_dtype = merge;
+        absl::StatusOr<bool> ok = judge.accepts(d, &why);
+        if (!ok.ok()) return ok.status();
+        if (*ok) return d;
+        // Below K = 3 the signed-zero draw shows the seed: a plain scalar leaf that
+        // keeps a lone -0.0 product starts from -0.0 (GemmDesc.h, "seed").
+        const bool scalar = d.instruction == Instruction::kScalarFma ||
+                            d.instruction == Instruction::kScalarMulAdd;
+        if (o.k < 3 && o.family == GemmFamily::kPlain && nest.empty() && scalar) {
+          d.neg_zero_seed = true;
+          ok = judge.accepts(d, &why);
           if (!ok.ok()) return ok.status();
           if (*ok) return d;
-          // Below K = 3 the signed-zero draw shows the seed: a plain scalar leaf that
-          // keeps a lone -0.0 product starts from -0.0 (GemmDesc.h, "seed").
-          const bool scalar = d.instruction == Instruction::kScalarFma ||
-                              d.instruction == Instruction::kScalarMulAdd;
-          if (o.k < 3 && o.family == GemmFamily::kPlain && nest.empty() && scalar) {
-            d.neg_zero_seed = true;
-            ok = judge.accepts(d, &why);
-            if (!ok.ok()) return ok.status();
-            if (*ok) return d;
-          }
         }
       }
     }
@@ -678,24 +697,22 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
             }
             for (const KLoopStep& step : steps) {
               for (Instruction instr : {Instruction::kScalarFma, Instruction::kScalarMulAdd}) {
-                for (DType partial : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
-                  for (DType merge : nest.empty() ? std::vector<DType>{DType::kF32} : kSplitDtypes) {
-                    GemmDesc d = base_desc(o);
-                    d.instruction = instr;
-                    d.instruction_k = 1;
-                    d.use_fast_accum = step.step == 0;
-                    d.k_loop_step = step;
-                    d.lanes = lanes;
-                    d.lane_layout = layout;
-                    d.lane_tile = static_cast<int>(tile);
-                    d.lane_fold = fold;
-                    d.k_cuts = nest;
-                    d.partial_dtype = partial;
-                    d.merge_dtype = merge;
-                    absl::StatusOr<bool> ok = judge.accepts(d, &why);
-                    if (!ok.ok()) return ok.status();
-                    if (*ok) return d;
-                  }
+                for (const auto& [partial, merge] : split_pairs(o, !nest.empty())) {
+                  GemmDesc d = base_desc(o);
+                  d.instruction = instr;
+                  d.instruction_k = 1;
+                  d.use_fast_accum = step.step == 0;
+                  d.k_loop_step = step;
+                  d.lanes = lanes;
+                  d.lane_layout = layout;
+                  d.lane_tile = static_cast<int>(tile);
+                  d.lane_fold = fold;
+                  d.k_cuts = nest;
+                  d.partial_dtype = partial;
+                  d.merge_dtype = merge;
+                  absl::StatusOr<bool> ok = judge.accepts(d, &why);
+                  if (!ok.ok()) return ok.status();
+                  if (*ok) return d;
                 }
               }
             }

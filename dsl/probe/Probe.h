@@ -85,6 +85,13 @@ struct ProbeOptions {
   // over gridDim.z parts, then splitKreduce), with the spans the pair walk allows and
   // every partial/merge dtype, after every unsplit candidate.
   bool gemv_split = false;
+  // Split candidates (family split_k, and gemv with its cut): the (partial_dtype,
+  // merge_dtype) pairs tried, in order; empty: every pair of f32, f16 and bf16. cuBLAS's
+  // reduction scheme names one (profile::probe_key tries it first: compute_type ->
+  // (f32, f32), output_type -> (out, f32), in place -> (f32, out), as in every one of the
+  // 170 validated split classes of session 15's table), which cuts a split search's
+  // candidates ninefold.
+  std::vector<std::pair<DType, DType>> split_dtypes;
   int max_levels = 3;      // deepest k_cuts nest searched, in [1, 4]
   int random_draws = 6;    // fresh draws every surviving candidate must match
   uint64_t seed = 0x5eed;  // of the random draws

@@ -2069,3 +2069,37 @@ TEST(CublasScan, SpanRuleFitUsesEachProbesSplitCount) {
 
 }  // namespace
 }  // namespace fixbits::profile
+
+namespace fixbits::profile {
+namespace {
+
+// The split dtypes the reduction scheme names (every validated split class of session
+// 15's table: compute_type (f32, f32), output_type (out, f32), in place (f32, out)) are
+// what probe_key tries first; a split the scheme does not describe is still found by
+// the search over all nine pairs that follows.
+TEST(CublasScan, TheReductionSchemeNamesTheSplitDtypesFirst) {
+  using P = std::vector<std::pair<DType, DType>>;
+  EXPECT_EQ(reduction_dtypes(2, DType::kBF16), (P{{DType::kF32, DType::kF32}}));
+  EXPECT_EQ(reduction_dtypes(4, DType::kBF16), (P{{DType::kBF16, DType::kF32}}));
+  EXPECT_EQ(reduction_dtypes(1, DType::kF16), (P{{DType::kF32, DType::kF16}}));
+  EXPECT_TRUE(reduction_dtypes(0, DType::kF16).empty());
+  const AlgoConfig compute_type{.id = 66, .splitk_num = 3, .reduction_scheme = 2};
+  for (DType partial : {DType::kF32, DType::kF16}) {
+    dsl::GemmDesc truth;
+    truth.family = dsl::GemmFamily::kSplitK;
+    truth.k_cuts = {{100, dsl::Fold::kChain}};
+    truth.partial_dtype = partial;  // f16: not what compute_type names
+    const dsl::probe::GemmBlackBox box = [truth](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth, p);
+    };
+    absl::StatusOr<dsl::GemmDesc> d =
+        probe_key(box, GemmShape{.m = 4, .n = 4, .k = 300}, answer_of(compute_type).key,
+                  dsl::Instruction::kMmaSync, {}, {}, 3);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->partial_dtype, partial) << dsl::to_string(*d);
+  }
+}
+
+}  // namespace
+}  // namespace fixbits::profile
+
