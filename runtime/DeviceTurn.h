@@ -36,7 +36,10 @@ class DeviceTurn {
   class Held {
    public:
     Held() = default;
-    Held(Held&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    Held(Held&& o) noexcept : fd_(o.fd_), held_(o.held_) {
+      o.fd_ = -1;
+      o.held_ = false;
+    }
     Held& operator=(Held&& o) noexcept;
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;

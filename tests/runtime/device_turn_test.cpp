@@ -43,6 +43,8 @@ TEST(DeviceTurnTest, ProcessesTakeTurns) {
     EXPECT_TRUE(h.held());
     EXPECT_EQ(child_tries(path), 1) << "this process holds it";
     DeviceTurn::Held moved = std::move(h);
+    EXPECT_TRUE(moved.held());
+    EXPECT_FALSE(h.held());  // NOLINT(bugprone-use-after-move): the moved-from guard gave it up
     EXPECT_EQ(child_tries(path), 1) << "a moved guard still holds it";
   }
   EXPECT_EQ(child_tries(path), 0) << "the guard gave it back";
