@@ -195,6 +195,14 @@ absl::Status validate_instruction(const GemmDesc& d) {
 
 absl::Status validate_cuts(const GemmDesc& d) {
   const std::string fam(desc_text::enum_name(d.family, kFamilyNames));
+  // A split (has_split) is merged by a second kernel in part order: its fold is a chain.
+  auto split_is_chain = [&](const char* which) {
+    if (d.k_cuts[0].fold == Fold::kChain) return absl::OkStatus();
+    return bad(absl::StrFormat(
+        "GemmDesc.k_cuts[0].fold is %s but %s is merged by a second kernel in part order; "
+        "it must be chain.",
+        desc_text::enum_name(d.k_cuts[0].fold, kFoldNames), which));
+  };
   for (size_t i = 0; i < d.k_cuts.size(); ++i) {
     const KCut& c = d.k_cuts[i];
     if (c.span <= 0) {
@@ -226,12 +234,7 @@ absl::Status validate_cuts(const GemmDesc& d) {
         return bad("GemmDesc.k_cuts is empty but family split_k needs at least one cut "
                    "(the split, outermost).");
       }
-      if (d.k_cuts[0].fold != Fold::kChain) {
-        return bad(absl::StrFormat(
-            "GemmDesc.k_cuts[0].fold is %s but the split of family split_k is merged by a "
-            "second kernel in part order; it must be chain.",
-            desc_text::enum_name(d.k_cuts[0].fold, kFoldNames)));
-      }
+      if (absl::Status s = split_is_chain("the split of family split_k"); !s.ok()) return s;
       break;
     case GemmFamily::kChainedChunks:
       if (!is_scalar(d.instruction)) {
@@ -254,11 +257,9 @@ absl::Status validate_cuts(const GemmDesc& d) {
             desc_text::enum_name(d.instruction, kInstructionNames), fam));
       }
       if (d.family == GemmFamily::kGemv && d.k_cuts.size() == 1) {
-        if (d.k_cuts[0].fold != Fold::kChain) {
-          return bad(absl::StrFormat(
-              "GemmDesc.k_cuts[0].fold is %s but the one cut of family gemv is a split, "
-              "merged by a second kernel in part order; it must be chain.",
-              desc_text::enum_name(d.k_cuts[0].fold, kFoldNames)));
+        if (absl::Status s = split_is_chain("the one cut of family gemv is a split, which");
+            !s.ok()) {
+          return s;
         }
         break;
       }

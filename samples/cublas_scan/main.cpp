@@ -151,6 +151,19 @@ struct Args {
   std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
 };
 
+// A comma-separated list of table class indices (--classes, --forget) into *out.
+absl::Status class_list(const std::string& flag, const std::string& v, std::set<int>* out) {
+  for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+    int c = 0;
+    if (!absl::SimpleAtoi(part, &c) || c < 0) {
+      return absl::InvalidArgumentError(flag + " takes table class indices >= 0, comma-separated; "
+                                        "got '" + std::string(part) + "'.");
+    }
+    out->insert(c);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Args> parse_args(int argc, char** argv) {
   Args a;
   std::vector<std::string> words;
@@ -233,26 +246,12 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     } else if (value("--rank-shapes=")) {
       st = int_flag("--rank-shapes=", 0, &a.rank_shapes);
     } else if (auto v = value("--classes=")) {
-      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        int c = 0;
-        if (!absl::SimpleAtoi(part, &c) || c < 0) {
-          return absl::InvalidArgumentError(
-              "--classes takes table class indices >= 0, comma-separated; got '" + std::string(part) + "'.");
-        }
-        a.probe.only_classes.insert(c);
-      }
+      st = class_list("--classes", *v, &a.probe.only_classes);
       // An empty list (fixbits-cublas-match --differing-classes-out found nothing to
       // revalidate) visits no class, where no --classes would visit them all.
       if (a.probe.only_classes.empty()) a.no_probe = true;
     } else if (auto v = value("--forget=")) {
-      for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
-        int c = 0;
-        if (!absl::SimpleAtoi(part, &c) || c < 0) {
-          return absl::InvalidArgumentError(
-              "--forget takes table class indices >= 0, comma-separated; got '" + std::string(part) + "'.");
-        }
-        a.forget.insert(c);
-      }
+      st = class_list("--forget", *v, &a.forget);
     } else if (auto v = value("--probe-at=")) {
       for (absl::string_view part : absl::StrSplit(*v, ',', absl::SkipEmpty())) {
         absl::StatusOr<runtime::GemmShape> shape =
