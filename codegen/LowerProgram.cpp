@@ -8,7 +8,10 @@
 // computed redundantly by every thread; a scalar store is done by thread 0.
 // Masked loads/stores guard each element with a branch (no out-of-bounds access);
 // a thread's consecutive elements first try one vector path (load_vectorized,
-// store_vectorized) taken only when all are in bounds and aligned. A cluster barrier
+// store_vectorized) taken only when all are in bounds and aligned. A staged load
+// (Op.staged) keeps no register: it copies the thread's elements into shared slots
+// only that thread reads (TargetInfo::async_copy where the target has one), and each
+// op that uses it reads them there (lower_staged_load, read_staged). A cluster barrier
 // and a program's cluster shape are the target's (TargetInfo::cluster_barrier,
 // mark_cluster); a target without clusters makes them an Unimplemented Status.
 #include <algorithm>
@@ -186,7 +189,23 @@ class Lowerer {
     return phi;
   }
 
+  // Lowers one op; a staged load's result among its operands is read from its
+  // shared slots first (read_staged) and stands in for the value during this op only.
   absl::Status lower(const tile::Op& op, int n) {
+    std::vector<std::pair<int, Lowered>> held;  // staged operands, restored afterwards
+    for (int a : op.args) {
+      if (!is_staged(a) || std::any_of(held.begin(), held.end(), [&](const auto& h) { return h.first == a; })) {
+        continue;
+      }
+      held.emplace_back(a, ctx_.values[a]);
+      ctx_.values[a] = read_staged(a);
+    }
+    absl::Status s = lower_op(op, n);
+    for (auto& [id, v] : held) ctx_.values[id] = std::move(v);
+    return s;
+  }
+
+  absl::Status lower_op(const tile::Op& op, int n) {
     Lowered out;
     if (!op.results.empty()) {
       absl::Status s = layout_for(op, n, type_of(op.results[0]), &out);
@@ -325,6 +344,7 @@ class Lowerer {
       }
       case tile::OpKind::kLoad: {
         llvm::Type* elem = ty(*tile::elem_of(type_of(op.args[0]).pointee));
+        if (op.staged) return lower_staged_load(op, elem, std::move(out));
         if (!out.scalar && count >= 2) {
           out.regs = load_vectorized(op, elem, count);
           return set_result(op, out);
@@ -537,6 +557,109 @@ class Lowerer {
     b_.SetInsertPoint(join);
   }
 
+  // ---- Staged loads (tile::OpKind::kLoad with staged) ----
+  // A staged value lives in one shared array of R * T elements (R registers per thread,
+  // T threads), in chunks of V consecutive registers: chunk c of thread t at element
+  // (c*T + t)*V, so a warp's accesses to one chunk are consecutive (no bank conflict)
+  // and a chunk is V*elem bytes aligned for cp.async / ld.shared.v. Only the thread that
+  // wrote its slots reads them, so no barrier is needed, only async_copy_wait.
+  struct Staged {
+    llvm::GlobalVariable* array = nullptr;
+    llvm::Type* elem = nullptr;
+    size_t count = 0;     // R
+    unsigned vec = 1;     // V, a power of two dividing R, V*elem <= 16 bytes
+    Layout layout;
+  };
+  bool is_staged(int id) const {
+    return id >= 0 && static_cast<size_t>(id) < staged_of_.size() && staged_of_[id] >= 0;
+  }
+  // The shared address of chunk c of this thread.
+  llvm::Value* staged_chunk(const Staged& st, size_t c) {
+    const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
+    llvm::Value* slot = b_.CreateAdd(b_.CreateMul(b_.getInt32(static_cast<uint32_t>(c)), b_.getInt32(threads)),
+                                     ctx_.tid);
+    llvm::Value* index = b_.CreateMul(slot, b_.getInt32(st.vec));
+    return b_.CreateInBoundsGEP(st.elem, st.array, {index});
+  }
+
+  absl::Status lower_staged_load(const tile::Op& op, llvm::Type* elem, Lowered out) {
+    Staged st;
+    st.elem = elem;
+    st.count = static_cast<size_t>(regs(out.layout));
+    st.layout = out.layout;
+    const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
+    while (st.vec * 2 * elem_bytes <= 16 && st.count % (st.vec * 2) == 0) st.vec *= 2;
+    const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
+    auto* aty = llvm::ArrayType::get(elem, st.count * threads);
+    st.array = new llvm::GlobalVariable(
+        ctx_.module, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
+        absl::StrFormat("staged_smem_%d", ctx_.smem_arrays++), nullptr,
+        llvm::GlobalValue::NotThreadLocal, ctx_.target.shared_address_space());
+    st.array->setAlignment(llvm::Align(16));
+    const unsigned vec_bytes = st.vec * elem_bytes;
+    // Element by element (masked, `other` where off) into the slots: the fallback.
+    auto through_registers = [&] {
+      for (size_t r = 0; r < st.count; ++r) {
+        llvm::Value* v = load_element(op, elem, r);
+        llvm::Value* p = b_.CreateInBoundsGEP(elem, staged_chunk(st, r / st.vec), {b_.getInt32(r % st.vec)});
+        b_.CreateStore(v, p);
+      }
+    };
+    if (st.vec < 2 || vec_bytes < 4) {
+      through_registers();
+    } else {
+      // Whole chunks, when every element is in bounds, consecutive and aligned (the
+      // test load_vectorized takes): async copies, or vector load + shared store.
+      auto [ok, first] = vector_access(op, elem, st.count, /*mask_arg=*/2, vec_bytes);
+      llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "stage.vec", ctx_.kernel);
+      llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "stage.elem", ctx_.kernel);
+      llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "stage.join", ctx_.kernel);
+      b_.CreateCondBr(ok, fast, slow);
+      b_.SetInsertPoint(fast);
+      auto* vty = llvm::FixedVectorType::get(elem, st.vec);
+      for (size_t c = 0; c * st.vec < st.count; ++c) {
+        llvm::Value* src = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(c * st.vec)});
+        llvm::Value* dst = staged_chunk(st, c);
+        if (!ctx_.target.async_copy(b_, dst, src, vec_bytes)) {
+          b_.CreateAlignedStore(b_.CreateAlignedLoad(vty, src, llvm::Align(vec_bytes)), dst,
+                                llvm::Align(vec_bytes));
+        }
+      }
+      b_.CreateBr(join);
+      b_.SetInsertPoint(slow);
+      through_registers();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+    if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
+    staged_of_[op.results[0]] = static_cast<int>(staged_.size());
+    staged_.push_back(st);
+    out.regs.clear();  // no registers: every use reads the slots (read_staged)
+    return set_result(op, std::move(out));
+  }
+
+  // A staged value's registers, read from its slots here (after the thread's async
+  // copies are complete).
+  Lowered read_staged(int id) {
+    const Staged& st = staged_[staged_of_[id]];
+    ctx_.target.async_copy_wait(b_);
+    Lowered v;
+    v.scalar = false;
+    v.layout = st.layout;
+    const unsigned elem_bytes = st.elem->getPrimitiveSizeInBits() / 8;
+    auto* vty = llvm::FixedVectorType::get(st.elem, st.vec);
+    for (size_t c = 0; c * st.vec < st.count; ++c) {
+      llvm::Value* p = staged_chunk(st, c);
+      if (st.vec == 1) {
+        v.regs.push_back(b_.CreateAlignedLoad(st.elem, p, llvm::Align(elem_bytes)));
+        continue;
+      }
+      llvm::Value* chunk = b_.CreateAlignedLoad(vty, p, llvm::Align(st.vec * elem_bytes));
+      for (unsigned k = 0; k < st.vec; ++k) v.regs.push_back(b_.CreateExtractElement(chunk, k));
+    }
+    return v;
+  }
+
   // for iv = lo; iv < hi; iv += step  (signed compare; carried values as phis)
   absl::Status lower_for(const tile::Op& op, int n) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -594,6 +717,8 @@ class Lowerer {
   // most once, and a wrap makes sext(last) == sext(first) + R-1 false. The shortcut
   // is taken for i64 offsets only.
   std::vector<bool> consecutive_;
+  std::vector<Staged> staged_;   // staged loads lowered so far
+  std::vector<int> staged_of_;   // value id -> index into staged_, -1: not staged
 };
 
 }  // namespace

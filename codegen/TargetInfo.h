@@ -10,6 +10,8 @@
 // in that order, with every lane holding the result. cluster_barrier / mark_cluster
 // (thread-block clusters, tile::OpKind::kClusterBarrier) may decline by returning
 // false, emitting nothing; the lowering then reports the op as unsupported.
+// async_copy (staged loads) may decline too; the lowering then copies through
+// registers with plain loads and shared stores.
 #pragma once
 
 #include <memory>
@@ -41,6 +43,16 @@ class TargetInfo {
   virtual bool mark_cluster(llvm::Function* f, int blocks) const { return false; }
   // Cluster-wide barrier: arrive (release) then wait (acquire), every thread.
   virtual bool cluster_barrier(llvm::IRBuilder<>& b) const { return false; }
+  // Copies `bytes` (4, 8 or 16; both addresses aligned to it) from global `src` to
+  // shared `dst` asynchronously, through no register. The copies a thread issued are
+  // complete and visible to that thread after async_copy_wait. May decline (return
+  // false, emitting nothing): the caller then copies through registers.
+  virtual bool async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src,
+                          unsigned bytes) const {
+    return false;
+  }
+  // Waits for every async_copy this thread issued (nothing where async_copy declines).
+  virtual void async_copy_wait(llvm::IRBuilder<>& b) const {}
   virtual bool warp_reduce(llvm::IRBuilder<>& b, llvm::Value*& v, tile::Combine c,
                            const std::vector<int>& offsets) const {
     return false;

@@ -2,7 +2,8 @@
 // Lane exchange is shfl.sync.bfly.b32 with the full mask (llvm.nvvm.shfl.sync.bfly.f32,
 // clamp 31); the barrier is bar.sync 0 (llvm.nvvm.barrier.cta.sync.aligned.all);
 // kernels use the PTX_Kernel calling convention. warp_reduce declines: the shared
-// count-up shuffle tree is already the pinned tree on NVIDIA.
+// count-up shuffle tree is already the pinned tree on NVIDIA. Staged loads copy with
+// cp.async (cg for 16 bytes, ca for 4 and 8) and wait with cp.async.wait_all.
 // Example: shuffle_xor(v, 4) -> shfl.sync.bfly.b32 %r, %v, 4, 31, -1;
 #include "codegen/TargetInfo.h"
 #include "llvm/IR/Function.h"
@@ -49,6 +50,21 @@ class NvptxTargetInfo final : public TargetInfo {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive, llvm::ArrayRef<llvm::Value*>{});
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait, llvm::ArrayRef<llvm::Value*>{});
     return true;
+  }
+  // cp.async.cg (L2 only, 16 bytes) for the streaming case, cp.async.ca for 4 and 8
+  // bytes (cg takes only 16); cp.async.wait_all commits and waits for them all.
+  bool async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src,
+                  unsigned bytes) const override {
+    llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16
+                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
+                             : bytes == 4 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
+                                          : llvm::Intrinsic::not_intrinsic;
+    if (id == llvm::Intrinsic::not_intrinsic) return false;
+    b.CreateIntrinsic(id, {}, {dst, src});
+    return true;
+  }
+  void async_copy_wait(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Value*>{});
   }
 };
 

@@ -283,6 +283,49 @@ absl::StatusOr<int> check_cluster_barriers(const Program& p, const std::vector<O
   return number;
 }
 
+// Staged loads (Op.staged) sit at the top level, load a tile, and their results are
+// never carried by a loop: the lowering keeps a staged value in shared slots and reads
+// it at each op that uses it, which a loop's registers cannot hold. Returns the ops
+// counted (pre-order numbering, as errors name them).
+absl::StatusOr<int> check_staged_loads(const Program& p, const std::vector<Op>& ops, bool top,
+                                       std::vector<bool>& staged, int number) {
+  for (const Op& op : ops) {
+    const int n = number++;
+    if (op.kind == OpKind::kLoad && op.staged) {
+      if (!top) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "load_staged #%d: a staged load must be at the top level of the program, not in a "
+            "loop body.", n));
+      }
+      if (op.results.size() != 1 || p.values[op.results[0]].rank() == 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "load_staged #%d: a staged load must load a tile (its offsets are a scalar).", n));
+      }
+      staged[op.results[0]] = true;
+    }
+    if (op.kind == OpKind::kFor) {
+      for (size_t i = 3; i < op.args.size(); ++i) {
+        if (staged[op.args[i]]) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "for #%d: carried value %%%d is a staged load's result; carry the value of an op "
+              "that reads it instead.", n, op.args[i]));
+        }
+      }
+      absl::StatusOr<int> r = check_staged_loads(p, op.body, false, staged, number);
+      if (!r.ok()) return r.status();
+      number = *r;
+      for (int y : op.yields) {
+        if (staged[y]) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "for #%d: yield %%%d is a staged load's result; yield the value of an op that "
+              "reads it instead.", n, y));
+        }
+      }
+    }
+  }
+  return number;
+}
+
 }  // namespace
 
 std::string op_name(const Op& op) {
@@ -297,7 +340,7 @@ std::string op_name(const Op& op) {
     case OpKind::kSelect: return "select";
     case OpKind::kReshape: return "reshape";
     case OpKind::kCast: return absl::StrCat("cast_", elem_name(op.type.elem));
-    case OpKind::kLoad: return "load";
+    case OpKind::kLoad: return op.staged ? "load_staged" : "load";
     case OpKind::kStore: return "store";
     case OpKind::kReduce: return "reduce";
     case OpKind::kFor: return "for";
@@ -367,7 +410,9 @@ absl::Status validate(const Program& p) {
         "portable limit).", p.name, p.cluster));
   }
   if (absl::Status s = check_cluster_barriers(p, p.body, /*top=*/true, 0).status(); !s.ok()) return s;
-  return w.walk(p.body);
+  if (absl::Status s = w.walk(p.body); !s.ok()) return s;
+  std::vector<bool> staged(p.values.size(), false);  // value ids are in range after the walk
+  return check_staged_loads(p, p.body, /*top=*/true, staged, 0).status();
 }
 
 // ---- Builder ----
@@ -513,6 +558,15 @@ Value Builder::load(Value ptr, Value off, Value mask, Value other) {
   Op op;
   op.kind = OpKind::kLoad;
   op.has_mask = true;
+  op.args = {ptr.id, off.id, mask.id, other.id};
+  return emit(std::move(op));
+}
+
+Value Builder::load_staged(Value ptr, Value off, Value mask, Value other) {
+  Op op;
+  op.kind = OpKind::kLoad;
+  op.has_mask = true;
+  op.staged = true;
   op.args = {ptr.id, off.id, mask.id, other.id};
   return emit(std::move(op));
 }

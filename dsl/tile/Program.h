@@ -75,6 +75,12 @@ enum class OpKind : uint8_t {
   kCast,       // elementwise conversion to `type.elem` (floats: RNE; int->float RNE).
   kReshape,    // the same elements (row-major order) viewed with shape `type.shape`.
   kLoad,       // load(ptr, offsets [, mask, other]) of ptr's pointee, one per offset.
+               // A staged load (Op.staged, Builder::load_staged) gives the same values
+               // held in shared memory: each thread copies its elements into shared
+               // slots only it reads (cp.async on NVIDIA: no register holds them), and
+               // every op that reads the result reads them from those slots at that op.
+               // Top level only, a tile, masked; its result is never a loop's carried
+               // value or yield (validate(Program)).
   kStore,      // store(ptr, offsets, value [, mask]); no result.
   kReduce,     // reduce(tile [, init]) along `axis` with `combine` in `order`, see below.
   kFor,        // for iv = lo; iv < hi; iv += step, carrying values; results = final carries.
@@ -135,6 +141,7 @@ struct Op {
   dsl::TreeOrder order = dsl::TreeOrder::kPinned;
   int64_t strip = 0;
   bool has_mask = false;     // kLoad: args = ptr, off, mask, other; kStore: ptr, off, val, mask
+  bool staged = false;       // kLoad: the result is held in shared memory (see kLoad)
   // kFor: args = lo, hi, step, inits...; body_args = iv, carried...; yields in body order.
   std::vector<Op> body;
   std::vector<int> body_args;
@@ -197,6 +204,9 @@ class Builder {
   Value reshape(Value a, std::vector<int64_t> shape);
   Value load(Value ptr, Value offsets);
   Value load(Value ptr, Value offsets, Value mask, Value other);
+  // The same values as load(ptr, offsets, mask, other), held in shared memory until
+  // each op that reads them (see OpKind::kLoad).
+  Value load_staged(Value ptr, Value offsets, Value mask, Value other);
   void store(Value ptr, Value offsets, Value value);
   void store(Value ptr, Value offsets, Value value, Value mask);
   Value reduce(Value tile, int axis, Combine combine, dsl::TreeOrder order, int64_t strip = 0,
