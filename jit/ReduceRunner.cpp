@@ -58,6 +58,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                                           config.keep_passes > 0
                                               ? absl::StrFormat(" keep_passes=%d", config.keep_passes)
                                               : "") +
+                          (config.keep_in_shared ? " keep_in_shared" : "") +
                           (config.cluster_rows ? " cluster_rows" : "");
   if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
     return absl::InvalidArgumentError(absl::StrFormat(

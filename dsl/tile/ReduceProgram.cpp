@@ -181,6 +181,29 @@ std::vector<PassIndex> kept_passes(Builder& b, const RowFrame& f, int64_t q, int
   return out;
 }
 
+// The kept x values of some passes (or strips), loaded once before any combine: in
+// registers (widened to f32 once, the same value at every use), or with keep_in_shared
+// as staged loads in shared memory, widened again at each use (a new op each time, so
+// each use reads the shared slots there and no register holds x in between). Either
+// way every use sees the same f32 values.
+struct KeptX {
+  bool staged = false;
+  Elem in = Elem::kF32;
+  std::vector<Value> values;  // staged: the loads (in); registers: the f32 values
+  Value use(Builder& b, size_t i) const {
+    if (!staged || in == Elem::kF32) return values[i];
+    return b.cast(values[i], Elem::kF32);
+  }
+};
+KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem in, float pad, bool staged) {
+  KeptX k{staged, in, {}};
+  for (const PassIndex& p : passes) {
+    k.values.push_back(staged ? b.load_staged(x, p.off, p.mask, b.const_float(in, pad))
+                              : load_f32(b, x, p.off, p.mask, in, pad));
+  }
+  return k;
+}
+
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
 // With `kept` (the leaf values of the passes at k = 0, Q, ..., computed by the caller
@@ -301,6 +324,10 @@ int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
 
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
   if (!validate(c).ok()) return 0;
+  if (c.keep_in_shared) {
+    const int64_t pass_bytes = pass_extent(d, c) * (dtype_bits(d.in_dtype) / 8);
+    return pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, kMaxStagedBytes / pass_bytes);
+  }
   const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
   return per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
 }
@@ -372,7 +399,22 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
         "raise ReduceConfig.warps to at least %d.",
         d.strip, cfg.warps, per_thread, d.strip / (cfg.lanes * 64)));
   }
-  if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
+  if (cfg.keep_in_shared && cfg.keep_passes == 0) {
+    return absl::InvalidArgumentError(
+        "ReduceConfig.keep_in_shared says where kept passes live; it needs keep_passes > 0 "
+        "(got 0).");
+  }
+  if (cfg.keep_in_shared) {
+    const int64_t bytes = cfg.keep_passes * q * (dtype_bits(d.in_dtype) / 8);
+    if (bytes > kMaxStagedBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ReduceConfig.keep_passes %d with keep_in_shared keeps %d x %d elements of %s = %d "
+          "bytes of shared memory per block (passes of %d elements; with cluster_rows a pass is "
+          "one strip); the limit is %d bytes, so at most %d passes here.",
+          cfg.keep_passes, cfg.keep_passes, q, std::string(dtype_name(d.in_dtype)), bytes, q,
+          kMaxStagedBytes, kMaxStagedBytes / (q * (dtype_bits(d.in_dtype) / 8))));
+    }
+  } else if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.keep_passes %d keeps %d x %d = %d values of x per thread (passes of %d "
         "elements over %d threads; with cluster_rows a pass is one strip); the limit is %d "
@@ -391,7 +433,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
       std::string(dtype_name(d.in_dtype)), std::string(dtype_name(d.out_dtype)),
       d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread,
       cfg.lanes == 32 ? "" : "_l64");
-  if (cfg.keep_passes > 0) name += absl::StrFormat("_k%d", cfg.keep_passes);
+  if (cfg.keep_passes > 0) name += absl::StrFormat("_k%d%s", cfg.keep_passes, cfg.keep_in_shared ? "s" : "");
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   return name;
 }
@@ -688,10 +730,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     auto square = [&](const PassIndex& pi, Value v, float pad) {
       return padded_square(b, pi, v, pad);  // (S) x_i*x_i, -0.0 padded
     };
-    std::vector<Value> kx;  // (S) each: the kept strips of x, loaded before any combine
-    for (const PassIndex& pi : ks.pass) kx.push_back(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
+    // (S) each: the kept strips of x, loaded before any combine
+    const KeptX kx = load_kept(b, x, ks.pass, in, 0.0f, cfg.keep_in_shared);
     for (int i = 0; i < kept; ++i) {
-      Value r = b.reduce(square(ks.pass[i], kx[i], identity(Combine::kAdd)), 0, Combine::kAdd,
+      Value r = b.reduce(square(ks.pass[i], kx.use(b, i), identity(Combine::kAdd)), 0, Combine::kAdd,
                          TreeOrder::kPinned, d.strip);
       b.store(ws, ks.ws_off[i], r, ks.stored[i]);
     }
@@ -704,7 +746,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     auto normalize = [&](const PassIndex& pi, Value xv) {
       store_rms_output(b, y, w, pi, xv, r, in, out);  // (S) (x_i * r) * w_i
     };
-    for (int i = 0; i < kept; ++i) normalize(ks.pass[i], kx[i]);
+    for (int i = 0; i < kept; ++i) normalize(ks.pass[i], kx.use(b, i));
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       normalize(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f));
     });
@@ -713,12 +755,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
-    std::vector<Value> kx;  // (S) each, padded with the max identity -inf
-    for (const PassIndex& pi : ks.pass) {
-      kx.push_back(load_f32(b, x, pi.off, pi.mask, in, identity(Combine::kMax)));
-    }
+    // (S) each, padded with the max identity -inf
+    const KeptX kx = load_kept(b, x, ks.pass, in, identity(Combine::kMax), cfg.keep_in_shared);
     for (int i = 0; i < kept; ++i) {
-      b.store(wsm, ks.ws_off[i], b.reduce(kx[i], 0, Combine::kMax, TreeOrder::kPinned, d.strip),
+      b.store(wsm, ks.ws_off[i], b.reduce(kx.use(b, i), 0, Combine::kMax, TreeOrder::kPinned, d.strip),
               ks.stored[i]);
     }
     store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
@@ -729,7 +769,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
     std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
     for (int i = 0; i < kept; ++i) {
-      ke.push_back(exp_of(kx[i]));
+      ke.push_back(exp_of(kx.use(b, i)));
       Value e = b.select(ks.pass[i].mask, ke[i], b.const_f32(identity(Combine::kAdd)));
       b.store(wss, ks.ws_off[i], b.reduce(e, 0, Combine::kAdd, TreeOrder::kPinned, d.strip),
               ks.stored[i]);
@@ -744,7 +784,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
       Value yv = b.div(e, s);  // (S) e_i / s
       b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
     };
-    for (int i = 0; i < kept; ++i) store_y(ks.pass[i], ke[i]);
+    for (int i = 0; i < kept; ++i) store_y(ks.pass[i], cfg.keep_in_shared ? exp_of(kx.use(b, i)) : ke[i]);
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       store_y(pi, exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f)));
     });
@@ -1129,9 +1169,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       // of at most N*Q elements is read once.
       const int keep = cfg.keep_passes;
       const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
-      std::vector<Value> kx, first;
-      for (const PassIndex& p : kp) kx.push_back(load_f32(b, x, p.off, p.mask, in, 0.0f));  // (Q) each
-      for (int j = 0; j < keep; ++j) first.push_back(square(kp[j], kx[j], identity(Combine::kAdd)));
+      const KeptX kx = load_kept(b, x, kp, in, 0.0f, cfg.keep_in_shared);  // (Q) each
+      std::vector<Value> first;
+      for (int j = 0; j < keep; ++j) first.push_back(square(kp[j], kx.use(b, j), identity(Combine::kAdd)));
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
       }, first);
@@ -1139,7 +1179,7 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       auto normalize = [&](const PassIndex& p, Value xv) {
         store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
       };
-      for (int j = 0; j < keep; ++j) normalize(kp[j], kx[j]);  // (Q) elements [jQ, jQ+Q) from registers
+      for (int j = 0; j < keep; ++j) normalize(kp[j], kx.use(b, j));  // (Q) elements [jQ, jQ+Q), kept
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);
@@ -1157,15 +1197,16 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
       // or stored).
       const int keep = cfg.keep_passes;
       const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
-      std::vector<Value> kx;
-      for (const PassIndex& p : kp) kx.push_back(load_f32(b, x, p.off, p.mask, in, identity(Combine::kMax)));
+      const KeptX kx = load_kept(b, x, kp, in, identity(Combine::kMax), cfg.keep_in_shared);
+      std::vector<Value> kmax;
+      for (int j = 0; j < keep; ++j) kmax.push_back(kx.use(b, j));
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      }, kx);
+      }, kmax);
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
       std::vector<Value> ke, first;
       for (int j = 0; j < keep; ++j) {
-        ke.push_back(exp_of(kx[j]));  // (Q) e_i of pass j
+        ke.push_back(exp_of(kx.use(b, j)));  // (Q) e_i of pass j
         first.push_back(b.select(kp[j].mask, ke[j], b.const_f32(identity(Combine::kAdd))));
       }
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
@@ -1176,7 +1217,9 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
         Value yv = b.div(e, s);  // e_i / s
         b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
       };
-      for (int j = 0; j < keep; ++j) store_y(kp[j], ke[j]);  // (Q) elements [jQ, jQ+Q) from registers
+      for (int j = 0; j < keep; ++j) {  // (Q) elements [jQ, jQ+Q): e_i kept, or again from shared x
+        store_y(kp[j], cfg.keep_in_shared ? exp_of(kx.use(b, j)) : ke[j]);
+      }
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
       PassIndex p = pass_index(b, fe, loop[0]);

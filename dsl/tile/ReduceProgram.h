@@ -81,7 +81,11 @@
 // x then starts at k = N*Q. A kept pass wholly past the row's end holds only the
 // identity: its strip trees are the identity and acc (+) identity is acc bit for bit
 // (x + -0.0 = x, max(x, -inf) = x, a NaN stays a NaN and is written canonical), so
-// the bits are the unkept chain's for every row length.
+// the bits are the unkept chain's for every row length. keep_in_shared: each kept
+// pass is a staged load of x (tile::OpKind::kLoad, staged) and every use widens it
+// again (RMSNorm: the square for the tree, then the output; softmax: the max tree,
+// the exp for the sum tree, the exp again for the output), so the same values meet
+// the same combines.
 // Example: dsl::reduce({.op = ReduceOp::kSum, .strip = 1024}, {.warps = 8})
 //          -> program whose loop walks a row 1024 elements at a time.
 #pragma once
@@ -122,6 +126,13 @@ struct ReduceConfig {
   // K * strip / (lanes*warps) <= kMaxKeptPerThread; a row of at most K*P strips is read
   // from memory once (0: every strip is read again after the barrier).
   bool cluster_rows = false;
+  // With keep_passes > 0: hold the kept passes (with cluster_rows, the kept strips) in
+  // shared memory instead of registers (tile::Builder::load_staged: cp.async on NVIDIA),
+  // read back at each use, so the values take no register across the reduction and
+  // the cluster barrier and more blocks fit an SM. The bound is then the shared bytes:
+  // keep_passes * Q * sizeof(in) <= kMaxStagedBytes. The same values in the same
+  // combines: the same bits.
+  bool keep_in_shared = false;
   // Split rows (blocks_per_row > 1, axis=row, not cluster_rows): launch the phases for
   // groups of this many rows at a time (every phase of one group, then the next group),
   // so a group's x, read by its first phase, is still in L2 when a later phase reads it
@@ -146,9 +157,13 @@ absl::Status validate(const ReduceConfig& c);
 // Kept x values one thread may hold with keep_passes: keep_passes * Q / (lanes*warps)
 // <= 64, so a kept row stays in registers (a thread's pass is at most 64 values too).
 inline constexpr int64_t kMaxKeptPerThread = 64;
+// Shared bytes the kept passes of keep_in_shared may take in one block (the static
+// shared-memory limit is 48 KiB; the rest is left to the reduction trees' buffers).
+inline constexpr int64_t kMaxStagedBytes = 40 * 1024;
 // The largest keep_passes dsl::reduce accepts for (d, c): kMaxKeptPerThread / (Q /
 // (lanes*warps)): the register bound only (0 when c is invalid or one pass alone
-// exceeds it); which ops and axes take the knob is dsl::reduce's check.
+// exceeds it); with keep_in_shared, kMaxStagedBytes / (Q * sizeof(in)) instead (at
+// most kMaxKeptPerThread); which ops and axes take the knob is dsl::reduce's check.
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)
 // for pinned order, elems_per_thread*lanes*warps for free order.

@@ -5,6 +5,7 @@
 //   signed zeros, and (|v| <= 10000) * 2^small_exp; with `specials` also NaN and +-inf
 //   (4 of 10 draws; without, the first 6 cases only).
 //   plain_bits: uniform in [lo, hi).
+//   fused_row_problem: `rows` rows of an RMSNorm / softmax problem (see below).
 #pragma once
 
 #include <bit>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "dsl/FloatFormat.h"
+#include "dsl/ReduceDesc.h"
+#include "dsl/reference/Reference.h"
 
 namespace fixbits::testing {
 
@@ -43,6 +46,21 @@ inline std::vector<uint32_t> plain_bits(DType t, size_t n, uint32_t seed, float 
   std::vector<uint32_t> out(n);
   for (auto& b : out) b = to_bits(t, u(rng));
   return out;
+}
+
+// x: adversarial (exponents 6 and -11) with NaN/inf when `specials`; otherwise plain
+// values in [-8, 8) for softmax (+-L would leave all but one exp 0) and adversarial
+// without NaN/inf for RMSNorm. w: plain in [0.5, 1.5) (seed 99); eps 1e-5.
+inline dsl::reference::ReduceProblem fused_row_problem(const dsl::ReduceDesc& d, int64_t rows, int64_t cols,
+                                                       uint32_t seed, bool specials) {
+  dsl::reference::ReduceProblem prob{.rows = rows, .cols = cols, .x = {}, .w = {}};
+  const size_t n = static_cast<size_t>(rows * cols);
+  prob.x = specials ? adversarial_bits(d.in_dtype, n, seed, true, 6, -11)
+           : d.op == dsl::ReduceOp::kSoftmax ? plain_bits(d.in_dtype, n, seed, -8.0f, 8.0f)
+                                             : adversarial_bits(d.in_dtype, n, seed, false, 6, -11);
+  prob.w = plain_bits(d.in_dtype, static_cast<size_t>(cols), 99u, 0.5f, 1.5f);
+  prob.eps = 1e-5f;
+  return prob;
 }
 
 }  // namespace fixbits::testing

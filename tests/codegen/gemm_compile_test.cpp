@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "codegen/Compile.h"
 #include "dsl/tile/GemmProgram.h"
+#include "tests/codegen/TextCount.h"
 #include "tests/dsl/tile/BlockedGemmConfig.h"
 
 namespace fixbits::codegen {
@@ -24,11 +25,7 @@ using dsl::GemmDesc;
 using dsl::GemmFamily;
 using dsl::Instruction;
 
-int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
+int count(const std::string& s, const std::string& what) { return testing::count_of(s, what); }
 
 std::vector<int> bfly_offsets(const std::string& ptx) {
   std::vector<int> out;

@@ -21,6 +21,7 @@
 #include "tests/codegen/ProgramInterpreter.h"
 #include "tests/codegen/ReduceInputs.h"
 #include "tests/codegen/ReducePhases.h"
+#include "tests/codegen/TextCount.h"
 
 namespace fixbits {
 namespace {
@@ -31,10 +32,6 @@ using dsl::ReduceOp;
 using dsl::TreeOrder;
 using testing::Buffers;
 
-// Adversarial rows at this test's scales (large: 2^6, small: 2^-11).
-std::vector<uint32_t> adversarial_bits(DType t, size_t n, uint32_t seed, bool specials) {
-  return testing::adversarial_bits(t, n, seed, specials, 6, -11);
-}
 using testing::plain_bits;
 
 // Runs the cluster program `prog` (grid row_blocks, clusters of prog.cluster blocks)
@@ -70,15 +67,8 @@ TEST(ReduceCluster, BitIdenticalToReferenceAndSplitForEveryPAndKeep) {
           // longer than the kept strips of every block (K*P strips) for small K.
           for (int64_t cols : {int64_t{1}, int64_t{255}, int64_t{257}, int64_t{2000}, int64_t{4099}}) {
             for (int specials = 0; specials < 2; ++specials) {
-              dsl::reference::ReduceProblem prob{.rows = 2, .cols = cols, .x = {}, .w = {}};
-              const size_t n = static_cast<size_t>(2 * cols);
               const uint32_t seed = static_cast<uint32_t>(cols * 31 + p * 7 + specials);
-              // Softmax on +-large would leave all but one exp 0: plain values unless specials.
-              prob.x = specials ? adversarial_bits(in, n, seed, true)
-                       : op == ReduceOp::kSoftmax ? plain_bits(in, n, seed, -8.0f, 8.0f)
-                                                  : adversarial_bits(in, n, seed, false);
-              prob.w = plain_bits(in, static_cast<size_t>(cols), 99u, 0.5f, 1.5f);
-              prob.eps = 1e-5f;
+              const dsl::reference::ReduceProblem prob = testing::fused_row_problem(d, 2, cols, seed, specials);
               auto ref = dsl::reference::reduce(d, prob);
               ASSERT_TRUE(ref.ok()) << ref.status();
               ReduceConfig split = c;
@@ -264,11 +254,7 @@ TEST(ReduceCluster, KnobErrorsNameTheField) {
   EXPECT_NE(std::string(one.status().message()).find("blocks_per_row 1 with cluster_rows"), std::string::npos);
 }
 
-int count_of(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::count_of;
 
 TEST(ReduceCluster, PtxDeclaresTheClusterAndHasTheClusterBarrier) {
   for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {

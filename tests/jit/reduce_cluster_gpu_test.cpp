@@ -20,8 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
-#include "jit/ReduceRunner.h"
-#include "tests/jit/RandomInputs.h"
+#include "tests/jit/ReduceGpuRun.h"
 #include "tests/jit/SeededGpuTest.h"
 
 namespace fixbits {
@@ -30,36 +29,16 @@ namespace {
 using dsl::ReduceConfig;
 using dsl::ReduceDesc;
 using dsl::ReduceOp;
-using testing::Mix;
 
 class ReduceClusterGpuTest : public testing::SeededGpuTest {
  public:
   uint64_t seed() const { return seed_; }
   absl::StatusOr<std::vector<uint32_t>> run(const ReduceDesc& d, const ReduceConfig& cfg,
                                             const dsl::reference::ReduceProblem& p, size_t* launches) {
-    auto runner = jit::ReduceRunner::create(device_, d, cfg);
-    if (!runner.ok()) return runner.status();
-    if (launches != nullptr) *launches = runner->phases().size();
-    if (auto s = runner->upload(p); !s.ok()) return s;
-    if (auto s = runner->launch(); !s.ok()) return s;
-    return runner->download();
+    return testing::run_reduce(device_, d, cfg, p, launches);
   }
-
-  // Rows of plain values (softmax) or adversarial ones without NaN/inf (RMSNorm); row 2,
-  // where there is one, adversarial with NaN and +-inf.
   dsl::reference::ReduceProblem problem(const ReduceDesc& d, int64_t rows, int64_t cols) {
-    dsl::reference::ReduceProblem p;
-    p.rows = rows;
-    p.cols = cols;
-    p.x.reserve(static_cast<size_t>(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      const Mix mix = (r == 2 || d.op == ReduceOp::kRmsNorm) ? Mix::kAdversarial : Mix::kPlain;
-      std::vector<uint32_t> row = testing::random_bits(d.in_dtype, static_cast<size_t>(cols), rng_, mix, r == 2);
-      p.x.insert(p.x.end(), row.begin(), row.end());
-    }
-    if (d.op == ReduceOp::kRmsNorm) p.w = testing::random_bits(d.in_dtype, static_cast<size_t>(cols), rng_, Mix::kPositive);
-    p.eps = 1e-5f;
-    return p;
+    return testing::fused_gpu_problem(d, rows, cols, rng_);
   }
 };
 

@@ -15,8 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "dsl/reference/Reference.h"
 #include "gtest/gtest.h"
-#include "jit/ReduceRunner.h"
 #include "tests/jit/RandomInputs.h"
+#include "tests/jit/ReduceGpuRun.h"
 #include "tests/jit/SeededGpuTest.h"
 
 namespace fixbits {
@@ -32,11 +32,7 @@ class ReduceKeepFirstPassGpuTest : public testing::SeededGpuTest {
  protected:
   absl::StatusOr<std::vector<uint32_t>> run(const ReduceDesc& d, const ReduceConfig& cfg,
                                             const dsl::reference::ReduceProblem& p) {
-    auto runner = jit::ReduceRunner::create(device_, d, cfg);
-    if (!runner.ok()) return runner.status();
-    if (auto s = runner->upload(p); !s.ok()) return s;
-    if (auto s = runner->launch(); !s.ok()) return s;
-    return runner->download();
+    return testing::run_reduce(device_, d, cfg, p);
   }
 };
 

@@ -6,7 +6,8 @@
 // launches its partials on ceil(cols/C) * P blocks and its fold on ceil(cols/C),
 // over a workspace of strip_count(rows) * P * cols floats. A phase walking the rows
 // backward (alternate_row_order) gets its launch's row count last. Argument counts and
-// sizes are checked by Kernel::launch where the fake declares them.
+// sizes are checked by Kernel::launch where the fake declares them. keep_in_shared keys a
+// kernel of its own.
 #include <gtest/gtest.h>
 
 #include "jit/ReduceRunner.h"
@@ -304,6 +305,30 @@ TEST(ReduceSplitRunner, UnsplitRunnerLaunchesOneKernelPerRowAndBadKnobsFail) {
   auto bad_free = jit::ReduceRunner::create(r.device, free, {.blocks_per_row = 2}, &r.no_cache);
   ASSERT_FALSE(bad_free.ok());
   EXPECT_NE(std::string(bad_free.status().message()).find("needs order=pinned"), std::string::npos);
+}
+
+// The kernel's key names keep_in_shared: the staged form and the register form of the
+// same keep_passes are different kernels, and a runner of one never gets the other's.
+TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
+  Rig& r = rig();
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
+                     .strip = 4096};
+  runtime::KernelCache memory{{.enabled = true, .dir = ""}};  // keyed, in memory only
+  std::vector<std::string> names;
+  for (bool shared : {false, true, false}) {
+    r.driver->launches.clear();
+    r.driver->expected_args = 5;  // x, w, y, cols, eps
+    auto runner = jit::ReduceRunner::create(
+        r.device, d, {.warps = 8, .elems_per_thread = 8, .keep_passes = 2, .keep_in_shared = shared}, &memory);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(3, 8192)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    ASSERT_EQ(r.driver->launches.size(), 1u);
+    names.push_back(r.driver->launches[0].kernel);
+  }
+  EXPECT_EQ(names[0], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2");
+  EXPECT_EQ(names[1], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2s");
+  EXPECT_EQ(names[2], names[0]);
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+// GPU test (label gpu) of ReduceConfig.keep_in_shared: the kept passes of a fused
+// RMSNorm / softmax row (one block per row) and the kept strips of a cluster row held in
+// shared memory (cp.async copies, read back at each use) give exactly the CPU
+// reference's bits (memcmp), and the bits of the same configuration kept in registers or
+// not kept at all. Two tests, so the first one's verdict comes back even from a short
+// device call: the bench's cluster case first (bf16, strip 4096, warps 8 x 8 and 16 x 4,
+// P = 2, 4, 8, K = 1 and the block's whole share when the shared bound allows it, on
+// 256 x 131072, 1 x 1000003, 3 x 4099 and 1 x 1), then one block per row (f32 / bf16 /
+// f16, strip 1024, K = 1, 2 and the shared bound, rows shorter than, equal to, between
+// and longer than the kept passes). Row 2 of each problem has NaN, +-inf, subnormals,
+// -0.0 and +-L. Without a device every test prints [SKIP] <reason>.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "dsl/reference/Reference.h"
+#include "gtest/gtest.h"
+#include "tests/jit/ReduceGpuRun.h"
+#include "tests/jit/SeededGpuTest.h"
+
+namespace fixbits {
+namespace {
+
+using dsl::ReduceConfig;
+using dsl::ReduceDesc;
+using dsl::ReduceOp;
+
+class ReduceKeepInSharedGpuTest : public testing::SeededGpuTest {
+ protected:
+  absl::StatusOr<std::vector<uint32_t>> run(const ReduceDesc& d, const ReduceConfig& cfg,
+                                            const dsl::reference::ReduceProblem& p) {
+    return testing::run_reduce(device_, d, cfg, p);
+  }
+  dsl::reference::ReduceProblem problem(const ReduceDesc& d, int64_t rows, int64_t cols) {
+    return testing::fused_gpu_problem(d, rows, cols, rng_);
+  }
+  // `got` against `want` (memcmp), naming the first differing element.
+  static void expect_same(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want,
+                          const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    if (std::memcmp(got.data(), want.data(), got.size() * 4) == 0) return;
+    size_t i = 0;
+    while (got[i] == want[i]) ++i;
+    ADD_FAILURE() << what << ": element " << i << " is 0x" << std::hex << got[i] << ", want 0x" << want[i];
+  }
+};
+
+TEST_F(ReduceKeepInSharedGpuTest, TheBenchClusterCaseMatchesTheReference) {
+  int cases = 0;
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    const ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096};
+    struct Shape {
+      int64_t rows, cols;
+    };
+    for (Shape s : {Shape{256, 131072}, Shape{1, 1000003}, Shape{3, 4099}, Shape{1, 1}}) {
+      const auto p = problem(d, s.rows, s.cols);
+      auto ref = dsl::reference::reduce(d, p);
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      const int64_t strips = dsl::strip_count(d, p.cols);
+      for (ReduceConfig base : {ReduceConfig{.warps = 8, .elems_per_thread = 8},
+                                ReduceConfig{.warps = 16, .elems_per_thread = 4}}) {
+        for (int parts : {2, 4, 8}) {
+          ReduceConfig c = base;
+          c.blocks_per_row = parts;
+          c.cluster_rows = true;
+          c.keep_in_shared = true;
+          c.keep_passes = 1;
+          const int64_t most = dsl::max_keep_passes(d, c);
+          const int64_t share = (strips - 1) / parts + 1;
+          std::vector<int64_t> keeps = {1, std::min(most, share)};
+          keeps.erase(std::unique(keeps.begin(), keeps.end()), keeps.end());
+          for (int64_t keep : keeps) {
+            c.keep_passes = static_cast<int>(keep);
+            const std::string where = absl::StrFormat("%s warps=%d elems=%d P=%d keep=%d shared rows=%d cols=%d seed=%d",
+                                                      dsl::to_string(d), c.warps, c.elems_per_thread, parts, keep,
+                                                      p.rows, p.cols, seed_);
+            auto got = run(d, c, p);
+            ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+            expect_same(*got, *ref, where + " vs reference");
+            ++cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(cases, 2 * 4 * 2 * 3);
+}
+
+TEST_F(ReduceKeepInSharedGpuTest, OneBlockPerRowMatchesRegistersAndTheReference) {
+  int cases = 0;
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    for (DType in : {DType::kF32, DType::kBF16, DType::kF16}) {
+      const ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = in, .strip = 1024};
+      ReduceConfig c{.warps = 4, .elems_per_thread = 8, .keep_passes = 1, .keep_in_shared = true};  // Q = 1024
+      const int64_t q = dsl::pass_extent(d, c);
+      const int64_t most = dsl::max_keep_passes(d, c);  // 10 (f32), 20 (bf16 / f16)
+      for (int64_t cols : {int64_t{1}, int64_t{33}, q - 1, q + 3, 3 * q + 5, most * q, most * q + 3}) {
+        const auto p = problem(d, 5, cols);
+        auto ref = dsl::reference::reduce(d, p);
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        for (int64_t keep : {int64_t{1}, int64_t{2}, most}) {
+          c.keep_passes = static_cast<int>(keep);
+          const std::string where = absl::StrFormat("%s warps=%d elems=%d keep=%d shared cols=%d seed=%d",
+                                                    dsl::to_string(d), c.warps, c.elems_per_thread, keep, cols, seed_);
+          auto got = run(d, c, p);
+          ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+          expect_same(*got, *ref, where + " vs reference");
+          if (keep <= dsl::max_keep_passes(d, {.warps = 4, .elems_per_thread = 8})) {
+            ReduceConfig regs = c;
+            regs.keep_in_shared = false;
+            auto kept = run(d, regs, p);
+            ASSERT_TRUE(kept.ok()) << where << " (registers): " << kept.status();
+            expect_same(*got, *kept, where + " vs kept in registers");
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 3 * 7 * 3);
+}
+
+}  // namespace
+}  // namespace fixbits
