@@ -20,7 +20,10 @@
 // its share of strips, or none: keep=0, its share read again from the L2), and, where
 // x passes 24 MiB, as separate kernels launched for
 // groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
-// L2). The label says which won (alt=1: alternating row order; bpr=1:
+// L2). Kept passes and kept cluster strips are also tried in shared memory
+// (keep_in_shared: cp.async copies read back at each use, no registers held; label
+// sh=1), as many as the row has up to the shared bound. The label says which won
+// (alt=1: alternating row order; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -356,6 +359,14 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         k.keep_passes = static_cast<int>(need);
         candidates.push_back(k);
       }
+      // And in shared memory (label sh=1): as many passes as the row has, up to the
+      // shared bound, so the registers stay free across the reduction.
+      if (desc.order == dsl::TreeOrder::kPinned) {
+        dsl::ReduceConfig k = c;
+        k.keep_in_shared = true;
+        k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
+        if (k.keep_passes > 0) candidates.push_back(k);
+      }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice
     // it (more blocks in flight per SM); columns also half of it (a smaller workspace).
@@ -420,6 +431,12 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         // And keeping nothing: the block reads its share again right after the cluster
         // barrier, while the share (the row / P) is likely still in the L2, with no
         // registers held across the barrier (occupancy, which the kept share costs).
+        // Its share in shared memory instead (label sh=1): cp.async copies, read back after
+        // the barrier, no registers held across it.
+        dsl::ReduceConfig sh = k;
+        sh.keep_in_shared = true;
+        sh.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, sh)));
+        if (sh.keep_passes > 0) candidates.push_back(sh);
         if (k.keep_passes > 0) {
           k.keep_passes = 0;
           candidates.push_back(k);
@@ -452,10 +469,10 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d cl=%d rpl=%d alt=%d", dsl::to_string(desc),
-                        static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
-                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.cluster_rows ? 1 : 0,
-                        c.rows_per_launch, c.alternate_row_order ? 1 : 0);
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d cl=%d rpl=%d alt=%d",
+                        dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
+                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0,
+                        c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -579,10 +596,10 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d cl=%d rpl=%d alt=%d", tc.cfg.warps,
-                                 tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes, tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
-                                 tc.cfg.alternate_row_order ? 1 : 0));
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d cl=%d rpl=%d alt=%d",
+                                 tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
+                                 tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.cluster_rows ? 1 : 0,
+                                 tc.cfg.rows_per_launch, tc.cfg.alternate_row_order ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \
