@@ -22,7 +22,8 @@
 // groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
 // L2). Kept passes and kept cluster strips are also tried in shared memory
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
-// sh=1), as many as the row has up to the shared bound. The label says which won
+// sh=1), as many as the row has up to the shared bound, each also asking ptxas for 3
+// and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
 // (alt=1: alternating row order; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
@@ -330,6 +331,21 @@ bool config_selected(const dsl::ReduceConfig& c) {
 // The candidates of one case: kConfigs whose pass is at most twice the line (or
 // 1024), and per config (pinned) the suggested split and twice it (columns: and
 // half), (RMSNorm/softmax rows) the kept-pass variants.
+// A kept-in-shared candidate `k`, and the same asking for 3 and 4 blocks an SM
+// (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
+// the threads permitting), since the registers, not the shared bytes, then bound how
+// many blocks an SM holds.
+void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
+  out.push_back(k);
+  const int64_t threads = int64_t{k.lanes} * k.warps;
+  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8);
+  for (int n : {3, 4}) {
+    if (n * threads > 2048 || n * (kept_bytes + 1024) > (int64_t{227} << 10)) break;
+    k.min_blocks_per_sm = n;
+    out.push_back(k);
+  }
+}
+
 std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Device>& dev,
                                              const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
   const int64_t line = desc.axis == dsl::ReduceAxis::kRow ? cols : rows;
@@ -365,7 +381,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         dsl::ReduceConfig k = c;
         k.keep_in_shared = true;
         k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
-        if (k.keep_passes > 0) candidates.push_back(k);
+        if (k.keep_passes > 0) add_staged(candidates, desc, k);
       }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice
@@ -436,7 +452,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         dsl::ReduceConfig sh = k;
         sh.keep_in_shared = true;
         sh.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, sh)));
-        if (sh.keep_passes > 0) candidates.push_back(sh);
+        if (sh.keep_passes > 0) add_staged(candidates, desc, sh);
         if (k.keep_passes > 0) {
           k.keep_passes = 0;
           candidates.push_back(k);
@@ -469,10 +485,11 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d cl=%d rpl=%d alt=%d",
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d",
                         dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
                         c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0,
-                        c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0);
+                        c.min_blocks_per_sm, c.cluster_rows ? 1 : 0, c.rows_per_launch,
+                        c.alternate_row_order ? 1 : 0);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -596,10 +613,11 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d cl=%d rpl=%d alt=%d",
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d",
                                  tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.cluster_rows ? 1 : 0,
-                                 tc.cfg.rows_per_launch, tc.cfg.alternate_row_order ? 1 : 0));
+                                 tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.min_blocks_per_sm,
+                                 tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
+                                 tc.cfg.alternate_row_order ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \

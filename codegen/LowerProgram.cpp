@@ -408,6 +408,11 @@ class Lowerer {
           return unsupported(op, n, absl::StrFormat("target %s has no thread-block clusters",
                                                     target_name(ctx_.target.target())));
         }
+        // Index tiles built after the barrier (arange) are computed again there, not
+        // merged with those before it and held live across it.
+        ctx_.tid = ctx_.target.thread_id_again(b_);
+        ctx_.lane = b_.CreateAnd(ctx_.tid, b_.getInt32(ctx_.target.warp_size() - 1), "lane");
+        ctx_.warp = b_.CreateLShr(ctx_.tid, llvm::Log2_32(ctx_.target.warp_size()), "warp");
         return absl::OkStatus();
       case tile::OpKind::kXorPermute: {
         // Rank-1 blocked layout: i = tid * R + r. An offset below R swaps registers;
@@ -735,6 +740,11 @@ absl::Status lower_program(const tile::Program& program, const TargetInfo& targe
       llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, program.name, module);
   const int block_threads = target.warp_size() * program.num_warps;
   target.mark_kernel(f, block_threads);
+  if (program.min_blocks_per_sm > 0 && !target.mark_min_blocks(f, program.min_blocks_per_sm, block_threads)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "program %s: min_blocks_per_sm %d: target %s takes no occupancy request.", program.name,
+        program.min_blocks_per_sm, target_name(target.target())));
+  }
   if (program.cluster > 1 && !target.mark_cluster(f, program.cluster)) {
     return absl::UnimplementedError(absl::StrFormat(
         "program %s: cluster %d: target %s has no thread-block clusters.", program.name,

@@ -35,10 +35,17 @@ class TargetInfo {
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;  // i32 within the block
+  // The thread index read again, as a value no optimizer merges with an earlier read,
+  // so what code after a barrier computes from it is computed there rather than kept
+  // live across the barrier (NVPTX: a volatile mov from %tid.x). Same value.
+  virtual llvm::Value* thread_id_again(llvm::IRBuilder<>& b) const { return thread_id(b); }
   virtual llvm::Value* block_id(llvm::IRBuilder<>& b, int axis) const = 0;  // i32
   virtual llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int offset) const = 0;
   virtual void barrier(llvm::IRBuilder<>& b) const = 0;
   virtual void mark_kernel(llvm::Function* f, int block_threads) const = 0;
+  // Asks the compiler to fit `blocks` blocks of `block_threads` on one SM / CU (a speed
+  // request: registers are capped to fit). May decline (false, nothing marked).
+  virtual bool mark_min_blocks(llvm::Function* f, int blocks, int block_threads) const { return false; }
   // Declares that the kernel runs in clusters of `blocks` blocks along x.
   virtual bool mark_cluster(llvm::Function* f, int blocks) const { return false; }
   // Cluster-wide barrier: arrive (release) then wait (acquire), every thread.

@@ -59,6 +59,9 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                                               ? absl::StrFormat(" keep_passes=%d", config.keep_passes)
                                               : "") +
                           (config.keep_in_shared ? " keep_in_shared" : "") +
+                          (config.min_blocks_per_sm > 0
+                               ? absl::StrFormat(" min_blocks_per_sm=%d", config.min_blocks_per_sm)
+                               : "") +
                           (config.cluster_rows ? " cluster_rows" : "");
   if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
     return absl::InvalidArgumentError(absl::StrFormat(

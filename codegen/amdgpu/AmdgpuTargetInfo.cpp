@@ -10,6 +10,7 @@
 // lane. Any other sequence (free order, partial wave) is declined and the shared
 // count-up shuffle tree runs instead.
 // Example: shuffle_xor(v, 1) -> v_xor_b32 + ds_bpermute_b32.
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -80,6 +81,14 @@ class AmdgpuTargetInfo final : public TargetInfo {
   void mark_kernel(llvm::Function* f, int block_threads) const override {
     f->setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
     f->addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(block_threads));
+  }
+  // `blocks` work-groups on one CU of 4 SIMDs: at least ceil(blocks * waves / 4) waves
+  // per SIMD (the EU), at most the 8 a gfx942 SIMD holds.
+  bool mark_min_blocks(llvm::Function* f, int blocks, int block_threads) const override {
+    const int waves = (block_threads + 63) / 64;
+    const int per_eu = std::min(8, std::max(1, (blocks * waves + 3) / 4));
+    f->addFnAttr("amdgpu-waves-per-eu", std::to_string(per_eu));
+    return true;
   }
 };
 

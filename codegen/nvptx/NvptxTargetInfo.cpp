@@ -7,6 +7,7 @@
 // Example: shuffle_xor(v, 4) -> shfl.sync.bfly.b32 %r, %v, 4, 31, -1;
 #include "codegen/TargetInfo.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Module.h"
 
@@ -25,6 +26,11 @@ class NvptxTargetInfo final : public TargetInfo {
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}, nullptr, "tid");
   }
+  llvm::Value* thread_id_again(llvm::IRBuilder<>& b) const override {
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), false);
+    llvm::InlineAsm* mov = llvm::InlineAsm::get(fty, "mov.u32 $0, %tid.x;", "=r", /*hasSideEffects=*/true);
+    return b.CreateCall(fty, mov, {}, "tid.again");
+  }
   llvm::Value* block_id(llvm::IRBuilder<>& b, int axis) const override {
     llvm::Intrinsic::ID id = axis == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
                              : axis == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
@@ -41,6 +47,10 @@ class NvptxTargetInfo final : public TargetInfo {
   void mark_kernel(llvm::Function* f, int block_threads) const override {
     f->setCallingConv(llvm::CallingConv::PTX_Kernel);
     f->addFnAttr("nvvm.maxntid", std::to_string(block_threads));
+  }
+  bool mark_min_blocks(llvm::Function* f, int blocks, int) const override {
+    f->addFnAttr("nvvm.minctasm", std::to_string(blocks));  // .minnctapersm
+    return true;
   }
   bool mark_cluster(llvm::Function* f, int blocks) const override {
     f->addFnAttr("nvvm.cluster_dim", std::to_string(blocks) + ",1,1");

@@ -362,6 +362,7 @@ std::string to_string(const Program& p) {
   }
   absl::StrAppend(&out, ") warps=", p.num_warps, " grid=", p.grid);
   if (p.cluster != 1) absl::StrAppend(&out, " cluster=", p.cluster);  // old texts unchanged
+  if (p.min_blocks_per_sm != 0) absl::StrAppend(&out, " min_blocks_per_sm=", p.min_blocks_per_sm);
   absl::StrAppend(&out, " {\n");
   print_ops(p, p.body, 1, &out);
   absl::StrAppend(&out, "}\n");
@@ -403,6 +404,11 @@ absl::Status validate(const Program& p) {
           "param %s: value %%%d is recorded as %s", p.params[i].name, i, to_string(p.values[i])));
     }
     w.defined[i] = true;
+  }
+  if (p.min_blocks_per_sm < 0 || p.min_blocks_per_sm > 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "program %s: min_blocks_per_sm %d is not in [0, 32] (0: no request).", p.name,
+        p.min_blocks_per_sm));
   }
   if (p.cluster < 1 || p.cluster > 8) {
     return absl::InvalidArgumentError(absl::StrFormat(

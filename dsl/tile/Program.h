@@ -161,6 +161,10 @@ struct Program {
   int num_warps = 4;         // speed knob: threads per block = 32 * num_warps (wave: 64)
   std::string grid = "rows"; // grid.x = the named problem size (one block per row);
                              // "cols/128": ceil(cols / 128) blocks (dsl::grid_blocks)
+  int min_blocks_per_sm = 0; // speed knob, in [0, 32]: ask the compiler to fit this many
+                             // blocks on one SM / CU (NVIDIA .minnctapersm: registers are
+                             // capped to fit, spilling if need be); 0: no request
+                             // (printed only when > 0)
   int cluster = 1;           // blocks per thread-block cluster along x, in [1, 8]; > 1: the
                              // kernel declares cluster dims (cluster, 1, 1) and the grid
                              // must be a multiple of it (printed only when > 1)
@@ -224,6 +228,7 @@ class Builder {
   void set_num_warps(int w) { prog_.num_warps = w; }
   void set_grid(std::string g) { prog_.grid = std::move(g); }
   void set_cluster(int blocks) { prog_.cluster = blocks; }
+  void set_min_blocks_per_sm(int blocks) { prog_.min_blocks_per_sm = blocks; }
   Type type_of(Value v) const;
   absl::StatusOr<Program> finish();
 

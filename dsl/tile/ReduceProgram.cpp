@@ -282,6 +282,10 @@ absl::Status validate(const ReduceConfig& c) {
         "ReduceConfig.keep_passes %d is not in [0, %d] (0: off; N: the row's first N passes "
         "kept in registers).", c.keep_passes, kMaxKeptPerThread));
   }
+  if (c.min_blocks_per_sm < 0 || c.min_blocks_per_sm > 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.min_blocks_per_sm %d is not in [0, 32] (0: no request).", c.min_blocks_per_sm));
+  }
   if (c.cluster_rows && c.lanes != 32) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.cluster_rows needs lanes 32 (NVIDIA sm_90 thread-block clusters); lanes "
@@ -434,6 +438,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
       d.order == TreeOrder::kPinned ? "pinned" : "free", d.strip, cfg.warps, cfg.elems_per_thread,
       cfg.lanes == 32 ? "" : "_l64");
   if (cfg.keep_passes > 0) name += absl::StrFormat("_k%d%s", cfg.keep_passes, cfg.keep_in_shared ? "s" : "");
+  if (cfg.min_blocks_per_sm > 0) name += absl::StrFormat("_mb%d", cfg.min_blocks_per_sm);
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   return name;
 }
@@ -746,7 +751,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     auto normalize = [&](const PassIndex& pi, Value xv) {
       store_rms_output(b, y, w, pi, xv, r, in, out);  // (S) (x_i * r) * w_i
     };
-    for (int i = 0; i < kept; ++i) normalize(ks.pass[i], kx.use(b, i));
+    // The kept strips' indices and masks are built again after the barrier (a new
+    // arange), so they are not held across it.
+    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept);
+    for (int i = 0; i < kept; ++i) normalize(again.pass[i], kx.use(b, i));
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       normalize(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f));
     });
@@ -1095,14 +1103,9 @@ int64_t split_workspace_floats(const ReduceDesc& d, int blocks_per_row, int64_t 
   return strip_count(d, rows) * blocks_per_row * cols;
 }
 
-absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, const ReduceConfig& cfg) {
-  if (cfg.blocks_per_row == 1) {
-    absl::StatusOr<tile::Program> one = reduce(d, cfg);
-    if (!one.ok()) return one.status();
-    std::vector<tile::Program> v;
-    v.push_back(*std::move(one));
-    return v;
-  }
+namespace {
+
+absl::StatusOr<std::vector<tile::Program>> split_kernels(const ReduceDesc& d, const ReduceConfig& cfg) {
   absl::StatusOr<int64_t> q = check_all(d, cfg);
   if (!q.ok()) return q.status();
   if (absl::Status s = check_split(d, cfg); !s.ok()) return s;
@@ -1111,7 +1114,34 @@ absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, co
   return split_phases(d, cfg);
 }
 
+absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig& cfg);  // below
+
+}  // namespace
+
+absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, const ReduceConfig& cfg) {
+  if (cfg.blocks_per_row == 1) {
+    absl::StatusOr<tile::Program> one = reduce(d, cfg);
+    if (!one.ok()) return one.status();
+    std::vector<tile::Program> v;
+    v.push_back(*std::move(one));
+    return v;
+  }
+  absl::StatusOr<std::vector<tile::Program>> progs = split_kernels(d, cfg);
+  if (progs.ok()) {
+    for (tile::Program& p : *progs) p.min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+  }
+  return progs;
+}
+
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cfg) {
+  absl::StatusOr<tile::Program> p = one_kernel(d, cfg);
+  if (p.ok()) p->min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+  return p;
+}
+
+namespace {
+
+absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig& cfg) {
   absl::StatusOr<int64_t> checked = check_all(d, cfg);
   if (!checked.ok()) return checked.status();
   if (cfg.blocks_per_row != 1) {
@@ -1230,5 +1260,7 @@ absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cf
   }
   return b.finish();
 }
+
+}  // namespace
 
 }  // namespace fixbits::dsl

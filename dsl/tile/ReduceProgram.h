@@ -133,6 +133,10 @@ struct ReduceConfig {
   // keep_passes * Q * sizeof(in) <= kMaxStagedBytes. The same values in the same
   // combines: the same bits.
   bool keep_in_shared = false;
+  // Every kernel asks the compiler to fit this many blocks on one SM (NVIDIA
+  // .minnctapersm, gfx942 waves per EU): registers are capped to fit, spilling if need
+  // be. 0: no request; at most 32. A speed knob only: the same ops, the same bits.
+  int min_blocks_per_sm = 0;
   // Split rows (blocks_per_row > 1, axis=row, not cluster_rows): launch the phases for
   // groups of this many rows at a time (every phase of one group, then the next group),
   // so a group's x, read by its first phase, is still in L2 when a later phase reads it

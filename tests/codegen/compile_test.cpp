@@ -1,8 +1,8 @@
 // codegen::compile on dsl::reduce programs: the PTX carries the pinned shuffle
 // order (offsets 1,2,4,8,16) or the free one (16,8,4,2,1), correctly rounded adds,
 // no fma outside fixbits_exp, barriers exactly where the plan needs shared memory;
-// bad programs come back as a Status naming the op. Also AMDGPU gfx942 emission
-// and FIXBITS_DUMP.
+// bad programs come back as a Status naming the op. Also AMDGPU gfx942 emission,
+// FIXBITS_DUMP, and ReduceConfig.min_blocks_per_sm (.minnctapersm; the same body).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -143,6 +143,37 @@ TEST(Compile, AmdgpuGfx942) {
   CompiledKernel f = must_compile({.order = TreeOrder::kFree}, {4, 4, 64}, Target::kAmdgpuGfx942);
   EXPECT_EQ(count(f.text, "ds_bpermute_b32"), 6);
   EXPECT_EQ(count(f.text, "row_shr"), 0);
+}
+
+// min_blocks_per_sm asks ptxas for an occupancy (.minnctapersm N, so registers are
+// capped to fit); the kernel body is the same, so are the bits. 0 asks nothing.
+TEST(Compile, MinBlocksPerSmIsAnOccupancyRequestOnly) {
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096};
+  const dsl::ReduceConfig plain{.warps = 8, .elems_per_thread = 8, .blocks_per_row = 8, .keep_passes = 4,
+                                .cluster_rows = true, .keep_in_shared = true};
+  dsl::ReduceConfig asked = plain;
+  asked.min_blocks_per_sm = 3;
+  auto a = dsl::reduce_phases(d, plain), b = dsl::reduce_phases(d, asked);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_TRUE(b->front().name.ends_with("_k4s_mb3_p8_cluster")) << b->front().name;
+  const std::string ta = tile::to_string(a->front()), tb = tile::to_string(b->front());
+  EXPECT_EQ(ta.find("min_blocks_per_sm"), std::string::npos);
+  EXPECT_NE(tb.find(" min_blocks_per_sm=3 {"), std::string::npos) << tb.substr(0, 300);
+  // The same ops after the header line (the name aside).
+  EXPECT_EQ(ta.substr(ta.find('\n')), tb.substr(tb.find('\n')));
+  auto ka = compile(a->front(), Target::kNvptxSm90a), kb = compile(b->front(), Target::kNvptxSm90a);
+  ASSERT_TRUE(ka.ok() && kb.ok());
+  EXPECT_EQ(ka->text.find(".minnctapersm"), std::string::npos);
+  EXPECT_NE(kb->text.find(".minnctapersm 3"), std::string::npos);
+  // Unsplit and on gfx942 too (waves per EU there).
+  dsl::ReduceConfig one{.warps = 4, .elems_per_thread = 4, .lanes = 64, .min_blocks_per_sm = 2};
+  CompiledKernel g = must_compile(d, one, Target::kAmdgpuGfx942);
+  EXPECT_FALSE(g.text.empty());
+  one.min_blocks_per_sm = 33;
+  auto bad = dsl::reduce(d, one);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("ReduceConfig.min_blocks_per_sm 33 is not in [0, 32]"),
+            std::string::npos) << bad.status();
 }
 
 TEST(Compile, ErrorsNameTheOp) {

@@ -4,7 +4,8 @@
 // reference's bits (memcmp), and the bits of the same configuration kept in registers or
 // not kept at all. Two tests, so the first one's verdict comes back even from a short
 // device call: the bench's cluster case first (bf16, strip 4096, warps 8 x 8 and 16 x 4,
-// P = 2, 4, 8, K = 1 and the block's whole share when the shared bound allows it, on
+// P = 2, 4, 8, K = 1 and the block's whole share when the shared bound allows it, each
+// also with min_blocks_per_sm 4 (registers capped, spills at 8 x 8), on
 // 256 x 131072, 1 x 1000003, 3 x 4099 and 1 x 1), then one block per row (f32 / bf16 /
 // f16, strip 1024, K = 1, 2 and the shared bound, rows shorter than, equal to, between
 // and longer than the kept passes). Row 2 of each problem has NaN, +-inf, subnormals,
@@ -72,20 +73,24 @@ TEST_F(ReduceKeepInSharedGpuTest, TheBenchClusterCaseMatchesTheReference) {
           std::vector<int64_t> keeps = {1, std::min(most, share)};
           keeps.erase(std::unique(keeps.begin(), keeps.end()), keeps.end());
           for (int64_t keep : keeps) {
-            c.keep_passes = static_cast<int>(keep);
-            const std::string where = absl::StrFormat("%s warps=%d elems=%d P=%d keep=%d shared rows=%d cols=%d seed=%d",
-                                                      dsl::to_string(d), c.warps, c.elems_per_thread, parts, keep,
-                                                      p.rows, p.cols, seed_);
-            auto got = run(d, c, p);
-            ASSERT_TRUE(got.ok()) << where << ": " << got.status();
-            expect_same(*got, *ref, where + " vs reference");
-            ++cases;
+            // And asking for 4 blocks an SM (registers capped, spilling at 8 x 8).
+            for (int min_blocks : {0, 4}) {
+              c.keep_passes = static_cast<int>(keep);
+              c.min_blocks_per_sm = min_blocks;
+              const std::string where = absl::StrFormat(
+                  "%s warps=%d elems=%d P=%d keep=%d shared min_blocks=%d rows=%d cols=%d seed=%d", dsl::to_string(d),
+                  c.warps, c.elems_per_thread, parts, keep, min_blocks, p.rows, p.cols, seed_);
+              auto got = run(d, c, p);
+              ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+              expect_same(*got, *ref, where + " vs reference");
+              ++cases;
+            }
           }
         }
       }
     }
   }
-  EXPECT_GE(cases, 2 * 4 * 2 * 3);
+  EXPECT_GE(cases, 2 * 4 * 2 * 3 * 2);
 }
 
 TEST_F(ReduceKeepInSharedGpuTest, OneBlockPerRowMatchesRegistersAndTheReference) {

@@ -307,8 +307,9 @@ TEST(ReduceSplitRunner, UnsplitRunnerLaunchesOneKernelPerRowAndBadKnobsFail) {
   EXPECT_NE(std::string(bad_free.status().message()).find("needs order=pinned"), std::string::npos);
 }
 
-// The kernel's key names keep_in_shared: the staged form and the register form of the
-// same keep_passes are different kernels, and a runner of one never gets the other's.
+// The kernel's key names keep_in_shared and min_blocks_per_sm: the staged form and the
+// register form of the same keep_passes are different kernels, and a runner of one never
+// gets the other's.
 TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
   Rig& r = rig();
   const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
@@ -329,6 +330,16 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
   EXPECT_EQ(names[0], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2");
   EXPECT_EQ(names[1], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2s");
   EXPECT_EQ(names[2], names[0]);
+  // And so does min_blocks_per_sm.
+  r.driver->launches.clear();
+  auto asked = jit::ReduceRunner::create(
+      r.device, d, {.warps = 8, .elems_per_thread = 8, .keep_passes = 2, .keep_in_shared = true, .min_blocks_per_sm = 3},
+      &memory);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  ASSERT_TRUE(asked->upload(problem(3, 8192)).ok());
+  ASSERT_TRUE(asked->launch().ok());
+  ASSERT_EQ(r.driver->launches.size(), 1u);
+  EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2s_mb3");
 }
 
 }  // namespace
