@@ -377,12 +377,12 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       }
       o.keep_going = keep_going;
       // A split's partial/merge dtypes as the reduction scheme names them first (every
-      // validated split class so far); only when that search finds nothing, all nine.
+      // validated split class so far); only when that search finds nothing, the others.
       const bool split_search = f == GemmFamily::kSplitK || (f == GemmFamily::kGemv && splitk > 1);
       if (split_search) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
       absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
       if (!d.ok() && absl::IsNotFound(d.status()) && !o.split_dtypes.empty()) {
-        o.split_dtypes.clear();
+        o.split_dtypes = dsl::probe::split_dtypes_without(o.split_dtypes);  // the other eight
         d = dsl::probe::recover_gemm_desc(inst, o);
       }
       if (d.ok()) return d;

@@ -103,6 +103,18 @@ std::vector<std::pair<DType, DType>> split_pairs(const ProbeOptions& o, bool spl
   return all;
 }
 
+}  // namespace
+
+std::vector<std::pair<DType, DType>> split_dtypes_without(const std::vector<std::pair<DType, DType>>& tried) {
+  std::vector<std::pair<DType, DType>> out;
+  for (const auto& pair : split_pairs(ProbeOptions{}, /*split=*/true)) {
+    if (std::find(tried.begin(), tried.end(), pair) == tried.end()) out.push_back(pair);
+  }
+  return out;
+}
+
+namespace {
+
 std::vector<reference::GemmProblem> random_draws(const ProbeOptions& o) {
   std::mt19937_64 rng(o.seed);
   auto value = [&](DType t, int e_lo, int e_hi) {

@@ -131,6 +131,11 @@ absl::StatusOr<std::vector<int>> recover_lane_fold(Instrument& inst, int64_t k, 
 // family (gemv's leaves are scalar). With 8, matrix_instruction must be mma_sync.
 std::vector<int> searched_instruction_ks(DType a, GemmFamily family);
 
+// Every (partial, merge) pair a split search tries when ProbeOptions.split_dtypes is
+// empty (f32, f16 and bf16 each), leaving out those in `tried`, in the search's order:
+// what a second search after a narrowed first one still has to try.
+std::vector<std::pair<DType, DType>> split_dtypes_without(const std::vector<std::pair<DType, DType>>& tried);
+
 absl::StatusOr<GemmDesc> recover_gemm_desc(const GemmBlackBox& box, const ProbeOptions& opts);
 // The same search on a caller's instrument: its black box, its batch limits (one
 // call answers many placements) and its memo (placements already run are not run

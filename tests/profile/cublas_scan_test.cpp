@@ -2083,6 +2083,12 @@ TEST(CublasScan, TheReductionSchemeNamesTheSplitDtypesFirst) {
   EXPECT_EQ(reduction_dtypes(4, DType::kBF16), (P{{DType::kBF16, DType::kF32}}));
   EXPECT_EQ(reduction_dtypes(1, DType::kF16), (P{{DType::kF32, DType::kF16}}));
   EXPECT_TRUE(reduction_dtypes(0, DType::kF16).empty());
+  // The search after a narrowed one tries the other eight pairs, not the one again.
+  const P rest = dsl::probe::split_dtypes_without({{DType::kF32, DType::kF32}});
+  EXPECT_EQ(rest.size(), 8u);
+  EXPECT_EQ(std::count(rest.begin(), rest.end(), std::make_pair(DType::kF32, DType::kF32)), 0);
+  EXPECT_EQ(dsl::probe::split_dtypes_without({}).size(), 9u);
+  EXPECT_EQ(dsl::probe::split_dtypes_without({}).front(), std::make_pair(DType::kF32, DType::kF32));
   const AlgoConfig compute_type{.id = 66, .splitk_num = 3, .reduction_scheme = 2};
   for (DType partial : {DType::kF32, DType::kF16}) {
     dsl::GemmDesc truth;
