@@ -308,15 +308,17 @@ class Judge {
     // there, and a whole walk is K placements (session 15: gemv's chained-lane
     // candidates passed the pair walk and failed the trailing walk at m = 0, 15 ms each
     // at K = 32,768).
-    auto trailing = [&](int64_t n) {
+    // The whole trailing walk then skips the placements the screen already judged.
+    const int64_t screen = std::max<int64_t>(0, std::min<int64_t>(kScreen, o_.k - 2));
+    auto trailing = [&](int64_t from, int64_t n) {
       return placements_match(
           *elem, n, [&](int64_t m) { return trailing_step(m); }, trailing_,
-          [](int64_t m) { return absl::StrFormat("the trailing walk m=%d", m); }, why);
+          [](int64_t m) { return absl::StrFormat("the trailing walk m=%d", m); }, why,
+          [from](int64_t m) { return m < from; });
     };
-    const int64_t screen = std::min<int64_t>(kScreen, o_.k - 2);
-    if (screen > 0 && !trailing(screen)) return false;
+    if (screen > 0 && !trailing(0, screen)) return false;
     if (!walk_matches(*elem, 0, walk_, why)) return false;
-    if (!trailing(o_.k - 2)) return false;
+    if (!trailing(screen, o_.k - 2)) return false;
     for (size_t i = 1; i < draws_.size(); ++i) {
       if (!draw_matches(d, i, why)) return false;
     }
