@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# next_device_calls.sh: the device calls the open issues wait for, written down when a
+# session had no device (2026-12-04, session 16), so the next one runs them as they are.
+#   here:  cmake --build build && scripts/next_device_calls.sh stage
+#          (the binaries below, stripped, their libraries and the committed cuBLAS table
+#          into .stage/; ../shared/device/prepare.sh fills .device/)
+#   there: device run, carry [".device", ".stage"], command one of
+#          `bash scripts/next_device_calls.sh cublas`  #7: retry the classes without a
+#                                                       descriptor, then the match (~560 s)
+#          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU test, then
+#                                                       the RMSNorm bench rows (~400 s)
+# Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
+# it did; each prints a short table last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-}
+L() { if command -v stdbuf >/dev/null; then stdbuf -oL -eL "$@"; else "$@"; fi; }
+T0=$(date +%s)
+el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+
+case $what in
+  stage)
+    set -e
+    exclude=$(git rev-parse --git-path info/exclude)
+    mkdir -p "$(dirname "$exclude")"
+    grep -qx '/.stage/' "$exclude" 2>/dev/null || echo '/.stage/' >> "$exclude"
+    rm -rf .stage && mkdir -p .stage/bin
+    cp build/samples/cublas_scan/fixbits-cublas-scan build/samples/cublas_match/fixbits-cublas-match \
+       build/tests/jit_reduce_keep_in_shared_gpu_test build/tests/jit_reduce_cluster_gpu_test \
+       build/bench/reduce_bench .stage/bin/
+    strip .stage/bin/*
+    cp profile/data/cublas_sm90.tsv.gz .stage/table.tsv.gz
+    scripts/device_bundle.sh --build-dir .stage .stage/bin/*
+    du -sh .stage
+    ;;
+  cublas)
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    B=.stage/bin
+    zcat .stage/table.tsv.gz > /tmp/t0.tsv
+    T=/tmp/t0.tsv
+    # 1. The classes still without a descriptor (docs/cublas.md, session 15): gemv2T
+    #    41/116/69/143, split gemv 88/14 (the span-based tile cap), 89, custom 12's 71/145.
+    #    8 slices take turns on the GPU; the budget counts from program start (resume
+    #    load included), a probe stops at 75 s, then the merge.
+    el "scan --jobs=8 --retry-failed --classes=..."
+    L timeout 320 $B/fixbits-cublas-scan --resume=$T --jobs=8 --retry-failed \
+      --classes=41,116,69,143,88,14,89,71,145 --dtypes=f16,bf16 --small-probe-k=16 \
+      --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=131072 --probe-timeout-s=75 \
+      --probe-budget-s=150 --out=/tmp/t1.tsv > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
+    [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
+    gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
+    grep -h -E "^probe |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
+    tail -4 "$OUT/scan.log" | cut -c1-240
+    # 2. The match on that table (it also checks the tile cap on classes 5/24/25).
+    left=$(( 560 - ($(date +%s) - T0) )); mb=$(( left - 15 ))
+    el "match on $T (timeout $left, budget $mb)"
+    L timeout $left $B/fixbits-cublas-match --table=$T --jobs=14 --draws=2 --budget-s=$mb --show=60 \
+      --differing-shapes-out="$OUT/differing.txt" --no-desc-shapes-out="$OUT/nodesc.txt" \
+      > "$OUT/match.log" 2>&1; echo "match rc=$?"
+    el done
+    grep -A16 "^family" "$OUT/match.log" | cut -c1-200
+    grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150
+    ;;
+  reduce)
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    B=.stage/bin
+    # 1. The bits: kept passes and cluster strips in shared memory (cp.async), against
+    #    the reference and the register-kept kernels; then the cluster bench case again.
+    el "jit_reduce_keep_in_shared_gpu_test"
+    L timeout 200 $B/jit_reduce_keep_in_shared_gpu_test > "$OUT/gputest.log" 2>&1; echo "gputest rc=$?"
+    el "jit_reduce_cluster_gpu_test (bench case)"
+    L timeout 80 $B/jit_reduce_cluster_gpu_test --gtest_filter='*TheBenchCase*' >> "$OUT/gputest.log" 2>&1
+    echo "cluster gputest rc=$?"
+    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/gputest.log" | head -20
+    # 2. The speed: every candidate's median (FIXBITS_BENCH_TRACE) for the rows of the
+    #    open target, sh=1 / mb=N being the new ones.
+    el "reduce_bench"
+    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=8x8,16x4,32x2 \
+      L timeout 300 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+      --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/bench.log" 2>&1
+    echo "bench rc=$?"
+    el done
+    grep -E "_median|CopyBandwidth" "$OUT/bench.log" | cut -c1-220
+    echo "fastest shared-memory candidates:"
+    grep -E "^\[tune\].* sh=1 " "$OUT/bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
+    ;;
+  *)
+    echo "usage: $0 stage|cublas|reduce" >&2
+    exit 2
+    ;;
+esac
