@@ -18,6 +18,7 @@
 #include <bit>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "codegen/LowerDot.h"
 #include "codegen/LowerMma.h"
 #include "codegen/LowerReduce.h"
@@ -765,6 +766,26 @@ absl::Status lower_program(const tile::Program& program, const TargetInfo& targe
   absl::Status s = lowerer.lower_ops(program.body);
   if (!s.ok()) return s;  // the caller discards the half-built module
   b.CreateRetVoid();
+  // Every shared array is static: together they must fit the 48 KiB a kernel gets
+  // without opting in, or the driver would refuse the module with no word on why.
+  int64_t shared_bytes = 0;
+  std::vector<std::string> arrays;
+  for (const llvm::GlobalVariable& g : module.globals()) {
+    if (g.getAddressSpace() != target.shared_address_space()) continue;
+    const auto* at = llvm::dyn_cast<llvm::ArrayType>(g.getValueType());
+    if (at == nullptr) continue;
+    const int64_t bytes = static_cast<int64_t>(at->getNumElements()) *
+                          static_cast<int64_t>(at->getElementType()->getPrimitiveSizeInBits() / 8);
+    shared_bytes += bytes;
+    arrays.push_back(absl::StrFormat("%s %d", g.getName().str(), bytes));
+  }
+  if (shared_bytes > kMaxStaticSharedBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "program %s: its shared arrays take %d bytes (%s); the static limit is %d. Hold fewer "
+        "values in shared memory (staged loads; for a reduction, fewer keep_passes with "
+        "keep_in_shared) or stage smaller dot operands.",
+        program.name, shared_bytes, absl::StrJoin(arrays, ", "), kMaxStaticSharedBytes));
+  }
   return absl::OkStatus();
 }
 

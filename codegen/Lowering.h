@@ -37,7 +37,12 @@ struct LoweringContext {
   int smem_arrays = 0;          // shared arrays created so far (for names)
 };
 
-// Lowers the whole program into a new kernel function of `ctx.module`.
+// Static shared memory a kernel may take without opting in (NVIDIA; gfx942 has 64 KiB of
+// LDS a work-group, so the NVIDIA limit binds both).
+inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+// Lowers the whole program into a new kernel function of `ctx.module`; a program whose
+// shared arrays together pass kMaxStaticSharedBytes is an InvalidArgument naming them.
 absl::Status lower_program(const tile::Program& program, const TargetInfo& target,
                            llvm::Module& module);
 

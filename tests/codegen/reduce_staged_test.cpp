@@ -14,7 +14,8 @@
 //     bytes; gfx942 compiles the unsplit form with LDS stores and loads (no async copy);
 //   - rules: a staged load in a loop body, of a scalar, carried or yielded by a loop is
 //     refused naming the op; the knob without keep_passes, or past kMaxStagedBytes, is
-//     refused naming the field and the numbers.
+//     refused naming the field and the numbers; a program whose shared arrays pass 48 KiB
+//     is refused by the lowering, naming them.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -271,6 +272,31 @@ TEST(ReduceStaged, ProgramRulesForStagedLoads) {
     b.load_staged(x, z, b.compare(tile::CompareOp::kLt, z, z), b.const_float(tile::Elem::kF32, 0.0f));
     EXPECT_NE(message(b.finish()).find("must load a tile"), std::string::npos);
   }
+}
+
+// Staged values past the 48 KiB of static shared memory: a Status naming the program,
+// its arrays and the limit, not a module the driver refuses without a word.
+TEST(ReduceStaged, SharedArraysPastTheStaticLimitAreRefused) {
+  auto program = [](int64_t extent) {
+    tile::Builder b("too_much");
+    tile::Value x = b.param("x", tile::Type::ptr(DType::kF32));
+    tile::Value i = b.arange(extent);
+    tile::Value m = b.compare(tile::CompareOp::kLt, i, b.const_int(tile::Elem::kI32, 10));
+    tile::Value s = b.load_staged(x, i, m, b.const_float(tile::Elem::kF32, 0.0f));
+    b.store(x, i, b.add(s, s), m);
+    b.set_num_warps(4);
+    return b.finish();
+  };
+  auto fits = program(12288);  // 48 KiB of f32 exactly
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_TRUE(codegen::compile(*fits, codegen::Target::kNvptxSm90a).ok());
+  auto big = program(16384);  // 64 KiB
+  ASSERT_TRUE(big.ok()) << big.status();
+  auto k = codegen::compile(*big, codegen::Target::kNvptxSm90a);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(std::string(k.status().message()).find("program too_much: its shared arrays take 65536 bytes "
+                                                   "(staged_smem_0 65536); the static limit is 49152"),
+            std::string::npos) << k.status();
 }
 
 TEST(ReduceStaged, KnobErrorsNameTheField) {
