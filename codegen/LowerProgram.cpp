@@ -564,13 +564,14 @@ class Lowerer {
   }
 
   // ---- Staged loads (tile::OpKind::kLoad with staged) ----
-  // A staged value lives in one shared array of R * T elements (R registers per thread,
-  // T threads), in chunks of V consecutive registers: chunk c of thread t at element
+  // A staged value lives in one piece of R * T elements (R registers per thread, T
+  // threads) of the kernel's dynamic shared memory (dynamic_piece), in chunks of V
+  // consecutive registers: chunk c of thread t at element
   // (c*T + t)*V, so a warp's accesses to one chunk are consecutive (no bank conflict)
   // and a chunk is V*elem bytes aligned for cp.async / ld.shared.v. Only the thread that
   // wrote its slots reads them, so no barrier is needed, only async_copy_wait.
   struct Staged {
-    llvm::GlobalVariable* array = nullptr;
+    llvm::Value* array = nullptr;  // ptr addrspace(3): its piece of the dynamic array
     llvm::Type* elem = nullptr;
     size_t count = 0;     // R
     unsigned vec = 1;     // V, a power of two dividing R, V*elem <= 16 bytes
@@ -579,6 +580,22 @@ class Lowerer {
   bool is_staged(int id) const {
     return id >= 0 && static_cast<size_t>(id) < staged_of_.size() && staged_of_[id] >= 0;
   }
+  // A 16-byte aligned piece of `bytes` of the kernel's dynamic shared memory (one extern
+  // array, `fixbits_dynamic_smem`, whose size the launch passes), so staged values may
+  // take more than the 48 KiB of static shared memory.
+  llvm::Value* dynamic_piece(int64_t bytes) {
+    if (ctx_.dynamic_smem == nullptr) {
+      auto* aty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+      ctx_.dynamic_smem = new llvm::GlobalVariable(
+          ctx_.module, aty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "fixbits_dynamic_smem", nullptr,
+          llvm::GlobalValue::NotThreadLocal, ctx_.target.shared_address_space());
+      ctx_.dynamic_smem->setAlignment(llvm::Align(16));
+    }
+    const int64_t at = ctx_.dynamic_bytes;
+    ctx_.dynamic_bytes += (bytes + 15) / 16 * 16;
+    return b_.CreateInBoundsGEP(b_.getInt8Ty(), ctx_.dynamic_smem, {b_.getInt32(static_cast<uint32_t>(at))});
+  }
+
   // The shared address of chunk c of this thread.
   llvm::Value* staged_chunk(const Staged& st, size_t c) {
     const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
@@ -596,12 +613,7 @@ class Lowerer {
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     while (st.vec * 2 * elem_bytes <= 16 && st.count % (st.vec * 2) == 0) st.vec *= 2;
     const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
-    auto* aty = llvm::ArrayType::get(elem, st.count * threads);
-    st.array = new llvm::GlobalVariable(
-        ctx_.module, aty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(aty),
-        absl::StrFormat("staged_smem_%d", ctx_.smem_arrays++), nullptr,
-        llvm::GlobalValue::NotThreadLocal, ctx_.target.shared_address_space());
-    st.array->setAlignment(llvm::Align(16));
+    st.array = dynamic_piece(static_cast<int64_t>(st.count) * threads * (elem->getPrimitiveSizeInBits() / 8));
     const unsigned vec_bytes = st.vec * elem_bytes;
     // Element by element (masked, `other` where off) into the slots: the fallback.
     auto through_registers = [&] {
@@ -729,8 +741,8 @@ class Lowerer {
 
 }  // namespace
 
-absl::Status lower_program(const tile::Program& program, const TargetInfo& target,
-                           llvm::Module& module) {
+absl::StatusOr<int64_t> lower_program(const tile::Program& program, const TargetInfo& target,
+                                      llvm::Module& module) {
   llvm::LLVMContext& c = module.getContext();
   std::vector<llvm::Type*> params;
   for (const tile::Param& p : program.params) {
@@ -781,12 +793,19 @@ absl::Status lower_program(const tile::Program& program, const TargetInfo& targe
   }
   if (shared_bytes > kMaxStaticSharedBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "program %s: its shared arrays take %d bytes (%s); the static limit is %d. Hold fewer "
-        "values in shared memory (staged loads; for a reduction, fewer keep_passes with "
-        "keep_in_shared) or stage smaller dot operands.",
+        "program %s: its shared arrays take %d bytes (%s); the static limit is %d. Stage "
+        "smaller dot operands or use fewer warps.",
         program.name, shared_bytes, absl::StrJoin(arrays, ", "), kMaxStaticSharedBytes));
   }
-  return absl::OkStatus();
+  if (shared_bytes + ctx.dynamic_bytes > target.max_shared_bytes()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "program %s: its staged loads take %d bytes of dynamic shared memory and its shared "
+        "arrays %d more; %s allows %d a block. Stage fewer values (for a reduction, fewer "
+        "keep_passes with keep_in_shared).",
+        program.name, ctx.dynamic_bytes, shared_bytes, target_name(target.target()),
+        target.max_shared_bytes()));
+  }
+  return ctx.dynamic_bytes;
 }
 
 }  // namespace fixbits::codegen

@@ -35,15 +35,21 @@ struct LoweringContext {
   llvm::Value* warp = nullptr;  // i32 tid / warp_size
   std::vector<Lowered> values;  // by value id
   int smem_arrays = 0;          // shared arrays created so far (for names)
+  // The kernel's dynamic shared memory (staged loads): one extern array, carved into
+  // 16-byte aligned pieces; its size is what a launch must pass.
+  llvm::GlobalVariable* dynamic_smem = nullptr;
+  int64_t dynamic_bytes = 0;
 };
 
 // Static shared memory a kernel may take without opting in (NVIDIA; gfx942 has 64 KiB of
 // LDS a work-group, so the NVIDIA limit binds both).
 inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
-// Lowers the whole program into a new kernel function of `ctx.module`; a program whose
-// shared arrays together pass kMaxStaticSharedBytes is an InvalidArgument naming them.
-absl::Status lower_program(const tile::Program& program, const TargetInfo& target,
+// Lowers the whole program into a new kernel function of `ctx.module` and returns the
+// dynamic shared bytes a launch must pass (staged loads; 0 without). A program whose
+// static shared arrays pass kMaxStaticSharedBytes, or whose static and dynamic shared
+// memory pass TargetInfo::max_shared_bytes, is an InvalidArgument naming them.
+absl::StatusOr<int64_t> lower_program(const tile::Program& program, const TargetInfo& target,
                            llvm::Module& module);
 
 }  // namespace fixbits::codegen

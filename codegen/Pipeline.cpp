@@ -75,7 +75,8 @@ absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target targ
   configure_module(module, **tm);
 
   t0 = Clock::now();
-  if (absl::Status s = lower_program(program, *info, module); !s.ok()) return s;
+  absl::StatusOr<int64_t> dynamic_shared = lower_program(program, *info, module);
+  if (!dynamic_shared.ok()) return dynamic_shared.status();
   dump.time("lower", t0);
   if (dump.on()) dump.write("lowered", "ll", module_text(module));
 
@@ -98,6 +99,7 @@ absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target targ
   k.entry = program.name;
   k.text = *std::move(text);
   k.block_threads = info->warp_size() * program.num_warps;
+  k.dynamic_shared_bytes = static_cast<int>(*dynamic_shared);
   k.grid = program.grid;
   k.program_hash = tile::hash(program);
   for (const tile::Param& p : program.params) {

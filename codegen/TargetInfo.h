@@ -34,6 +34,9 @@ class TargetInfo {
   virtual int warp_size() const = 0;
   virtual unsigned global_address_space() const { return 1; }
   virtual unsigned shared_address_space() const { return 3; }
+  // Shared memory one block may take, static and dynamic together, once the launch opts
+  // in (sm_90: 227 KiB; gfx942: the 64 KiB of LDS a work-group may have).
+  virtual int64_t max_shared_bytes() const = 0;
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;  // i32 within the block
   // The thread index read again, as a value no optimizer merges with an earlier read,
   // so what code after a barrier computes from it is computed there rather than kept

@@ -29,6 +29,7 @@ class AmdgpuTargetInfo final : public TargetInfo {
   std::string cpu() const override { return "gfx942"; }
   std::string features() const override { return "+wavefrontsize64"; }
   int warp_size() const override { return 64; }
+  int64_t max_shared_bytes() const override { return 64 * 1024; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}, nullptr, "tid");

@@ -22,6 +22,7 @@ class NvptxTargetInfo final : public TargetInfo {
   // PTX ISA 8.6: accepted by CUDA 12.7+ drivers, including CUDA 13.
   std::string features() const override { return "+ptx86"; }
   int warp_size() const override { return 32; }
+  int64_t max_shared_bytes() const override { return 227 * 1024; }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}, nullptr, "tid");

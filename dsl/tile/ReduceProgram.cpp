@@ -330,7 +330,7 @@ int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
   if (!validate(c).ok()) return 0;
   if (c.keep_in_shared) {
     const int64_t pass_bytes = pass_extent(d, c) * (dtype_bits(d.in_dtype) / 8);
-    return pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, kMaxStagedBytes / pass_bytes);
+    return pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, max_staged_bytes(c) / pass_bytes);
   }
   const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
   return per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
@@ -410,13 +410,13 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
   }
   if (cfg.keep_in_shared) {
     const int64_t bytes = cfg.keep_passes * q * (dtype_bits(d.in_dtype) / 8);
-    if (bytes > kMaxStagedBytes) {
+    if (bytes > max_staged_bytes(cfg)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "ReduceConfig.keep_passes %d with keep_in_shared keeps %d x %d elements of %s = %d "
           "bytes of shared memory per block (passes of %d elements; with cluster_rows a pass is "
           "one strip); the limit is %d bytes, so at most %d passes here.",
           cfg.keep_passes, cfg.keep_passes, q, std::string(dtype_name(d.in_dtype)), bytes, q,
-          kMaxStagedBytes, kMaxStagedBytes / (q * (dtype_bits(d.in_dtype) / 8))));
+          max_staged_bytes(cfg), max_staged_bytes(cfg) / (q * (dtype_bits(d.in_dtype) / 8))));
     }
   } else if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
     return absl::InvalidArgumentError(absl::StrFormat(

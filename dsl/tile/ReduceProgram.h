@@ -130,7 +130,8 @@ struct ReduceConfig {
   // shared memory instead of registers (tile::Builder::load_staged: cp.async on NVIDIA),
   // read back at each use, so the values take no register across the reduction and
   // the cluster barrier and more blocks fit an SM. The bound is then the shared bytes:
-  // keep_passes * Q * sizeof(in) <= kMaxStagedBytes. The same values in the same
+  // keep_passes * Q * sizeof(in) <= max_staged_bytes(config) (dynamic shared memory,
+  // which the launch passes: 200 KiB on NVIDIA, 40 KiB on gfx942). The same values in the same
   // combines: the same bits.
   bool keep_in_shared = false;
   // Every kernel asks the compiler to fit this many blocks on one SM (NVIDIA
@@ -161,12 +162,17 @@ absl::Status validate(const ReduceConfig& c);
 // Kept x values one thread may hold with keep_passes: keep_passes * Q / (lanes*warps)
 // <= 64, so a kept row stays in registers (a thread's pass is at most 64 values too).
 inline constexpr int64_t kMaxKeptPerThread = 64;
-// Shared bytes the kept passes of keep_in_shared may take in one block (the static
-// shared-memory limit is 48 KiB; the rest is left to the reduction trees' buffers).
-inline constexpr int64_t kMaxStagedBytes = 40 * 1024;
+// Shared bytes the kept passes of keep_in_shared may take in one block, as dynamic
+// shared memory: sm_90 gives a block up to 227 KiB once the launch opts in (the runtime
+// does), gfx942 64 KiB of LDS; the rest is left to the reduction trees' static buffers.
+inline constexpr int64_t kMaxStagedBytesNvidia = 200 * 1024;
+inline constexpr int64_t kMaxStagedBytesAmd = 40 * 1024;
+inline constexpr int64_t max_staged_bytes(const ReduceConfig& c) {
+  return c.lanes == 64 ? kMaxStagedBytesAmd : kMaxStagedBytesNvidia;
+}
 // The largest keep_passes dsl::reduce accepts for (d, c): kMaxKeptPerThread / (Q /
 // (lanes*warps)): the register bound only (0 when c is invalid or one pass alone
-// exceeds it); with keep_in_shared, kMaxStagedBytes / (Q * sizeof(in)) instead (at
+// exceeds it); with keep_in_shared, max_staged_bytes(c) / (Q * sizeof(in)) instead (at
 // most kMaxKeptPerThread); which ops and axes take the knob is dsl::reduce's check.
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)

@@ -97,7 +97,7 @@ TEST(ReduceStaged, OneBlockPerRowBitIdenticalToReference) {
       ReduceConfig c{.warps = 2, .elems_per_thread = 4, .keep_in_shared = true};  // Q = 256
       c.keep_passes = 1;
       const int64_t most = dsl::max_keep_passes(d, c);
-      EXPECT_EQ(most, std::min<int64_t>(dsl::kMaxKeptPerThread, dsl::kMaxStagedBytes / (256 * (dtype_bits(in) / 8))));
+      EXPECT_EQ(most, std::min<int64_t>(dsl::kMaxKeptPerThread, dsl::max_staged_bytes(c) / (256 * (dtype_bits(in) / 8))));
       for (int64_t keep : {int64_t{1}, int64_t{2}, int64_t{7}}) {
         c.keep_passes = static_cast<int>(keep);
         auto prog = dsl::reduce(d, c);
@@ -181,9 +181,10 @@ TEST(ReduceStaged, PtxCopiesAsynchronouslyAndReadsSharedAfterTheBarrier) {
   // 4 strips x 16 bf16 a thread = 4 x 2 chunks of 16 bytes.
   EXPECT_EQ(count_of(t, "cp.async.cg.shared.global"), 8);
   EXPECT_EQ(count_of(t, "], 16;"), 8);
-  // Four arrays of 4096 bf16 (8192 bytes each).
-  EXPECT_EQ(count_of(t, ".shared .align 16 .b8 staged_smem_"), 4);
-  EXPECT_EQ(count_of(t, "staged_smem_0[8192]"), 1);
+  // Four pieces of 4096 bf16 (8192 bytes each) of the dynamic shared memory, which the
+  // launch passes.
+  EXPECT_EQ(count_of(t, ".extern .shared .align 16 .b8 fixbits_dynamic_smem[];"), 1);
+  EXPECT_EQ(k->dynamic_shared_bytes, 4 * 8192);
   const size_t wait = t.find("barrier.cluster.wait");
   ASSERT_NE(wait, std::string::npos);
   const std::string before = t.substr(0, wait), after = t.substr(wait);
@@ -201,7 +202,8 @@ TEST(ReduceStaged, PtxCopiesAsynchronouslyAndReadsSharedAfterTheBarrier) {
   auto rk = codegen::compile(rp->front(), codegen::Target::kNvptxSm90a);
   ASSERT_TRUE(rk.ok()) << rk.status();
   EXPECT_EQ(count_of(rk->text, "cp.async"), 0);
-  EXPECT_EQ(count_of(rk->text, "staged_smem_"), 0);
+  EXPECT_EQ(count_of(rk->text, "fixbits_dynamic_smem"), 0);
+  EXPECT_EQ(rk->dynamic_shared_bytes, 0);
 }
 
 TEST(ReduceStaged, Gfx942StagesThroughLdsWithoutAsyncCopies) {
@@ -274,9 +276,11 @@ TEST(ReduceStaged, ProgramRulesForStagedLoads) {
   }
 }
 
-// Staged values past the 48 KiB of static shared memory: a Status naming the program,
-// its arrays and the limit, not a module the driver refuses without a word.
-TEST(ReduceStaged, SharedArraysPastTheStaticLimitAreRefused) {
+// Staged values live in dynamic shared memory, so they may pass the 48 KiB of static
+// shared memory (the launch opts in); past what a block may have at all (sm_90: 227
+// KiB) the lowering refuses the program, naming it and the bytes, rather than leave the
+// driver to refuse it without a word.
+TEST(ReduceStaged, StagedBytesPastTheBlockLimitAreRefused) {
   auto program = [](int64_t extent) {
     tile::Builder b("too_much");
     tile::Value x = b.param("x", tile::Type::ptr(DType::kF32));
@@ -287,16 +291,26 @@ TEST(ReduceStaged, SharedArraysPastTheStaticLimitAreRefused) {
     b.set_num_warps(4);
     return b.finish();
   };
-  auto fits = program(12288);  // 48 KiB of f32 exactly
+  auto past_static = program(16384);  // 64 KiB of f32
+  ASSERT_TRUE(past_static.ok()) << past_static.status();
+  auto fits = codegen::compile(*past_static, codegen::Target::kNvptxSm90a);
   ASSERT_TRUE(fits.ok()) << fits.status();
-  EXPECT_TRUE(codegen::compile(*fits, codegen::Target::kNvptxSm90a).ok());
-  auto big = program(16384);  // 64 KiB
+  EXPECT_EQ(fits->dynamic_shared_bytes, 65536);
+  auto big = program(65536);  // 256 KiB
   ASSERT_TRUE(big.ok()) << big.status();
   auto k = codegen::compile(*big, codegen::Target::kNvptxSm90a);
   ASSERT_FALSE(k.ok());
-  EXPECT_NE(std::string(k.status().message()).find("program too_much: its shared arrays take 65536 bytes "
-                                                   "(staged_smem_0 65536); the static limit is 49152"),
+  EXPECT_NE(std::string(k.status().message()).find("program too_much: its staged loads take 262144 bytes of "
+                                                   "dynamic shared memory"),
             std::string::npos) << k.status();
+  EXPECT_NE(std::string(k.status().message()).find("allows 232448 a block"), std::string::npos) << k.status();
+  // 128 KiB: fits sm_90's 227 KiB, not gfx942's 64 KiB of LDS.
+  auto half = program(32768);
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_TRUE(codegen::compile(*half, codegen::Target::kNvptxSm90a).ok());
+  auto amd = codegen::compile(*half, codegen::Target::kAmdgpuGfx942);
+  ASSERT_FALSE(amd.ok());
+  EXPECT_NE(std::string(amd.status().message()).find("amdgpu"), std::string::npos) << amd.status();
 }
 
 TEST(ReduceStaged, KnobErrorsNameTheField) {
@@ -309,15 +323,18 @@ TEST(ReduceStaged, KnobErrorsNameTheField) {
   ReduceConfig c{.warps = 8, .elems_per_thread = 8, .keep_in_shared = true};
   EXPECT_NE(msg(rms, c).find("ReduceConfig.keep_in_shared says where kept passes live; it needs keep_passes > 0"),
             std::string::npos) << msg(rms, c);
-  // 40 KiB / (4096 x 2 bytes) = 5 passes; the register bound would be 4.
-  EXPECT_EQ(dsl::max_keep_passes(rms, c), 5);
-  c.keep_passes = 5;
+  // 200 KiB / (4096 x 2 bytes) = 25 passes; the register bound would be 4.
+  EXPECT_EQ(dsl::max_keep_passes(rms, c), 25);
+  c.keep_passes = 25;
   EXPECT_EQ(msg(rms, c), "ok");
-  c.keep_passes = 6;
-  EXPECT_NE(msg(rms, c).find("ReduceConfig.keep_passes 6 with keep_in_shared keeps 6 x 4096 elements of bf16 = "
-                             "49152 bytes of shared memory per block"),
+  c.keep_passes = 26;
+  EXPECT_NE(msg(rms, c).find("ReduceConfig.keep_passes 26 with keep_in_shared keeps 26 x 4096 elements of bf16 = "
+                             "212992 bytes of shared memory per block"),
             std::string::npos) << msg(rms, c);
-  EXPECT_NE(msg(rms, c).find("at most 5 passes"), std::string::npos);
+  EXPECT_NE(msg(rms, c).find("at most 25 passes"), std::string::npos);
+  // gfx942 (lanes 64): 40 KiB of its 64 KiB of LDS, 5 passes.
+  ReduceConfig amd{.warps = 4, .elems_per_thread = 16, .lanes = 64, .keep_passes = 1, .keep_in_shared = true};
+  EXPECT_EQ(dsl::max_keep_passes(rms, amd), 5);
   c.keep_in_shared = false;
   EXPECT_NE(msg(rms, c).find("values of x per thread"), std::string::npos) << msg(rms, c);
   ReduceDesc sum = rms;

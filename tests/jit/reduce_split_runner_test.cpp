@@ -316,6 +316,7 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
                      .strip = 4096};
   runtime::KernelCache memory{{.enabled = true, .dir = ""}};  // keyed, in memory only
   std::vector<std::string> names;
+  std::vector<uint32_t> dynamic;
   for (bool shared : {false, true, false}) {
     r.driver->launches.clear();
     r.driver->expected_args = 5;  // x, w, y, cols, eps
@@ -326,7 +327,10 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
     ASSERT_TRUE(runner->launch().ok());
     ASSERT_EQ(r.driver->launches.size(), 1u);
     names.push_back(r.driver->launches[0].kernel);
+    dynamic.push_back(r.driver->launches[0].shared);
   }
+  // The staged passes' dynamic shared memory goes with the launch: 2 passes of 4096 bf16.
+  EXPECT_EQ(dynamic, (std::vector<uint32_t>{0, 2 * 8192, 0}));
   EXPECT_EQ(names[0], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2");
   EXPECT_EQ(names[1], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2s");
   EXPECT_EQ(names[2], names[0]);
@@ -340,6 +344,18 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
   ASSERT_TRUE(asked->launch().ok());
   ASSERT_EQ(r.driver->launches.size(), 1u);
   EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2s_mb3");
+  // Past the 48 KiB a block gets without opting in, the launch raises the kernel's limit
+  // first (cuFuncSetAttribute): 8 passes of 4096 bf16 are 64 KiB.
+  r.driver->launches.clear();
+  r.driver->raised_shared = 0;
+  auto big = jit::ReduceRunner::create(
+      r.device, d, {.warps = 8, .elems_per_thread = 8, .keep_passes = 8, .keep_in_shared = true}, &memory);
+  ASSERT_TRUE(big.ok()) << big.status();
+  ASSERT_TRUE(big->upload(problem(3, 8 * 4096)).ok());
+  ASSERT_TRUE(big->launch().ok());
+  ASSERT_EQ(r.driver->launches.size(), 1u);
+  EXPECT_EQ(r.driver->launches[0].shared, 65536u);
+  EXPECT_EQ(r.driver->raised_shared, 65536u);
 }
 
 }  // namespace
