@@ -22,8 +22,8 @@
 // groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
 // L2). Kept passes and kept cluster strips are also tried in shared memory
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
-// sh=1), as many as the row has up to the shared bound, each also asking ptxas for 3
-// and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
+// sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
+// 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
 // (alt=1: alternating row order; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
@@ -331,7 +331,7 @@ bool config_selected(const dsl::ReduceConfig& c) {
 // The candidates of one case: kConfigs whose pass is at most twice the line (or
 // 1024), and per config (pinned) the suggested split and twice it (columns: and
 // half), (RMSNorm/softmax rows) the kept-pass variants.
-// A kept-in-shared candidate `k`, and the same asking for 3 and 4 blocks an SM
+// A kept-in-shared candidate `k`, and the same asking for 2, 3 and 4 blocks an SM
 // (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
 // the threads permitting), since the registers, not the shared bytes, then bound how
 // many blocks an SM holds.
@@ -339,7 +339,7 @@ void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
   const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8);
-  for (int n : {3, 4}) {
+  for (int n : {2, 3, 4}) {
     if (n * threads > 2048 || n * (kept_bytes + 1024) > (int64_t{227} << 10)) break;
     k.min_blocks_per_sm = n;
     out.push_back(k);

@@ -778,14 +778,15 @@ absl::StatusOr<int64_t> lower_program(const tile::Program& program, const Target
   absl::Status s = lowerer.lower_ops(program.body);
   if (!s.ok()) return s;  // the caller discards the half-built module
   b.CreateRetVoid();
-  // Every shared array is static: together they must fit the 48 KiB a kernel gets
-  // without opting in, or the driver would refuse the module with no word on why.
+  // The static shared arrays must fit the 48 KiB a kernel gets without opting in, and
+  // with the dynamic ones (staged loads) what a block may have at all, or the driver
+  // would refuse the module with no word on why.
   int64_t shared_bytes = 0;
   std::vector<std::string> arrays;
   for (const llvm::GlobalVariable& g : module.globals()) {
     if (g.getAddressSpace() != target.shared_address_space()) continue;
     const auto* at = llvm::dyn_cast<llvm::ArrayType>(g.getValueType());
-    if (at == nullptr) continue;
+    if (at == nullptr || at->getNumElements() == 0) continue;  // the extern dynamic array
     const int64_t bytes = static_cast<int64_t>(at->getNumElements()) *
                           static_cast<int64_t>(at->getElementType()->getPrimitiveSizeInBits() / 8);
     shared_bytes += bytes;

@@ -792,7 +792,9 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
       Value yv = b.div(e, s);  // (S) e_i / s
       b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
     };
-    for (int i = 0; i < kept; ++i) store_y(ks.pass[i], cfg.keep_in_shared ? exp_of(kx.use(b, i)) : ke[i]);
+    // As for RMSNorm: the kept strips' indices and masks built again after the barrier.
+    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept);
+    for (int i = 0; i < kept; ++i) store_y(again.pass[i], cfg.keep_in_shared ? exp_of(kx.use(b, i)) : ke[i]);
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       store_y(pi, exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f)));
     });
