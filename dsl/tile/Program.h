@@ -79,7 +79,7 @@ enum class OpKind : uint8_t {
                // held in shared memory: each thread copies its elements into shared
                // slots only it reads (cp.async on NVIDIA: no register holds them), and
                // every op that reads the result reads them from those slots at that op.
-               // Top level only, a tile, masked; its result is never a loop's carried
+               // Top level only, a tile; its result is never a loop's carried
                // value or yield (validate(Program)).
   kStore,      // store(ptr, offsets, value [, mask]); no result.
   kReduce,     // reduce(tile [, init]) along `axis` with `combine` in `order`, see below.
