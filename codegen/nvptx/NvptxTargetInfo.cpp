@@ -66,11 +66,13 @@ class NvptxTargetInfo final : public TargetInfo {
   // bytes (cg takes only 16); cp.async.wait_all commits and waits for them all.
   bool async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src,
                   unsigned bytes) const override {
-    llvm::Intrinsic::ID id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16
-                             : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
-                             : bytes == 4 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4
-                                          : llvm::Intrinsic::not_intrinsic;
-    if (id == llvm::Intrinsic::not_intrinsic) return false;
+    llvm::Intrinsic::ID id;
+    switch (bytes) {
+      case 16: id = llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16; break;
+      case 8: id = llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8; break;
+      case 4: id = llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4; break;
+      default: return false;
+    }
     b.CreateIntrinsic(id, {}, {dst, src});
     return true;
   }
