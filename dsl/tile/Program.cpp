@@ -255,11 +255,17 @@ struct ValidateWalk {
   }
 };
 
-// Cluster barriers sit at the top level of a program whose cluster is > 1: every
-// thread of the cluster then reaches each one exactly once. Returns the ops counted
-// (pre-order numbering, as errors name them).
-absl::StatusOr<int> check_cluster_barriers(const Program& p, const std::vector<Op>& ops, bool top,
-                                           int number) {
+// Where ops may stand, one walk over the ops (pre-order numbering, as errors name them;
+// returns the ops counted):
+//   - cluster barriers sit at the top level of a program whose cluster is > 1, so every
+//     thread of the cluster reaches each one exactly once;
+//   - staged loads (Op.staged) sit at the top level, load a tile, and their results are
+//     never carried or yielded by a loop: the lowering keeps a staged value in shared
+//     slots and reads it at each op that uses it, which a loop's registers cannot hold.
+// `staged` marks the staged results seen so far (value ids are in range: the type walk
+// ran first).
+absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops, bool top,
+                                    std::vector<bool>& staged, int number) {
   for (const Op& op : ops) {
     const int n = number++;
     if (op.kind == OpKind::kClusterBarrier) {
@@ -274,23 +280,6 @@ absl::StatusOr<int> check_cluster_barriers(const Program& p, const std::vector<O
             "Program.cluster > 1.", n, p.name, p.cluster));
       }
     }
-    if (op.kind == OpKind::kFor) {
-      absl::StatusOr<int> r = check_cluster_barriers(p, op.body, false, number);
-      if (!r.ok()) return r.status();
-      number = *r;
-    }
-  }
-  return number;
-}
-
-// Staged loads (Op.staged) sit at the top level, load a tile, and their results are
-// never carried by a loop: the lowering keeps a staged value in shared slots and reads
-// it at each op that uses it, which a loop's registers cannot hold. Returns the ops
-// counted (pre-order numbering, as errors name them).
-absl::StatusOr<int> check_staged_loads(const Program& p, const std::vector<Op>& ops, bool top,
-                                       std::vector<bool>& staged, int number) {
-  for (const Op& op : ops) {
-    const int n = number++;
     if (op.kind == OpKind::kLoad && op.staged) {
       if (!top) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -311,7 +300,7 @@ absl::StatusOr<int> check_staged_loads(const Program& p, const std::vector<Op>& 
               "that reads it instead.", n, op.args[i]));
         }
       }
-      absl::StatusOr<int> r = check_staged_loads(p, op.body, false, staged, number);
+      absl::StatusOr<int> r = check_placement(p, op.body, false, staged, number);
       if (!r.ok()) return r.status();
       number = *r;
       for (int y : op.yields) {
@@ -415,10 +404,9 @@ absl::Status validate(const Program& p) {
         "program %s: cluster %d is not in [1, 8] (blocks per thread-block cluster; 8 is the "
         "portable limit).", p.name, p.cluster));
   }
-  if (absl::Status s = check_cluster_barriers(p, p.body, /*top=*/true, 0).status(); !s.ok()) return s;
   if (absl::Status s = w.walk(p.body); !s.ok()) return s;
-  std::vector<bool> staged(p.values.size(), false);  // value ids are in range after the walk
-  return check_staged_loads(p, p.body, /*top=*/true, staged, 0).status();
+  std::vector<bool> staged(p.values.size(), false);
+  return check_placement(p, p.body, /*top=*/true, staged, 0).status();
 }
 
 // ---- Builder ----
