@@ -167,6 +167,28 @@ class Lowerer {
     b_.SetInsertPoint(join_bb);
   }
 
+  // Builds `if (cond) { vec_body } else { elem_body }` in blocks <what>.vec, <what>.elem
+  // and <what>.join (the vector paths and their element-by-element fallbacks) and returns
+  // after it, with the blocks each arm ended in (for phis at the join).
+  template <class VecBody, class ElemBody>
+  std::pair<llvm::BasicBlock*, llvm::BasicBlock*> vector_or_elements(llvm::Value* cond, const std::string& what,
+                                                                    VecBody vec_body, ElemBody elem_body) {
+    llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), what + ".vec", ctx_.kernel);
+    llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), what + ".elem", ctx_.kernel);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), what + ".join", ctx_.kernel);
+    b_.CreateCondBr(cond, fast, slow);
+    b_.SetInsertPoint(fast);
+    vec_body();
+    llvm::BasicBlock* fast_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(slow);
+    elem_body();
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    return {fast_end, slow_end};
+  }
+
   llvm::Value* element_ptr(const tile::Op& op, size_t r) {
     const tile::Type& pt = type_of(op.args[0]);
     llvm::Type* elem = ty(*tile::elem_of(pt.pointee));
@@ -487,29 +509,20 @@ class Lowerer {
     const unsigned vec_bytes = std::min<unsigned>(16, elem_bytes * count);
     const unsigned vec_elems = vec_bytes / elem_bytes;
     auto [ok, first] = vector_access(op, elem, count, /*mask_arg=*/2, vec_bytes);
-    llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "load.vec", ctx_.kernel);
-    llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "load.elem", ctx_.kernel);
-    llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "load.join", ctx_.kernel);
-    b_.CreateCondBr(ok, fast, slow);
-
-    b_.SetInsertPoint(fast);
-    std::vector<llvm::Value*> fast_vals;
+    std::vector<llvm::Value*> fast_vals, slow_vals;
     auto* vty = llvm::FixedVectorType::get(elem, vec_elems);
-    for (size_t r = 0; r < count; r += vec_elems) {
-      llvm::Value* p = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(r)});
-      llvm::Value* v = b_.CreateAlignedLoad(vty, p, llvm::Align(vec_bytes));
-      for (unsigned k = 0; k < vec_elems; ++k) fast_vals.push_back(b_.CreateExtractElement(v, k));
-    }
-    llvm::BasicBlock* fast_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-
-    b_.SetInsertPoint(slow);
-    std::vector<llvm::Value*> slow_vals;
-    for (size_t r = 0; r < count; ++r) slow_vals.push_back(load_element(op, elem, r));
-    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-
-    b_.SetInsertPoint(join);
+    auto [fast_end, slow_end] = vector_or_elements(
+        ok, "load",
+        [&] {
+          for (size_t r = 0; r < count; r += vec_elems) {
+            llvm::Value* p = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(r)});
+            llvm::Value* v = b_.CreateAlignedLoad(vty, p, llvm::Align(vec_bytes));
+            for (unsigned k = 0; k < vec_elems; ++k) fast_vals.push_back(b_.CreateExtractElement(v, k));
+          }
+        },
+        [&] {
+          for (size_t r = 0; r < count; ++r) slow_vals.push_back(load_element(op, elem, r));
+        });
     std::vector<llvm::Value*> out;
     for (size_t r = 0; r < count; ++r) {
       llvm::PHINode* phi = b_.CreatePHI(elem, 2);
@@ -544,23 +557,18 @@ class Lowerer {
     };
     if (elem_bytes == 0 || vec_elems < 2 || count % vec_elems != 0) return scalar_stores();
     auto [ok, first] = vector_access(op, elem, count, /*mask_arg=*/3, vec_bytes);
-    llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "store.vec", ctx_.kernel);
-    llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "store.elem", ctx_.kernel);
-    llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "store.join", ctx_.kernel);
-    b_.CreateCondBr(ok, fast, slow);
-    b_.SetInsertPoint(fast);
     auto* vty = llvm::FixedVectorType::get(elem, vec_elems);
-    for (size_t r = 0; r < count; r += vec_elems) {
-      llvm::Value* v = llvm::PoisonValue::get(vty);
-      for (unsigned k = 0; k < vec_elems; ++k) v = b_.CreateInsertElement(v, at(op, 2, r + k), k);
-      llvm::Value* p = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(r)});
-      b_.CreateAlignedStore(v, p, llvm::Align(vec_bytes));
-    }
-    b_.CreateBr(join);
-    b_.SetInsertPoint(slow);
-    scalar_stores();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
+    vector_or_elements(
+        ok, "store",
+        [&] {
+          for (size_t r = 0; r < count; r += vec_elems) {
+            llvm::Value* v = llvm::PoisonValue::get(vty);
+            for (unsigned k = 0; k < vec_elems; ++k) v = b_.CreateInsertElement(v, at(op, 2, r + k), k);
+            llvm::Value* p = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(r)});
+            b_.CreateAlignedStore(v, p, llvm::Align(vec_bytes));
+          }
+        },
+        scalar_stores);
   }
 
   // ---- Staged loads (tile::OpKind::kLoad with staged) ----
@@ -629,25 +637,20 @@ class Lowerer {
       // Whole chunks, when every element is in bounds, consecutive and aligned (the
       // test load_vectorized takes): async copies, or vector load + shared store.
       auto [ok, first] = vector_access(op, elem, st.count, /*mask_arg=*/2, vec_bytes);
-      llvm::BasicBlock* fast = llvm::BasicBlock::Create(llvm_ctx(), "stage.vec", ctx_.kernel);
-      llvm::BasicBlock* slow = llvm::BasicBlock::Create(llvm_ctx(), "stage.elem", ctx_.kernel);
-      llvm::BasicBlock* join = llvm::BasicBlock::Create(llvm_ctx(), "stage.join", ctx_.kernel);
-      b_.CreateCondBr(ok, fast, slow);
-      b_.SetInsertPoint(fast);
       auto* vty = llvm::FixedVectorType::get(elem, st.vec);
-      for (size_t c = 0; c * st.vec < st.count; ++c) {
-        llvm::Value* src = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(c * st.vec)});
-        llvm::Value* dst = staged_chunk(st, c);
-        if (!ctx_.target.async_copy(b_, dst, src, vec_bytes)) {
-          b_.CreateAlignedStore(b_.CreateAlignedLoad(vty, src, llvm::Align(vec_bytes)), dst,
-                                llvm::Align(vec_bytes));
-        }
-      }
-      b_.CreateBr(join);
-      b_.SetInsertPoint(slow);
-      through_registers();
-      b_.CreateBr(join);
-      b_.SetInsertPoint(join);
+      vector_or_elements(
+          ok, "stage",
+          [&] {
+            for (size_t c = 0; c * st.vec < st.count; ++c) {
+              llvm::Value* src = b_.CreateInBoundsGEP(elem, first, {b_.getInt64(c * st.vec)});
+              llvm::Value* dst = staged_chunk(st, c);
+              if (!ctx_.target.async_copy(b_, dst, src, vec_bytes)) {
+                b_.CreateAlignedStore(b_.CreateAlignedLoad(vty, src, llvm::Align(vec_bytes)), dst,
+                                      llvm::Align(vec_bytes));
+              }
+            }
+          },
+          through_registers);
     }
     if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
     staged_of_[op.results[0]] = static_cast<int>(staged_.size());
