@@ -113,6 +113,11 @@ class GcnWalker : public Walker {
     return ins.operands[0];
   }
 
+  // s_cbranch_scc0 / vccz / execz branch when the flag is clear.
+  bool branch_negated(const Instr& ins) const override {
+    return contains(ins.opcode, "scc0") || contains(ins.opcode, "vccz") || contains(ins.opcode, "execz");
+  }
+
   std::optional<NodeId> branch_predicate(const Instr& ins) override {
     if (contains(ins.opcode, "scc")) return get("scc");
     if (contains(ins.opcode, "vcc")) return get("vcc_lo");

@@ -320,6 +320,7 @@ class PtxWalker : public Walker {
       } else if (base == "and" && in.size() == 2 && (cst(1) || cst(0))) {
         size_t ci = cst(1) ? 1 : 0;
         r = and_mask(A(1 - ci), static_cast<uint64_t>(*cst(ci)), width);
+        if (!r && launch_uniform(in)) r = low_bits_form(A(1 - ci), static_cast<uint64_t>(*cst(ci)), width);
       } else if ((base == "or" || base == "xor") && in.size() == 2) {
         r = or_disjoint(A(0), A(1));
         // or with a constant whose bits the value may share: (a & ~c) + c.
@@ -352,6 +353,26 @@ class PtxWalker : public Walker {
       return g_.integer(Affine::symbol(absl::StrCat("param.u", hex64(g_.at(op_node).hash))));
     }
     return op_node;
+  }
+
+  // A launch-uniform x under a mask of its low k bits (`K & 3`: the symbol x mod 2^k) or of
+  // every bit from k up (`K & -4`: x minus that symbol), so the two add up to x (trip
+  // counts, Walk.cpp). Bits from 31 up may be clear in the mask (`K & 0x7ffffffc` on a
+  // 64-bit K): sizes are read as non-negative 32-bit values, as every index rule does.
+  std::optional<Affine> low_bits_form(const Affine& x, uint64_t mask, int width) {
+    const uint64_t all = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    mask &= all;
+    if (mask == 0) return std::nullopt;
+    const int k = std::countr_zero(mask);
+    if (k == 0) {  // low bits: 2^j - 1
+      const int j = std::countr_one(mask);
+      if (j > 30 || (mask >> j) != 0) return std::nullopt;
+      return g_.at(low_bits(x, j)).aff;
+    }
+    const uint64_t high = mask >> k;
+    const int j = std::countr_one(high);
+    if ((high >> j) != 0 || k + j < 31 || k > 30) return std::nullopt;
+    return sub(x, g_.at(low_bits(x, k)).aff);
   }
 
   // Integer inputs built from parameters, earlier uniform symbols and literals only (no

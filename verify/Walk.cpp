@@ -16,14 +16,18 @@
 #include "verify/Walk.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "verify/Hash.h"
 
 namespace fixbits::verify {
@@ -390,6 +394,7 @@ bool Walker::seeded_by(NodeId f, NodeId seed) const {
 // side (if/else in either layout order); a negated literal is stored as its positive with
 // the sides swapped; equal sides are one value. Exact case splits on the key.
 NodeId Walker::guarded(NodeId key, NodeId v, NodeId old) {
+  if (auto f = fold_by_cases(key, v, old)) return *f;
   // Copies: negate() and key_of() grow the arena (and cond_keys_), so no reference into
   // either is held across them.
   const Node o = g_.at(old);
@@ -503,7 +508,9 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
   // parameters (PtxWalk.cpp), so pointers built from it stay affine. Exact.
   auto uniform_int = [&](NodeId x) { return g_.at(x).kind == Kind::kInt && launch_uniform(x); };
   if (g_.at(v).kind == Kind::kInt && uniform_int(v) && uniform_int(old) && launch_uniform(key)) {
-    return g_.integer(Affine::symbol(absl::StrCat("param.u", hex64(g_.at(out).hash))));
+    std::string name = absl::StrCat("param.u", hex64(g_.at(out).hash));
+    if (choices_.size() < 4096) choices_.try_emplace(name, out);
+    return g_.integer(Affine::symbol(name));
   }
   return out;
 }
@@ -1252,12 +1259,24 @@ void Walker::close_loop(const Loop& l) {
   const Recurrences recs = recurrences(l, update, role);
   const LoopLinear lin = linear_registers(l, role);
   subst_memo_.clear();  // per loop: the substituted forms depend on its seeds
+  exit_memo_.clear();
+  closing_cond_.reset();
   // Renaming by role is the same map for every register of the loop: one memo, so a
   // subtree several registers read (a guard's key inside the body) is renamed once; each
   // register's own hole (never a role name, and "self" is no role's image) is renamed after.
   std::map<std::string, Affine> role_to;
   for (const auto& [from, name] : role) role_to[from] = Affine::symbol(name);
   absl::flat_hash_map<NodeId, NodeId> role_memo;
+  // The loop's exits (trip counts), renamed by role like its registers.
+  std::vector<NodeId> exits;
+  if (auto e = exits_.find(l.back); e != exits_.end()) {
+    for (NodeId x : e->second) {
+      std::optional<NodeId> r =
+          role_to.empty() ? std::optional<NodeId>(x) : g_.substitute_holes(x, role_to, kMaxRename, &role_memo);
+      exits.push_back(r ? *r : g_.opaque("exit unread", {x}, line_));
+    }
+    exits_.erase(e);
+  }
   for (const std::string& r : written) {
     auto it = regs_.find(r);
     if (it == regs_.end() || !g_.at(it->second).has_hole) continue;
@@ -1298,8 +1317,8 @@ void Walker::close_loop(const Loop& l) {
         for (int64_t st : steps) divides = divides && st % m == 0 && st != 0;
         // A strip pass is the one-strip loop with every increment divided by m; the linear
         // registers are then written with those increments, as for any other loop.
-        it->second = divides ? linear_fold(l, *strip, rec, s, loop_dep, lin, m)
-                             : linear_fold(l, it->second, rec, s, loop_dep, lin, 1);
+        it->second = divides ? linear_fold(l, *strip, rec, s, loop_dep, lin, m, exits)
+                             : linear_fold(l, it->second, rec, s, loop_dep, lin, 1, exits);
       }
     }
   }
@@ -1359,6 +1378,30 @@ std::optional<Affine> divide(const Affine& a, int64_t m) {
   return out;
 }
 
+// a / d for d a constant or one term c·s (a parameter stride), every term of a a multiple
+// of c·s (s itself, or a product of two parameters one of which is s): the N of a pointer
+// N strides on, when N is a sum (`K − K mod 4`) and not one symbol. Exact.
+std::optional<Affine> over(const Affine& a, const Affine& d) {
+  if (d.is_const()) return divide(a, d.c0);
+  if (d.c0 != 0 || d.terms.size() != 1 || a.c0 != 0) return std::nullopt;
+  const auto& [s, c] = *d.terms.begin();
+  Affine out;
+  for (const auto& [t, k] : a.terms) {
+    if (c == 0 || k % c != 0) return std::nullopt;
+    if (t == s) {
+      out.c0 += k / c;
+      continue;
+    }
+    const size_t star = t.find('*');
+    if (star == std::string::npos || t.find('*', star + 1) != std::string::npos) return std::nullopt;
+    const std::string x = t.substr(0, star), y = t.substr(star + 1);
+    const std::string rest = x == s ? y : y == s ? x : "";
+    if (rest.empty() || rest.find_first_of("()") != std::string::npos) return std::nullopt;
+    add_to(out, Affine::symbol(rest, k / c));
+  }
+  return out;
+}
+
 }  // namespace
 
 // A float register's fold unless it is an MMA chain (`strips` > 1: body is a strip pass's
@@ -1370,21 +1413,36 @@ std::optional<Affine> divide(const Affine& a, int64_t m) {
 // pointers start N steps after its seed fold's (for one N, every pointer) continues that
 // fold: the result is the seed fold itself.
 NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
-                           const LoopLinear& lin, int strips) {
+                           const LoopLinear& lin, int strips, const std::vector<NodeId>& exits) {
   int m = strips;
   NodeId step = body;
   const std::string self = absl::StrCat("~h", l.depth, ".self");
   if (m == 1) {
     if (auto chain = unrolled_chain(g_, body, self, lin.inc, &m)) step = *chain;
   }
-  std::map<std::string, Affine> to;
+  std::map<std::string, Affine> to, to_exit;
   std::vector<std::pair<std::string, std::pair<Affine, Affine>>> pointers;  // name, (seed, inc / m)
   for (const auto& [name, sd] : lin.pointer) {
     std::optional<Affine> d = divide(sd.second, m);
     if (!d) continue;
     to[name] = add(sd.first, times_iteration(*d, l.depth));
+    // An exit test reads the pointers after the pass's last step, ~n + m − 1.
+    to_exit[name] = add(to[name], scale(*d, 1 - m));
     pointers.push_back({name, {sd.first, *d}});
   }
+  // The exits in step terms (trip counts): a pass of m steps that goes on while E(last
+  // step) holds covers the one-step loop's steps when its range is whole passes, which a
+  // strip pass assumes (its overrun strips are padding) and an unrolled chain must show.
+  std::vector<NodeId> norm;
+  for (NodeId e : exits) {
+    // Every register of this loop with the same m writes its exits alike: one memo per m.
+    std::optional<NodeId> x =
+        to_exit.empty() ? std::optional<NodeId>(e) : g_.substitute_holes(e, to_exit, kMaxRename, &exit_memo_[m]);
+    norm.push_back(x ? *x : g_.opaque("exit unread", {e}, line_));
+  }
+  std::optional<Affine> count = norm.size() == 1 ? count_of(norm[0], l.depth) : std::nullopt;
+  if (count) count = resolve_choices(*count, cond_);
+  const bool exact = m == 1 || strips > 1 || (count && multiple(*count, m));
   NodeId canon = step;
   if (!to.empty()) {
     // Every register of this loop with the same m substitutes the same forms: share the memo.
@@ -1412,11 +1470,291 @@ NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, N
   if (seed >= 0) {
     if (auto c = continuable_.find(seed); c != continuable_.end() && c->second.key == key &&
                                           c->second.depth == l.depth) {
-      if (continues(c->second, canon, pointers, l.depth)) return seed;
+      const Continuable main = c->second;  // a copy: covering_fold adds to continuable_
+      std::optional<Affine> n = continues(main, canon, pointers, l.depth);
+      if (n) n = resolve_choices(*n, main.cond ? *main.cond : Cond{});
+      // It continues main only where main ran exactly n steps (its count, whole passes);
+      // then the two are one fold of n + this loop's count steps.
+      if (n && count && exact && main.count && main.exact && *main.count == *n) {
+        return covering_fold(main, add(*n, *count), line_);
+      }
     }
   }
-  const NodeId f = g_.fold(canon, key, seed, line_, loop_dep);
-  if (!pointers.empty()) continuable_[f] = {step, pointers, key, l.depth, g_.at(canon).coord_blank};
+  const std::string trip = count && exact ? count_part(*count) : exit_part(norm, exact, m);
+  const NodeId f = g_.fold(canon, absl::StrCat(key, trip), seed, line_, loop_dep);
+  if (!pointers.empty()) {
+    if (!closing_cond_) closing_cond_ = std::make_shared<const Cond>(cond_);
+    continuable_[f] = {step, pointers, key, l.depth, g_.at(canon).coord_blank, canon, seed, loop_dep, count, exact,
+                       closing_cond_};
+  }
+  return f;
+}
+
+// Trip counts. A fold's key carries how many steps its loop runs when its one exit reads
+// as a count (count_of), else its exits themselves: each exit's condition to go on, with the
+// pointers written at the pass's last step, hashed with coordinates blanked like the body.
+// So one loop over [0, K) and one over [0, K − 1), `i < n` and `i <= n`, or two bounds,
+// are two folds; a loop counting up to K and one counting K down to 0 are one; a remainder
+// or a peeled step joins its main loop only where the main loop provably ran whole passes
+// up to where it starts, and the two then count the sum of their steps.
+std::string Walker::exit_part(const std::vector<NodeId>& exits, bool exact, int m) const {
+  std::vector<std::string> parts;
+  for (NodeId e : exits) parts.push_back(hex64(g_.at(e).coord_blank));
+  return absl::StrCat(" exit:", parts.empty() ? "none" : absl::StrJoin(parts, ","), exact ? "" : absl::StrCat("/m", m));
+}
+
+std::string Walker::count_part(const Affine& count) { return absl::StrCat(" steps:", hex64(g_.at(g_.integer(count)).hash)); }
+
+// The steps a loop runs when it goes on while `cont` holds after step ~n (do-while: at
+// least one; a count <= 0 is the zero-trip gap, docs/verify.md). `cont` reads E = α + β·~n
+// (β a constant, nothing else varying): E < 0 (`a < b`, or not `a < b` as b − a − 1 < 0)
+// with β > 0, or E != 0 (`a != b`, not `a == b`); either stops after step −α/β when β
+// divides α, so the count is 1 − α/β. Integer widths and signedness are read as exact
+// integers that do not wrap, as for every index rule.
+std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
+  const Node* n = &g_.at(cont);
+  bool negated = false;
+  if (n->kind == Kind::kOpaque && (n->op == "not" || n->op.rfind("not.pred", 0) == 0) && n->kids.size() == 1) {
+    negated = true;
+    n = &g_.at(n->kids[0]);
+  }
+  if (n->kind != Kind::kOpaque || n->kids.size() != 2) return std::nullopt;
+  const Node& a = g_.at(n->kids[0]);
+  const Node& b = g_.at(n->kids[1]);
+  if (a.kind != Kind::kInt || b.kind != Kind::kInt) return std::nullopt;
+  const bool lt = n->op.rfind("setp.lt.", 0) == 0, eq = n->op.rfind("setp.eq.", 0) == 0,
+             ne = n->op.rfind("setp.ne.", 0) == 0;
+  Affine e;
+  bool strict = false;  // E < 0; otherwise E != 0
+  if (lt && !negated) {
+    e = sub(a.aff, b.aff), strict = true;
+  } else if (lt && negated) {
+    e = sub(sub(b.aff, a.aff), Affine::constant(1)), strict = true;
+  } else if ((eq && negated) || (ne && !negated)) {
+    e = sub(a.aff, b.aff);
+  } else {
+    return std::nullopt;
+  }
+  const std::string iter = absl::StrCat("~n", depth);
+  int64_t beta = 0;
+  Affine alpha = Affine::constant(e.c0);
+  for (const auto& [sym, c] : e.terms) {
+    if (sym == iter) {
+      beta = c;
+    } else if (sym[0] == '~') {
+      return std::nullopt;
+    } else {
+      add_to(alpha, Affine::symbol(sym, c));
+    }
+  }
+  if (beta == 0 || (strict && beta < 0)) return std::nullopt;
+  std::optional<Affine> q = divide(alpha, beta);
+  if (!q) return std::nullopt;
+  return sub(Affine::constant(1), *q);
+}
+
+// Whether a is a multiple of m for every value of its symbols: a low-bits symbol
+// `x mod 2^k` with m | 2^k is x modulo m, so it is read as x first (`K − K mod 4` is).
+bool Walker::multiple(const Affine& a, int64_t m) const {
+  if (m <= 1) return true;
+  Affine x = a;
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (const auto& [sym, c] : x.terms) {
+      auto it = low_bits_.find(sym);
+      if (it == low_bits_.end() || it->second.second >= 62 || (int64_t{1} << it->second.second) % m != 0) continue;
+      x = add(sub(x, Affine::symbol(sym, c)), scale(it->second.first, c));
+      changed = true;
+      break;
+    }
+    if (!changed) break;
+  }
+  if (x.c0 % m != 0) return false;
+  for (const auto& [sym, c] : x.terms) {
+    if (c % m != 0) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// One launch-uniform size P and its low bits: the values fold_by_cases evaluates.
+struct OneSize {
+  std::string p;                                      // the size's symbol
+  const absl::flat_hash_map<std::string, std::pair<Affine, int>>* low = nullptr;
+  int kmax = 0;
+  int64_t threshold = 0;                              // past it every comparison is settled
+  bool ok = true;
+
+  // Whether every symbol of a is P or a low-bits symbol of P; notes where comparisons of a
+  // settle (a is compared with 0 after moving everything to one side).
+  void read(const Affine& a, bool compared) {
+    constexpr int64_t kBig = int64_t{1} << 30;  // past it the sums below could overflow
+    int64_t coef_p = 0, rest = a.c0 < 0 ? -a.c0 : a.c0;
+    if (rest > kBig) ok = false;
+    for (const auto& [sym, c] : a.terms) {
+      if (!ok || c > kBig || c < -kBig) {
+        ok = false;
+        return;
+      }
+      auto it = low->find(sym);
+      if (it != low->end()) {
+        const Affine& base = it->second.first;
+        if (p.empty() && base.terms.size() == 1) p = base.terms.begin()->first;
+        if (base.c0 != 0 || base.terms.size() != 1 || !base.terms.contains(p) || base.terms.begin()->second != 1 ||
+            it->second.second > 8) {
+          ok = false;
+          return;
+        }
+        kmax = std::max(kmax, it->second.second);
+        rest += (c < 0 ? -c : c) << it->second.second;
+      } else if (p.empty() && sym[0] != '~' && sym.find_first_of("*.") == std::string::npos &&
+                 sym.rfind("param", 0) == 0) {
+        p = sym;
+        coef_p = c;
+      } else if (sym == p) {
+        coef_p = c;
+      } else {
+        ok = false;
+        return;
+      }
+    }
+    if (compared && coef_p != 0) threshold = std::max(threshold, rest / (coef_p < 0 ? -coef_p : coef_p) + 1);
+    if (compared && coef_p == 0) threshold = std::max<int64_t>(threshold, 1);
+  }
+  int64_t value(const Affine& a, int64_t v) const {
+    int64_t out = a.c0;
+    for (const auto& [sym, c] : a.terms) {
+      auto it = low->find(sym);
+      out += c * (it != low->end() ? (v & ((int64_t{1} << it->second.second) - 1)) : v);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+// Launch-uniform choices between one fold run two ways (trip counts): `c ? x : y` where x
+// and y are the same step from the same seed, counting steps Cx and Cy, and c reads only
+// one size P and its low bits (`K & 3 == 0`, `K > 3`), is the fold of C steps when
+// (c ? Cx : Cy) = C at every P >= 0. Decided exactly by evaluation: every comparison in c
+// and every count is a·P + f(P mod 2^k), so past the last threshold where a comparison
+// can change, two periods of 2^k decide it for every larger P. C is tried as Cx, Cy and P.
+// An unrolled loop skipped where K & 3 == 0 and its remainder, or a peeled step under
+// K & 1, join this way (LLVM's K loops).
+std::optional<NodeId> Walker::fold_by_cases(NodeId key, NodeId x, NodeId y) {
+  auto cx = continuable_.find(x), cy = continuable_.find(y);
+  if (cx == continuable_.end() || cy == continuable_.end() || x == y) return std::nullopt;
+  const Continuable& a = cx->second;
+  const Continuable& b = cy->second;
+  if (!a.count || !b.count || !a.exact || !b.exact || a.key != b.key || a.depth != b.depth ||
+      g_.at(a.canon_node).coord_blank != g_.at(b.canon_node).coord_blank ||
+      (a.seed < 0) != (b.seed < 0) || (a.seed >= 0 && g_.at(a.seed).hash != g_.at(b.seed).hash)) {
+    return std::nullopt;
+  }
+  OneSize one;
+  one.low = &low_bits_;
+  one.read(*a.count, false);
+  one.read(*b.count, false);
+  // The condition's nodes: comparisons of affine integers through not/and/or.
+  std::vector<NodeId> todo{key};
+  absl::flat_hash_set<NodeId> seen;
+  while (!todo.empty() && one.ok) {
+    const NodeId id = todo.back();
+    todo.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > 256) return std::nullopt;
+    const Node& n = g_.at(id);
+    if (n.kind == Kind::kOpaque && (n.op == "not" || n.op == "and" || n.op == "or" || n.op.rfind("and.pred", 0) == 0 ||
+                                    n.op.rfind("or.pred", 0) == 0 || (n.op.rfind("not.pred", 0) == 0 && n.kids.size() == 1))) {
+      todo.insert(todo.end(), n.kids.begin(), n.kids.end());
+    } else if (n.kind == Kind::kOpaque && n.kids.size() == 2 &&
+               (n.op.rfind("setp.lt.", 0) == 0 || n.op.rfind("setp.eq.", 0) == 0 || n.op.rfind("setp.ne.", 0) == 0) &&
+               g_.at(n.kids[0]).kind == Kind::kInt && g_.at(n.kids[1]).kind == Kind::kInt) {
+      one.read(sub(g_.at(n.kids[0]).aff, g_.at(n.kids[1]).aff), true);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!one.ok || one.p.empty() || one.threshold > kMaxCaseThreshold) return std::nullopt;
+  std::function<std::optional<bool>(NodeId, int64_t)> holds = [&](NodeId id, int64_t v) -> std::optional<bool> {
+    const Node& n = g_.at(id);
+    if (n.op == "not" || n.op.rfind("not.pred", 0) == 0) {
+      auto r = holds(n.kids[0], v);
+      return r ? std::optional<bool>(!*r) : std::nullopt;
+    }
+    const bool conj = n.op == "and" || n.op.rfind("and.pred", 0) == 0, disj = n.op == "or" || n.op.rfind("or.pred", 0) == 0;
+    if (conj || disj) {
+      bool out = conj;
+      for (NodeId k : n.kids) {
+        auto r = holds(k, v);
+        if (!r) return std::nullopt;
+        out = conj ? out && *r : out || *r;
+      }
+      return out;
+    }
+    const int64_t l = one.value(g_.at(n.kids[0]).aff, v), r = one.value(g_.at(n.kids[1]).aff, v);
+    if (n.op.rfind("setp.lt.", 0) == 0) return l < r;
+    if (n.op.rfind("setp.eq.", 0) == 0) return l == r;
+    return l != r;
+  };
+  const int64_t last = one.threshold + (int64_t{2} << one.kmax);
+  std::vector<int64_t> want;
+  for (int64_t v = 0; v <= last; ++v) {
+    auto c = holds(key, v);
+    if (!c) return std::nullopt;
+    want.push_back(one.value(*c ? *a.count : *b.count, v));
+  }
+  for (const Affine& cand : {*a.count, *b.count, Affine::symbol(one.p)}) {
+    bool all = true;
+    for (int64_t v = 0; v <= last && all; ++v) all = one.value(cand, v) == want[static_cast<size_t>(v)];
+    if (!all) continue;
+    if (cand == *a.count) return x;
+    if (cand == *b.count) return y;
+    const Continuable copy = a;  // covering_fold adds to continuable_
+    return covering_fold(copy, cand, line_);
+  }
+  return std::nullopt;
+}
+
+// a with each launch-uniform choice symbol (guarded: `K > 3 ? K & -4 : 0` as one value)
+// that condition c decides replaced by the integer it chooses there. Exact where c holds.
+Affine Walker::resolve_choices(const Affine& a, const Cond& c) {
+  bool any = false;
+  for (const auto& [sym, coef] : a.terms) any = any || choices_.contains(sym);
+  if (!any) return a;
+  Affine out = a;
+  const Cond saved = cond_;
+  cond_ = c;
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (const auto& [sym, coef] : out.terms) {
+      auto it = choices_.find(sym);
+      if (it == choices_.end()) continue;
+      const NodeId r = peel(it->second);
+      if (r == it->second || g_.at(r).kind != Kind::kInt) continue;
+      out = add(sub(out, Affine::symbol(sym, coef)), scale(g_.at(r).aff, coef));
+      changed = true;
+      break;
+    }
+    if (!changed) break;
+  }
+  cond_ = saved;
+  return out;
+}
+
+NodeId Walker::low_bits(const Affine& x, int k) {
+  const std::string name = absl::StrCat("param.low", k, ".", hex64(g_.at(g_.integer(x)).hash));
+  low_bits_.try_emplace(name, x, k);
+  return g_.integer(Affine::symbol(name));
+}
+
+NodeId Walker::covering_fold(const Continuable& main, const Affine& count, int line) {
+  const NodeId f = g_.fold(main.canon_node, absl::StrCat(main.key, count_part(count)), main.seed, line, main.loop_dep);
+  Continuable c = main;
+  c.count = count;
+  c.exact = true;
+  continuable_[f] = std::move(c);
   return f;
 }
 
@@ -1446,6 +1784,9 @@ NodeId Walker::peeled(NodeId v) {
       const Node& n = g_.at(x);
       if (n.kind == Kind::kFold) continue;
       if (n.kind == Kind::kInt) {
+        for (const auto& [name, sd] : main.pointers) {  // N strides on from a pointer's seed
+          if (auto q = over(sub(n.aff, sd.first), sd.second); q && !sd.second.is_const()) candidates.push_back(*q);
+        }
         for (const auto& [sym, coef] : n.aff.terms) {
           size_t from = 0;
           for (size_t star = sym.find('*');; star = sym.find('*', from)) {
@@ -1472,7 +1813,13 @@ NodeId Walker::peeled(NodeId v) {
       }
       if (!ok) continue;
       std::optional<NodeId> at_n = g_.substitute_holes(main.step, to, kMaxRename);
-      if (at_n && g_.at(*at_n).hash == g_.at(want).hash) return k;
+      if (!at_n || g_.at(*at_n).hash != g_.at(want).hash) continue;
+      // v is step N of φ's loop; it extends φ only where φ ran exactly N steps (trip
+      // counts): then the two are the fold of N + 1 steps.
+      const Affine n = resolve_choices(n_steps, main.cond ? *main.cond : Cond{});
+      if (!main.count || !main.exact || !(*main.count == n)) return v;
+      const Continuable copy = main;  // covering_fold adds to continuable_
+      return covering_fold(copy, add(n, Affine::constant(1)), line_);
     }
   }
   return v;
@@ -1482,14 +1829,16 @@ NodeId Walker::peeled(NodeId v) {
 // the step of `main` from N steps on, for one N: main's step with every pointer started
 // at seed + inc * N gives the same tree. N is tried from the seeds' differences (divided
 // by a constant increment, or each symbol factor of a difference).
-bool Walker::continues(const Continuable& main, NodeId canon,
-                       const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers, int depth) {
+std::optional<Affine> Walker::continues(const Continuable& main, NodeId canon,
+                                        const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers,
+                                        int depth) {
   std::vector<Affine> candidates;
   for (const auto& [n1, sd1] : main.pointers) {
     for (const auto& [n2, sd2] : pointers) {
       if (!(sd1.second == sd2.second)) continue;
       const Affine diff = sub(sd2.first, sd1.first);
       if (diff.is_const() && diff.c0 == 0) continue;
+      if (auto q = over(diff, sd1.second); q && !sd1.second.is_const()) candidates.push_back(*q);
       if (sd1.second.is_const()) {
         if (auto q = divide(diff, sd1.second.c0)) candidates.push_back(*q);
         continue;
@@ -1520,9 +1869,9 @@ bool Walker::continues(const Continuable& main, NodeId canon,
     }
     if (!ok) continue;
     std::optional<NodeId> moved = g_.substitute_holes(main.step, to, kMaxRename);
-    if (moved && g_.at(*moved).coord_blank == want) return true;
+    if (moved && g_.at(*moved).coord_blank == want) return candidates[i];
   }
-  return false;
+  return std::nullopt;
 }
 
 // Per loop: for each carried value k with a float update, the carried values its update
@@ -1791,6 +2140,26 @@ void Walker::run() {
     }
   }
   const bool threads = tracks_thread_branches();
+  // Trip counts: at a branch (or return) inside open loops, the condition under which
+  // each loop goes on past it: its back edge's predicate, or the negation of a branch
+  // leaving it. Read before the instruction is stepped (a branch writes nothing).
+  auto record_exit = [&](size_t i, std::optional<size_t> to, bool always, const Instr& ins) {
+    for (const auto& [hd, bk] : open_loops_) {
+      if (i < hd || i > bk) continue;
+      const bool back = to && *to == hd && i == bk;
+      if (!back && to && *to >= hd && *to <= bk) continue;  // stays inside the loop
+      if (back && always) continue;                         // an unconditional back edge
+      NodeId taken;
+      if (always) {
+        taken = g_.constant("always");
+      } else if (auto p = branch_predicate(ins)) {
+        taken = branch_negated(ins) ? negate(*p) : *p;
+      } else {
+        taken = g_.opaque(absl::StrCat("exit test ", ins.opcode), {}, line_);
+      }
+      exits_[bk].push_back(back ? taken : negate(taken));
+    }
+  };
   for (size_t i = 0; i < body.size(); ++i) {
     const Instr& ins = body[i];
     line_ = ins.line;
@@ -1887,6 +2256,11 @@ void Walker::run() {
       }
     }
     const bool ends = ins.opcode.rfind("ret", 0) == 0 || ins.opcode.rfind("exit", 0) == 0 || ins.opcode == "s_endpgm";
+    if (target || ends) {
+      auto to = target ? label_at.find(*target) : label_at.end();
+      record_exit(i, to != label_at.end() ? std::optional<size_t>(to->second) : std::nullopt,
+                  target ? uncond : ins.guard.empty(), ins);
+    }
     if (target) {
       auto it = label_at.find(*target);
       if (!uncond && it != label_at.end() && it->second > i) {

@@ -7,7 +7,10 @@
 // increments, the key dropped for an exact MMA chain; a literal seed's bits, a non-literal
 // seed and the updates of the other carried float values the body reads stay in the fold;
 // linear registers are written as seed + increment * n, an unrolled chain of one step is
-// that step, and a remainder loop or a peeled step that continues a fold is that fold), forward branches on data
+// that step; the key carries how many steps the loop runs, read from its exit test, or the
+// exit tests themselves; a remainder loop or a peeled step that continues a fold where
+// it provably ended is that fold over the sum of their steps, and a launch-uniform choice
+// between one fold's counts that evaluates to one count is that fold), forward branches on data
 // predicates (destinations written under them become guard nodes), shared-memory
 // store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
 // roots at global stores. Before walking, a run of blocks that control can neither fall
@@ -28,6 +31,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,6 +70,8 @@ class Walker {
   virtual std::optional<std::string> branch_target(const Instr& ins, bool* uncond) const = 0;
   // Predicate node guarding a conditional branch (nullopt when it is not a register test).
   virtual std::optional<NodeId> branch_predicate(const Instr& ins) = 0;
+  // Whether the branch is taken when its predicate is false (PTX `@!%p`, GCN `scc0`).
+  virtual bool branch_negated(const Instr& ins) const { return ins.guard_negated; }
 
   // Register file.
   NodeId get(const std::string& reg);
@@ -86,6 +92,9 @@ class Walker {
   NodeId local_load(NodeId addr, const std::string& type, int line);
 
   void add_root(const std::string& op, NodeId value, NodeId address, int line);
+  // `x mod 2^k` of a launch-uniform x as one symbol, the same for every mask that reads
+  // those bits: `K & 3` is it, `K & -4` is K minus it (trip counts, Walk.cpp).
+  NodeId low_bits(const Affine& x, int k);
   // The data predicate guarding the instruction now being stepped, if any.
   std::optional<NodeId> current_guard() const;
   void set_instr_guard(std::optional<NodeId> p) { instr_guard_ = p; }
@@ -153,21 +162,47 @@ class Walker {
   };
   LoopLinear linear_registers(const Loop& l, const std::map<std::string, std::string>& role);
   NodeId linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
-                     const LoopLinear& lin, int strips);
+                     const LoopLinear& lin, int strips, const std::vector<NodeId>& exits);
   // A fold a remainder loop may continue: its one step over the raw pointer holes, the
-  // pointers' (seed, increment per step), its key and depth.
+  // pointers' (seed, increment per step), its key (without its exits) and depth, and what
+  // a continuation rebuilds the fold from: the canonical step, the seed, the loop's thread
+  // bits and the steps it covers.
   struct Continuable {
     NodeId step;
     std::vector<std::pair<std::string, std::pair<Affine, Affine>>> pointers;
     std::string key;
     int depth = 0;
     uint64_t canon = 0;
+    NodeId canon_node = -1, seed = -1;
+    uint64_t loop_dep = 0;
+    std::optional<Affine> count;  // the steps it runs (Walk.cpp, "trip counts"), when read
+    bool exact = false;           // and whether its passes end exactly there
+    std::shared_ptr<const std::map<uint64_t, NodeId>> cond;  // the condition it ran under
   };
-  bool continues(const Continuable& main, NodeId canon,
-                 const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers, int depth);
+  std::shared_ptr<const std::map<uint64_t, NodeId>> closing_cond_;  // per loop, made once
+  // The N for which a loop of canonical body `canon` runs main's step from N steps on.
+  std::optional<Affine> continues(const Continuable& main, NodeId canon,
+                                  const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers,
+                                  int depth);
+  std::optional<Affine> count_of(NodeId cont, int depth) const;
+  bool multiple(const Affine& a, int64_t m) const;
+  // The fold of `main`'s step run `count` steps; it stays continuable.
+  NodeId covering_fold(const Continuable& main, const Affine& count, int line);
+  std::string exit_part(const std::vector<NodeId>& exits, bool exact, int m) const;
+  std::string count_part(const Affine& count);
+  // Launch-uniform choice symbols (Walker::guarded): symbol -> the guard it names.
+  absl::flat_hash_map<std::string, NodeId> choices_;
+  Affine resolve_choices(const Affine& a, const std::map<uint64_t, NodeId>& c);
+  std::optional<NodeId> fold_by_cases(NodeId key, NodeId x, NodeId y);
+  // Per loop (by its back edge's index): the condition under which it goes on, one per
+  // exit (its back edge, a branch out of it, a return inside it), in program order.
+  absl::flat_hash_map<size_t, std::vector<NodeId>> exits_;
+  // Low-bits symbols (`x mod 2^k` of a launch-uniform x): symbol -> (x, k).
+  absl::flat_hash_map<std::string, std::pair<Affine, int>> low_bits_;
   absl::flat_hash_map<NodeId, Continuable> continuable_;
   NodeId peeled(NodeId v);
   std::map<int, absl::flat_hash_map<NodeId, NodeId>> subst_memo_;  // per m, reset per loop
+  std::map<int, absl::flat_hash_map<NodeId, NodeId>> exit_memo_;   // the same for exit tests
   std::string recurrence(const Loop& l, const std::string& r, NodeId body, const Recurrences& rec) const;
 
   // A condition: the conjunction of its literals (a predicate node or its negation, or an
@@ -244,5 +279,8 @@ inline constexpr int kMaxLayoutRounds = 8;     // passes of the block layout fix
 inline constexpr size_t kMaxRename = 1u << 16;  // nodes rebuilt to rename one fold's holes
 // Carried values past which a fold keeps every carried value's update, not those it reads.
 inline constexpr size_t kMaxRecurrenceClosure = 512;
+// Sizes past which Walker::fold_by_cases no longer decides a choice between trip counts
+// by evaluation (the comparisons it reads settle below it).
+inline constexpr int64_t kMaxCaseThreshold = 4096;
 
 }  // namespace fixbits::verify
