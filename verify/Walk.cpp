@@ -1269,6 +1269,7 @@ void Walker::close_loop(const Loop& l) {
   absl::flat_hash_map<NodeId, NodeId> role_memo;
   // The loop's exits (trip counts), renamed by role like its registers.
   std::vector<NodeId> exits;
+  std::optional<std::string> mma_key;  // the same for every MMA chain of the loop
   if (auto e = exits_.find(l.back); e != exits_.end()) {
     for (NodeId x : e->second) {
       std::optional<NodeId> r =
@@ -1307,7 +1308,8 @@ void Walker::close_loop(const Loop& l) {
       if (!renamed) renamed = g_.rename_holes(it->second, names, kMaxRename);
       if (renamed) it->second = *renamed;
       if (auto chain = mma_chain(g_, it->second)) {
-        it->second = g_.fold(*chain, "exact-mma" + rec, s, line_, loop_dep);
+        if (!mma_key) mma_key = mma_span(l, lin, exits);
+        it->second = g_.fold(*chain, absl::StrCat("exact-mma", rec, *mma_key), s, line_, loop_dep);
       } else {
         int m = 1;
         std::vector<int64_t> steps;
@@ -1505,13 +1507,11 @@ std::string Walker::exit_part(const std::vector<NodeId>& exits, bool exact, int 
 
 std::string Walker::count_part(const Affine& count) { return absl::StrCat(" steps:", hex64(g_.at(g_.integer(count)).hash)); }
 
-// The steps a loop runs when it goes on while `cont` holds after step ~n (do-while: at
-// least one; a count <= 0 is the zero-trip gap, docs/verify.md). `cont` reads E = α + β·~n
-// (β a constant, nothing else varying): E < 0 (`a < b`, or not `a < b` as b − a − 1 < 0)
-// with β > 0, or E != 0 (`a != b`, not `a == b`); either stops after step −α/β when β
-// divides α, so the count is 1 − α/β. Integer widths and signedness are read as exact
+// A loop's exit read as E = α + β·~n (β a constant, nothing else varying) with the
+// loop going on while E < 0 (`a < b`, or not `a < b` as b − a − 1 < 0; β > 0) or while
+// E != 0 (`a != b`, not `a == b`). Integer widths and signedness are read as exact
 // integers that do not wrap, as for every index rule.
-std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
+std::optional<Walker::LinearExit> Walker::linear_exit(NodeId cont, int depth) const {
   const Node* n = &g_.at(cont);
   bool negated = false;
   if (n->kind == Kind::kOpaque && (n->op == "not" || n->op.rfind("not.pred", 0) == 0) && n->kids.size() == 1) {
@@ -1525,32 +1525,60 @@ std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
   const bool lt = n->op.rfind("setp.lt.", 0) == 0, eq = n->op.rfind("setp.eq.", 0) == 0,
              ne = n->op.rfind("setp.ne.", 0) == 0;
   Affine e;
-  bool strict = false;  // E < 0; otherwise E != 0
+  LinearExit out;
   if (lt && !negated) {
-    e = sub(a.aff, b.aff), strict = true;
+    e = sub(a.aff, b.aff), out.strict = true;
   } else if (lt && negated) {
-    e = sub(sub(b.aff, a.aff), Affine::constant(1)), strict = true;
+    e = sub(sub(b.aff, a.aff), Affine::constant(1)), out.strict = true;
   } else if ((eq && negated) || (ne && !negated)) {
     e = sub(a.aff, b.aff);
   } else {
     return std::nullopt;
   }
   const std::string iter = absl::StrCat("~n", depth);
-  int64_t beta = 0;
-  Affine alpha = Affine::constant(e.c0);
+  out.alpha = Affine::constant(e.c0);
   for (const auto& [sym, c] : e.terms) {
     if (sym == iter) {
-      beta = c;
+      out.beta = c;
     } else if (sym[0] == '~') {
       return std::nullopt;
     } else {
-      add_to(alpha, Affine::symbol(sym, c));
+      add_to(out.alpha, Affine::symbol(sym, c));
     }
   }
-  if (beta == 0 || (strict && beta < 0)) return std::nullopt;
-  std::optional<Affine> q = divide(alpha, beta);
+  if (out.beta == 0 || (out.strict && out.beta < 0)) return std::nullopt;
+  return out;
+}
+
+// The steps a loop runs when it goes on while `cont` holds after step ~n (do-while: at
+// least one; a count <= 0 is the zero-trip gap, docs/verify.md): either form of
+// linear_exit stops after step −α/β when β divides α, so the count is 1 − α/β.
+std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
+  std::optional<LinearExit> e = linear_exit(cont, depth);
+  if (!e) return std::nullopt;
+  std::optional<Affine> q = divide(e->alpha, e->beta);
   if (!q) return std::nullopt;
   return sub(Affine::constant(1), *q);
+}
+
+// The key part of an exact MMA chain's loop (trip counts): the chain drops its chunk count
+// (§6.2), so its loop is keyed by how far its counter goes, β − α (`k + BK < K` from k0:
+// K − k0 whatever BK is), or else by its exit tests.
+std::string Walker::mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits) {
+  std::map<std::string, Affine> to;
+  for (const auto& [name, sd] : lin.pointer) to[name] = add(sd.first, times_iteration(sd.second, l.depth));
+  std::vector<NodeId> norm;
+  for (NodeId e : exits) {
+    std::optional<NodeId> x = to.empty() ? std::optional<NodeId>(e) : g_.substitute_holes(e, to, kMaxRename, &exit_memo_[1]);
+    norm.push_back(x ? *x : g_.opaque("exit unread", {e}, line_));
+  }
+  if (norm.size() == 1) {
+    if (std::optional<LinearExit> e = linear_exit(norm[0], l.depth); e && (e->strict || divide(e->alpha, e->beta))) {
+      const Affine span = resolve_choices(sub(Affine::constant(e->beta), e->alpha), cond_);
+      return absl::StrCat(" span:", hex64(g_.at(g_.integer(span)).hash));
+    }
+  }
+  return exit_part(norm, true, 1);
 }
 
 // Whether a is a multiple of m for every value of its symbols: a low-bits symbol

@@ -184,7 +184,14 @@ class Walker {
   std::optional<Affine> continues(const Continuable& main, NodeId canon,
                                   const std::vector<std::pair<std::string, std::pair<Affine, Affine>>>& pointers,
                                   int depth);
+  struct LinearExit {
+    Affine alpha;
+    int64_t beta = 0;
+    bool strict = false;  // goes on while α + β·~n < 0; else while it is != 0
+  };
+  std::optional<LinearExit> linear_exit(NodeId cont, int depth) const;
   std::optional<Affine> count_of(NodeId cont, int depth) const;
+  std::string mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits);
   bool multiple(const Affine& a, int64_t m) const;
   // The fold of `main`'s step run `count` steps; it stays continuable.
   NodeId covering_fold(const Continuable& main, const Affine& count, int line);
