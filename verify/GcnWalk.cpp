@@ -88,9 +88,15 @@ class GcnWalker : public Walker {
   }
 
  protected:
-  // Lanes that skip a block are tracked through the exec mask (s_and_saveexec), not by
-  // the walker's thread conditions.
-  bool tracks_thread_branches() const override { return false; }
+  // Scalar branches (`s_cbranch_scc0/1` on an `s_cmp` of uniform values, `s_branch`) are
+  // control flow like PTX's: the walker's block conditions join what they skip. Lanes that
+  // skip a block under execz/vccz are tracked through the exec mask (s_and_saveexec), not
+  // by the walker's conditions (uniform_branch). Before 2026-12-05 no GCN branch was
+  // tracked, so a value joined after a scalar branch was the last write in layout order.
+  bool tracks_thread_branches() const override { return true; }
+  bool uniform_branch(const Instr& ins) const override {
+    return !contains(ins.opcode, "exec") && !contains(ins.opcode, "vcc");
+  }
 
   NodeId hi_of(NodeId lo) { return g_.opaque("hi", {lo}); }
 
@@ -123,6 +129,26 @@ class GcnWalker : public Walker {
     if (contains(ins.opcode, "vcc")) return get("vcc_lo");
     if (contains(ins.opcode, "exec")) return get("exec_lo");
     return std::nullopt;
+  }
+
+  // s_cmp_<cc>_<type> a, b in the form PtxWalk writes `setp` in (a < b as setp.lt.sint or
+  // .uint, >= and <= as its negation, > and <= with the operands swapped; eq and lg as
+  // setp.eq / setp.ne), so trip counts and launch-uniform facts read a GCN loop's scalar
+  // exit test as they read PTX's. Exact on integers.
+  std::optional<NodeId> scalar_compare(const std::string& op, const std::vector<NodeId>& in) {
+    const std::vector<std::string> part = absl::StrSplit(op, '_');  // s, cmp, cc, type
+    if (part.size() != 4 || in.size() != 2 || part[3].size() < 2 || (part[3][0] != 'i' && part[3][0] != 'u')) {
+      return std::nullopt;
+    }
+    const std::string& cc = part[2];
+    const std::string sign = part[3][0] == 'i' ? "s" : "u";
+    if (cc == "eq" || cc == "lg") return g_.opaque(absl::StrCat(cc == "eq" ? "setp.eq." : "setp.ne.", part[3]), in, line_);
+    const bool swap = cc == "gt" || cc == "le", negated = cc == "ge" || cc == "le";
+    if (!swap && !negated && cc != "lt") return std::nullopt;
+    std::vector<NodeId> ab = in;
+    if (swap) std::swap(ab[0], ab[1]);
+    const NodeId lt = g_.opaque(absl::StrCat("setp.lt.", sign, "int"), ab, line_);
+    return negated ? g_.opaque("not", {lt}, line_) : lt;
   }
 
   // One 32-bit source value.
@@ -352,7 +378,10 @@ class GcnWalker : public Walker {
       size_t first = starts(op, "s_cmp") || o.size() == 2 ? 0 : 1;
       for (size_t i = first; i < o.size(); ++i) in.push_back(val(o[i]));
       NodeId p = g_.opaque(op, in, line_);
-      if (starts(op, "s_cmp")) return set("scc", p);
+      if (starts(op, "s_cmp")) {
+        if (auto c = scalar_compare(op, in)) p = *c;
+        return set("scc", p);
+      }
       if (o.size() == 2 || first == 0) return set("vcc_lo", p);
       return set_wide(d, p);
     }
@@ -409,11 +438,13 @@ class GcnWalker : public Walker {
         op == "v_mad_u64_u32" || op == "v_mad_i64_i32" || op == "v_subrev_co_u32") {
       first = 2;  // carry-out destination
     }
+    // s_addk_i32 / s_mulk_i32 d, k: d = d op k (SOPK reads its destination).
+    if ((op == "s_addk_i32" || op == "s_mulk_i32") && o.size() == 2) in.push_back(val(d));
     for (size_t i = first; i < o.size(); ++i) in.push_back(val(o[i]));
     auto A = [&](size_t i) { return i < in.size() ? aff(in[i]) : std::nullopt; };
     std::optional<Affine> r;
     const bool wide = contains(op, "_b64") || contains(op, "_u64") || contains(op, "_i64");
-    if ((op == "v_add_u32" || op == "v_add_nc_u32" || op == "s_add_u32" || op == "s_add_i32" ||
+    if ((op == "v_add_u32" || op == "v_add_nc_u32" || op == "s_add_u32" || op == "s_add_i32" || op == "s_addk_i32" ||
          op == "v_add_co_u32" || op == "v_add_i32" || op == "v_add_co_ci_u32") && A(0) && A(1)) {
       r = add(*A(0), *A(1));
     } else if ((op == "v_sub_u32" || op == "s_sub_u32" || op == "s_sub_i32" || op == "v_sub_co_u32") && A(0) && A(1)) {
@@ -424,7 +455,7 @@ class GcnWalker : public Walker {
                 op == "v_ashrrev_i32" || op == "s_ashr_i32") && !in.empty()) {
       NodeId lo = in.size() > 1 ? in[1] : in[0];
       return set(d, hi_of(lo));
-    } else if ((op == "v_mul_lo_u32" || op == "s_mul_i32" || op == "v_mul_u32_u24" || op == "v_mul_i32_i24") && A(0) && A(1)) {
+    } else if ((op == "v_mul_lo_u32" || op == "s_mul_i32" || op == "s_mulk_i32" || op == "v_mul_u32_u24" || op == "v_mul_i32_i24") && A(0) && A(1)) {
       r = mul(*A(0), *A(1));
     } else if ((op == "v_mad_u32_u24" || op == "v_mad_i32_i24" || op == "v_mad_u64_u32" || op == "v_mad_i64_i32") &&
                A(0) && A(1) && A(2)) {

@@ -813,10 +813,29 @@ NodeId Walker::peel(NodeId v) {
 }
 
 void Walker::smem_store(NodeId addr, NodeId value) {
+  stored_shared_ = true;
   if (smem_.size() > 1u << 16) smem_.erase(smem_.begin());  // bounded history
   // Not guarded by a thread condition: a slot every thread names (thread 0's broadcast) is
   // read by threads that did not write it (docs/verify.md, Known gaps).
   smem_.push_back({addr, value, epoch_, value});
+}
+
+// Whether a shared-memory data leaf (a read smem_load matched to no store) is in some
+// root's tree; true past the visit budget (unsure counts as reached).
+bool Walker::shared_leaf_reaches_root() const {
+  absl::flat_hash_set<NodeId> seen;
+  std::vector<NodeId> todo;
+  for (const Root& r : roots_) todo.push_back(r.node);
+  while (!todo.empty()) {
+    const NodeId id = todo.back();
+    todo.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (seen.size() > kMaxNodes) return true;
+    const Node& n = g_.at(id);
+    if (n.kind == Kind::kLoad && n.op.rfind("shared.", 0) == 0) return true;
+    todo.insert(todo.end(), n.kids.begin(), n.kids.end());
+  }
+  return false;
 }
 
 NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
@@ -842,6 +861,7 @@ NodeId Walker::smem_load(NodeId addr, const std::string& type, int line) {
     if (best == nullptr) best = any;
   }
   if (best != nullptr) return g_.relocate(best->raw, line, writer_shift(best->addr, addr, best->raw), addr);
+  unmatched_shared_load_ = true;
   return g_.load(absl::StrCat("shared.", type), addr, line);
 }
 
@@ -2257,16 +2277,21 @@ void Walker::run() {
     instr_guard_.reset();  // cond_ is block_cond_ here (an instruction's literal is undone below)
     bool uncond = false;
     auto target = branch_target(ins, &uncond);
+    // A branch some lanes of a wave take and others not (GCN's execz/vccz: the skipped
+    // block runs with those lanes masked off, which the ISA's exec tracking models): no
+    // block condition, only the loop structure.
+    const bool tracked = threads && (!target || uniform_branch(ins));
     std::optional<NodeId> lit;  // the thread-fixed literal guarding this instruction
-    if (!ins.guard.empty()) {
-      NodeId p = !target ? get(ins.guard) : threads ? branch_predicate(ins).value_or(-1) : -1;
+    if (!ins.guard.empty() || (target && !uncond && tracked)) {
+      NodeId p = !target ? get(ins.guard) : tracked ? branch_predicate(ins).value_or(-1) : -1;
+      const bool negated = target ? branch_negated(ins) : ins.guard_negated;
       // Neither data, thread-fixed nor hole-fixed (it reads an unset register, a loop-exit
       // value, a float computed without a load): guarded like a data predicate, split.
       const bool neither = p >= 0 && threads && !g_.at(p).data && literal_kind(g_.at(p).hash, p) == 0;
       if (p >= 0 && (g_.at(p).data || neither) && !target) {
-        instr_guard_ = ins.guard_negated ? negate(p) : p;
+        instr_guard_ = negated ? negate(p) : p;
       } else if (p >= 0 && threads && !neither && !g_.at(p).data && !g_.at(p).mentions_hole) {
-        lit = ins.guard_negated ? negate(p) : p;  // thread-fixed or a launch fact
+        lit = negated ? negate(p) : p;  // thread-fixed or a launch fact
       } else if (p >= 0 && threads && !g_.at(p).data && !open_loops_.empty() &&
                  literal_kind(g_.at(p).hash, p) == 2) {
         // A hole literal: a guard key inside the innermost open loop, unless the branch
@@ -2280,7 +2305,7 @@ void Walker::run() {
           auto t = label_at.find(*target);
           leaves = leaves || t == label_at.end() || t->second <= i || t->second > back || t->second < header;
         }
-        if (!leaves) lit = ins.guard_negated ? negate(p) : p;
+        if (!leaves) lit = negated ? negate(p) : p;
       }
     }
     const bool ends = ins.opcode.rfind("ret", 0) == 0 || ins.opcode.rfind("exit", 0) == 0 || ins.opcode == "s_endpgm";
@@ -2291,14 +2316,15 @@ void Walker::run() {
     }
     if (target) {
       auto it = label_at.find(*target);
-      if (!uncond && it != label_at.end() && it->second > i) {
+      if (!uncond && it != label_at.end() && it->second > i && (!threads || tracked)) {
         auto p = branch_predicate(ins);
         const bool neither = p && threads && !g_.at(*p).data && literal_kind(g_.at(*p).hash, *p) == 0;
         if (p && (g_.at(*p).data || neither) && data_regions_.size() < 1024) {
-          NodeId pred = ins.guard_negated ? *p : negate(*p);
+          NodeId pred = branch_negated(ins) ? *p : negate(*p);
           data_regions_.push_back({*target, pred});
         }
       }
+      // An untracked branch (no literal) still carries its block's condition forward.
       if (threads && it != label_at.end()) {
         Cond taken = block_cond_;
         if (lit) taken[g_.at(*lit).hash] = *lit;
@@ -2311,8 +2337,8 @@ void Walker::run() {
           in.push_back(std::move(taken));
         } else {
           auto h = label_cond_.find(*target);
-          if (h == label_cond_.end() || launch_part(h->second) != launch_part(taken)) {
-            incomplete_ = true;  // a back edge only some threads of its loop take
+          if (tracked && (h == label_cond_.end() || launch_part(h->second) != launch_part(taken))) {
+            incomplete_ = true;
             return;
           }
         }
@@ -2371,6 +2397,14 @@ void Walker::run() {
     }
   }
   drop_guarded_twins();
+  // A shared-memory read that matched no store the walk had met reads as a data leaf,
+  // named by its address only: sound for memory nothing in the kernel writes, but in a
+  // kernel that writes shared memory it may read a value the kernel made (a rotated loop
+  // reading what the previous iteration wrote, a store whose address did not read as a
+  // slot), which the leaf would drop. When such a leaf reaches a stored value, the kernel
+  // keeps its text (2026-12-05); a read a selection discards (the other buffer of a
+  // double-buffered slot) does not count.
+  if (unmatched_shared_load_ && stored_shared_ && shared_leaf_reaches_root()) incomplete_ = true;
 }
 
 }  // namespace fixbits::verify

@@ -72,6 +72,10 @@ class Walker {
   virtual std::optional<NodeId> branch_predicate(const Instr& ins) = 0;
   // Whether the branch is taken when its predicate is false (PTX `@!%p`, GCN `scc0`).
   virtual bool branch_negated(const Instr& ins) const { return ins.guard_negated; }
+  // Whether every thread of a wave takes the branch alike (PTX: a predicate per thread,
+  // always tracked; GCN: the scalar `scc` branches and `s_branch`, not execz/vccz, which
+  // skip a block only when no lane would run it).
+  virtual bool uniform_branch(const Instr& /*ins*/) const { return true; }
 
   // Register file.
   NodeId get(const std::string& reg);
@@ -270,6 +274,8 @@ class Walker {
   // condition (Walker::get splits a read outside it).
   absl::flat_hash_map<std::string, Cond> undef_under_;
   std::vector<Store> smem_, local_;
+  bool stored_shared_ = false, unmatched_shared_load_ = false;
+  bool shared_leaf_reaches_root() const;  // see the end of run()
   int epoch_ = 0;
   std::vector<Root> roots_;
   std::vector<std::pair<std::string, NodeId>> data_regions_;  // (end label, predicate)

@@ -57,6 +57,10 @@ size_t max_pinned_classes(const SweepFamily&) { return 1; }
 // equalities: docs/verify.md, "Launch equalities").
 constexpr size_t kMaxGemmMmaClasses = 1;
 constexpr size_t kMaxGemmScalarClasses = 1;
+// gfx942 pinned f32 sums, 25 layouts: the AMDGCN walk reads their loops since its scalar
+// branches are tracked (2026-12-05), and its LDS and DPP row exchanges stay opaque, so the
+// layouts split (docs/verify.md, "Scalar branches on gfx942"). Measured: 15.
+constexpr size_t kMaxGcnPinnedClasses = 15;
 
 struct Member {
   TreeOrder order;
@@ -209,6 +213,15 @@ TEST(ReducePartitionGcn, SumF32SoundAndPinnedNeverMergedWithFree) {
         ASSERT_TRUE(k.ok()) << k.status();
         absl::StatusOr<verify::Signature> sig = verify::signature(k->text, verify::Target::kGcn);
         ASSERT_TRUE(sig.ok()) << sig.status();
+        // FIXBITS_PARTITION_DUMP=DIR: gcn-sum-f32-<order>-w<warps>e<elems>.s for fixbits-equiv.
+        if (const char* dir = std::getenv("FIXBITS_PARTITION_DUMP"); dir != nullptr && *dir != '\0') {
+          const std::string name = absl::StrFormat("%s/gcn-sum-f32-%s-w%de%d.s", dir,
+                                                   order == TreeOrder::kPinned ? "pinned" : "free", w, e);
+          if (FILE* out = std::fopen(name.c_str(), "w"); out != nullptr) {
+            std::fputs(k->text.c_str(), out);
+            std::fclose(out);
+          }
+        }
         std::string truth;
         if (order == TreeOrder::kPinned) {
           if (pinned_truth.empty()) pinned_truth = reference_truth(d, c);
@@ -226,7 +239,7 @@ TEST(ReducePartitionGcn, SumF32SoundAndPinnedNeverMergedWithFree) {
     }
   }
   for (const std::string& s : free_sigs) EXPECT_EQ(pinned_sigs.count(s), 0u) << s;
-  EXPECT_EQ(pinned_sigs.size(), 1u) << "the AMDGCN checker split pinned sums it used to merge";
+  EXPECT_LE(pinned_sigs.size(), kMaxGcnPinnedClasses) << "the AMDGCN checker splits pinned sums more than recorded";
   std::printf("PARTITION gcn sum/f32 pinned %2zu/1  free %2zu/%2zu = %5.2f\n", pinned_sigs.size(),
               free_sigs.size(), free_truths.size(),
               static_cast<double>(free_sigs.size()) / free_truths.size());
@@ -237,6 +250,40 @@ TEST(ReducePartitionGcn, SumF32SoundAndPinnedNeverMergedWithFree) {
 // tree, so the reference's bits are the same for all four by construction; the measured
 // count is asserted as a bound -- and descriptors whose reference bits differ must not
 // share a signature (soundness).
+// The AMDGCN walk must see the arithmetic it signs: every gfx942 pinned and free sum kernel
+// with one `v_add_f32` turned into `v_mul_f32` gets another signature. Before its scalar
+// branches were tracked, the value stored after `s_cbranch_scc1` past the loop was the last
+// write in layout order (the empty row's -0.0), so every such mutant kept its signature.
+TEST(ReducePartitionGcn, EveryAddToMulMutantIsSplit) {
+  size_t total = 0;
+  for (TreeOrder order : {TreeOrder::kPinned, TreeOrder::kFree}) {
+    const ReduceDesc d = testing::sweep_desc({dsl::ReduceOp::kSum, DType::kF32}, order);
+    for (const ReduceConfig c : {ReduceConfig{.warps = 1, .elems_per_thread = 1, .lanes = 64},
+                                 ReduceConfig{.warps = 2, .elems_per_thread = 8, .lanes = 64},
+                                 ReduceConfig{.warps = 16, .elems_per_thread = 16, .lanes = 64}}) {
+      SCOPED_TRACE(testing::sweep_key(d, c));
+      absl::StatusOr<tile::Program> prog = dsl::reduce(d, c);
+      ASSERT_TRUE(prog.ok()) << prog.status();
+      absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*prog, codegen::Target::kAmdgpuGfx942);
+      ASSERT_TRUE(k.ok()) << k.status();
+      absl::StatusOr<verify::Signature> base = verify::signature(k->text, verify::Target::kGcn);
+      ASSERT_TRUE(base.ok()) << base.status();
+      size_t mutants = 0;
+      for (size_t at = k->text.find("v_add_f32"); at != std::string::npos; at = k->text.find("v_add_f32", at + 1)) {
+        std::string m = k->text;
+        m.replace(at, 9, "v_mul_f32");
+        absl::StatusOr<verify::Signature> ms = verify::signature(m, verify::Target::kGcn);
+        ASSERT_TRUE(ms.ok()) << ms.status();
+        EXPECT_NE(ms->hex, base->hex) << "UNSOUND: the v_add_f32 at byte " << at << " turned into a mul keeps the signature";
+        ++mutants;
+      }
+      EXPECT_GE(mutants, 3u) << "the mutator found too few adds";
+      total += mutants;
+    }
+  }
+  std::printf("PARTITION gcn add->mul mutants: %zu, all split\n", total);
+}
+
 // FIXBITS_PARTITION_DUMP=DIR also writes gemm-<tag>-w<warps>r<rows>n<block_n>-<i>.ptx there.
 std::string gemm_signature(const dsl::GemmDesc& d, const dsl::GemmConfig& c, const std::string& tag) {
   absl::StatusOr<dsl::GemmPrograms> progs = dsl::gemm(d, c);
