@@ -250,10 +250,39 @@ TEST(ReducePartitionGcn, SumF32SoundAndPinnedNeverMergedWithFree) {
 // tree, so the reference's bits are the same for all four by construction; the measured
 // count is asserted as a bound -- and descriptors whose reference bits differ must not
 // share a signature (soundness).
-// The AMDGCN walk must see the arithmetic it signs: every gfx942 pinned and free sum kernel
-// with one `v_add_f32` turned into `v_mul_f32` gets another signature. Before its scalar
-// branches were tracked, the value stored after `s_cbranch_scc1` past the loop was the last
-// write in layout order (the empty row's -0.0), so every such mutant kept its signature.
+// The walk must see the arithmetic it signs: a kernel with one float operation turned into
+// another (`from` -> `to`, each occurrence on its own) computes other bits on some input,
+// so it must get another signature. At most `most` occurrences, spread over the text, are
+// tried (all when 0). Returns how many mutants were tried.
+size_t expect_every_op_mutant_split(const std::string& text, verify::Target target, const std::string& from,
+                                    const std::string& to, size_t most = 0) {
+  absl::StatusOr<verify::Signature> base = verify::signature(text, target);
+  EXPECT_TRUE(base.ok()) << base.status();
+  if (!base.ok()) return 0;
+  std::vector<size_t> sites;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) sites.push_back(at);
+  if (most > 0 && sites.size() > most) {
+    std::vector<size_t> spread;
+    for (size_t i = 0; i < most; ++i) spread.push_back(sites[i * (sites.size() - 1) / (most - 1)]);
+    sites = spread;
+  }
+  size_t mutants = 0;
+  for (size_t at : sites) {
+    std::string m = text;
+    m.replace(at, from.size(), to);
+    absl::StatusOr<verify::Signature> ms = verify::signature(m, target);
+    EXPECT_TRUE(ms.ok()) << ms.status();
+    if (ms.ok()) EXPECT_NE(ms->hex, base->hex) << "UNSOUND: the " << from << " at byte " << at << " as " << to
+                                               << " keeps the signature";
+    ++mutants;
+  }
+  return mutants;
+}
+
+// gfx942: every `v_add_f32` of pinned and free sums as `v_mul_f32`. Before the AMDGCN
+// walk tracked its scalar branches, the value stored after `s_cbranch_scc1` past the loop
+// was the last write in layout order (the empty row's -0.0): 74 of these 133 mutants kept
+// their signature.
 TEST(ReducePartitionGcn, EveryAddToMulMutantIsSplit) {
   size_t total = 0;
   for (TreeOrder order : {TreeOrder::kPinned, TreeOrder::kFree}) {
@@ -266,22 +295,41 @@ TEST(ReducePartitionGcn, EveryAddToMulMutantIsSplit) {
       ASSERT_TRUE(prog.ok()) << prog.status();
       absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*prog, codegen::Target::kAmdgpuGfx942);
       ASSERT_TRUE(k.ok()) << k.status();
-      absl::StatusOr<verify::Signature> base = verify::signature(k->text, verify::Target::kGcn);
-      ASSERT_TRUE(base.ok()) << base.status();
-      size_t mutants = 0;
-      for (size_t at = k->text.find("v_add_f32"); at != std::string::npos; at = k->text.find("v_add_f32", at + 1)) {
-        std::string m = k->text;
-        m.replace(at, 9, "v_mul_f32");
-        absl::StatusOr<verify::Signature> ms = verify::signature(m, verify::Target::kGcn);
-        ASSERT_TRUE(ms.ok()) << ms.status();
-        EXPECT_NE(ms->hex, base->hex) << "UNSOUND: the v_add_f32 at byte " << at << " turned into a mul keeps the signature";
-        ++mutants;
-      }
-      EXPECT_GE(mutants, 3u) << "the mutator found too few adds";
-      total += mutants;
+      const size_t n = expect_every_op_mutant_split(k->text, verify::Target::kGcn, "v_add_f32", "v_mul_f32");
+      EXPECT_GE(n, 3u) << "the mutator found too few adds";
+      total += n;
     }
   }
   std::printf("PARTITION gcn add->mul mutants: %zu, all split\n", total);
+}
+
+// sm_90a: the same over every family, pinned and free, at two layouts, with adds and
+// muls swapped, maxes turned into mins and fmas rounded toward zero (8 sites per op and
+// kernel at most, spread over the text).
+TEST(ReducePartitionMutants, EveryArithmeticMutantIsSplit) {
+  size_t total = 0;
+  for (const testing::SweepFamily& f : testing::sweep_families()) {
+    for (TreeOrder order : {TreeOrder::kPinned, TreeOrder::kFree}) {
+      const ReduceDesc d = testing::sweep_desc(f, order);
+      for (const ReduceConfig c : {ReduceConfig{.warps = 1, .elems_per_thread = 1},
+                                   ReduceConfig{.warps = 32, .elems_per_thread = 16}}) {
+        SCOPED_TRACE(testing::sweep_key(d, c));
+        absl::StatusOr<tile::Program> prog = dsl::reduce(d, c);
+        ASSERT_TRUE(prog.ok()) << prog.status();
+        absl::StatusOr<codegen::CompiledKernel> k = codegen::compile(*prog, codegen::Target::kNvptxSm90a);
+        ASSERT_TRUE(k.ok()) << k.status();
+        size_t n = 0;
+        for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+                 {"add.rn.f32", "mul.rn.f32"}, {"mul.rn.f32", "add.rn.f32"}, {"max.NaN.", "min.NaN."},
+                 {"fma.rn.f32", "fma.rz.f32"}}) {
+          n += expect_every_op_mutant_split(k->text, verify::Target::kPtx, from, to, 8);
+        }
+        EXPECT_GE(n, 3u) << "the mutator found too few float operations";
+        total += n;
+      }
+    }
+  }
+  std::printf("PARTITION reduce arithmetic mutants: %zu, all split\n", total);
 }
 
 // FIXBITS_PARTITION_DUMP=DIR also writes gemm-<tag>-w<warps>r<rows>n<block_n>-<i>.ptx there.
