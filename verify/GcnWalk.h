@@ -5,7 +5,10 @@
 // A 64-bit register pair reads as its low half's affine form when the high half is the
 // carry/sign of the same value. DPP row_shr:N on a mov or an operand is a lane exchange;
 // ds_write/s_barrier/ds_read is a cross-wave exchange; v_mfma is an MMA per accumulator
-// element. Unknown opcodes become opaque nodes; never fails.
+// element. Scalar branches (`s_cbranch_scc0/1`, `s_branch`) are control flow for the
+// walker's block conditions, `s_cmp` in PtxWalk's `setp` form; execz/vccz branches only
+// shape loops (the exec mask models the lanes they skip). Unknown opcodes become opaque
+// nodes; never fails.
 #pragma once
 
 #include <vector>
