@@ -16,10 +16,8 @@
 #include "verify/Walk.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <numeric>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,7 +25,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "verify/Hash.h"
 
 namespace fixbits::verify {
