@@ -1439,26 +1439,18 @@ NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, N
   if (m == 1) {
     if (auto chain = unrolled_chain(g_, body, self, lin.inc, &m)) step = *chain;
   }
-  std::map<std::string, Affine> to, to_exit;
+  std::map<std::string, Affine> to;
   std::vector<std::pair<std::string, std::pair<Affine, Affine>>> pointers;  // name, (seed, inc / m)
   for (const auto& [name, sd] : lin.pointer) {
     std::optional<Affine> d = divide(sd.second, m);
     if (!d) continue;
     to[name] = add(sd.first, times_iteration(*d, l.depth));
-    // An exit test reads the pointers after the pass's last step, ~n + m − 1.
-    to_exit[name] = add(to[name], scale(*d, 1 - m));
     pointers.push_back({name, {sd.first, *d}});
   }
   // The exits in step terms (trip counts): a pass of m steps that goes on while E(last
   // step) holds covers the one-step loop's steps when its range is whole passes, which a
   // strip pass assumes (its overrun strips are padding) and an unrolled chain must show.
-  std::vector<NodeId> norm;
-  for (NodeId e : exits) {
-    // Every register of this loop with the same m writes its exits alike: one memo per m.
-    std::optional<NodeId> x =
-        to_exit.empty() ? std::optional<NodeId>(e) : g_.substitute_holes(e, to_exit, kMaxRename, &exit_memo_[m]);
-    norm.push_back(x ? *x : g_.opaque("exit unread", {e}, line_));
-  }
+  const std::vector<NodeId> norm = exits_at_last_step(l, lin, exits, m);
   std::optional<Affine> count = norm.size() == 1 ? count_of(norm[0], l.depth) : std::nullopt;
   if (count) count = resolve_choices(*count, cond_);
   const bool exact = m == 1 || strips > 1 || (count && multiple(*count, m));
@@ -1499,7 +1491,7 @@ NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, N
       }
     }
   }
-  const std::string trip = count && exact ? count_part(*count) : exit_part(norm, exact, m);
+  const std::string trip = count && exact ? int_part(" steps:", *count) : exit_part(norm, exact, m);
   const NodeId f = g_.fold(canon, absl::StrCat(key, trip), seed, line_, loop_dep);
   if (!pointers.empty()) {
     if (!closing_cond_) closing_cond_ = std::make_shared<const Cond>(cond_);
@@ -1522,7 +1514,9 @@ std::string Walker::exit_part(const std::vector<NodeId>& exits, bool exact, int 
   return absl::StrCat(" exit:", parts.empty() ? "none" : absl::StrJoin(parts, ","), exact ? "" : absl::StrCat("/m", m));
 }
 
-std::string Walker::count_part(const Affine& count) { return absl::StrCat(" steps:", hex64(g_.at(g_.integer(count)).hash)); }
+std::string Walker::int_part(const char* label, const Affine& a) {
+  return absl::StrCat(label, hex64(g_.at(g_.integer(a)).hash));
+}
 
 // A loop's exit read as E = α + β·~n (β a constant, nothing else varying) with the
 // loop going on while E < 0 (`a < b`, or not `a < b` as b − a − 1 < 0; β > 0) or while
@@ -1582,20 +1576,32 @@ std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
 // (§6.2), so its loop is keyed by how far its counter goes, β − α (`k + BK < K` from k0:
 // K − k0 whatever BK is), or else by its exit tests.
 std::string Walker::mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits) {
-  std::map<std::string, Affine> to;
-  for (const auto& [name, sd] : lin.pointer) to[name] = add(sd.first, times_iteration(sd.second, l.depth));
-  std::vector<NodeId> norm;
-  for (NodeId e : exits) {
-    std::optional<NodeId> x = to.empty() ? std::optional<NodeId>(e) : g_.substitute_holes(e, to, kMaxRename, &exit_memo_[1]);
-    norm.push_back(x ? *x : g_.opaque("exit unread", {e}, line_));
-  }
+  const std::vector<NodeId> norm = exits_at_last_step(l, lin, exits, 1);
   if (norm.size() == 1) {
     if (std::optional<LinearExit> e = linear_exit(norm[0], l.depth); e && (e->strict || divide(e->alpha, e->beta))) {
-      const Affine span = resolve_choices(sub(Affine::constant(e->beta), e->alpha), cond_);
-      return absl::StrCat(" span:", hex64(g_.at(g_.integer(span)).hash));
+      return int_part(" span:", resolve_choices(sub(Affine::constant(e->beta), e->alpha), cond_));
     }
   }
   return exit_part(norm, true, 1);
+}
+
+// The loop's exits with each linear pointer written at the last step of a pass of m steps,
+// seed + (D/m)·(~n + m − 1), the step after which the test runs; every register of the
+// loop with the same m writes them alike, so they share one memo per m.
+std::vector<NodeId> Walker::exits_at_last_step(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits,
+                                               int m) {
+  std::map<std::string, Affine> to;
+  for (const auto& [name, sd] : lin.pointer) {
+    if (std::optional<Affine> d = divide(sd.second, m)) {
+      to[name] = add(add(sd.first, times_iteration(*d, l.depth)), scale(*d, 1 - m));
+    }
+  }
+  std::vector<NodeId> out;
+  for (NodeId e : exits) {
+    std::optional<NodeId> x = to.empty() ? std::optional<NodeId>(e) : g_.substitute_holes(e, to, kMaxRename, &exit_memo_[m]);
+    out.push_back(x ? *x : g_.opaque("exit unread", {e}, line_));
+  }
+  return out;
 }
 
 // Whether a is a multiple of m for every value of its symbols: a low-bits symbol
@@ -1795,7 +1801,7 @@ NodeId Walker::low_bits(const Affine& x, int k) {
 }
 
 NodeId Walker::covering_fold(const Continuable& main, const Affine& count, int line) {
-  const NodeId f = g_.fold(main.canon_node, absl::StrCat(main.key, count_part(count)), main.seed, line, main.loop_dep);
+  const NodeId f = g_.fold(main.canon_node, absl::StrCat(main.key, int_part(" steps:", count)), main.seed, line, main.loop_dep);
   Continuable c = main;
   c.count = count;
   c.exact = true;
@@ -1830,7 +1836,8 @@ NodeId Walker::peeled(NodeId v) {
       if (n.kind == Kind::kFold) continue;
       if (n.kind == Kind::kInt) {
         for (const auto& [name, sd] : main.pointers) {  // N strides on from a pointer's seed
-          if (auto q = over(sub(n.aff, sd.first), sd.second); q && !sd.second.is_const()) candidates.push_back(*q);
+          if (sd.second.is_const()) continue;  // only parameter strides: a constant's N is among the symbols below
+          if (auto q = over(sub(n.aff, sd.first), sd.second)) candidates.push_back(*q);
         }
         for (const auto& [sym, coef] : n.aff.terms) {
           size_t from = 0;
@@ -1883,11 +1890,8 @@ std::optional<Affine> Walker::continues(const Continuable& main, NodeId canon,
       if (!(sd1.second == sd2.second)) continue;
       const Affine diff = sub(sd2.first, sd1.first);
       if (diff.is_const() && diff.c0 == 0) continue;
-      if (auto q = over(diff, sd1.second); q && !sd1.second.is_const()) candidates.push_back(*q);
-      if (sd1.second.is_const()) {
-        if (auto q = divide(diff, sd1.second.c0)) candidates.push_back(*q);
-        continue;
-      }
+      if (auto q = over(diff, sd1.second)) candidates.push_back(*q);  // a constant step divides
+      if (sd1.second.is_const()) continue;
       for (const auto& [sym, c] : diff.terms) {
         size_t from = 0;
         for (size_t star = sym.find('*'); from <= sym.size(); star = sym.find('*', from)) {

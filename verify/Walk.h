@@ -196,11 +196,12 @@ class Walker {
   std::optional<LinearExit> linear_exit(NodeId cont, int depth) const;
   std::optional<Affine> count_of(NodeId cont, int depth) const;
   std::string mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits);
+  std::vector<NodeId> exits_at_last_step(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits, int m);
   bool multiple(const Affine& a, int64_t m) const;
   // The fold of `main`'s step run `count` steps; it stays continuable.
   NodeId covering_fold(const Continuable& main, const Affine& count, int line);
   std::string exit_part(const std::vector<NodeId>& exits, bool exact, int m) const;
-  std::string count_part(const Affine& count);
+  std::string int_part(const char* label, const Affine& a);  // label + the integer's hash
   // Launch-uniform choice symbols (Walker::guarded): symbol -> the guard it names.
   absl::flat_hash_map<std::string, NodeId> choices_;
   Affine resolve_choices(const Affine& a, const std::map<uint64_t, NodeId>& c);
