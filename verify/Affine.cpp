@@ -490,4 +490,48 @@ Affine bits_of(const std::string& name, int bits) {
   return a;
 }
 
+// d * n for the loop's iteration symbol n: "~n<depth>" times the constant, "~n<depth>*s"
+// per symbol s of d. Exact: the names are only ever made here, from d's own terms.
+Affine times_iteration(const Affine& d, int depth) {
+  const std::string n = absl::StrCat("~n", depth);
+  Affine out;
+  if (d.c0 != 0) out = Affine::symbol(n, d.c0);
+  for (const auto& [sym, c] : d.terms) add_term(out, intern_symbol(absl::StrCat(n, "*", sym)), c);
+  return out;
+}
+
+std::optional<Affine> divide(const Affine& a, int64_t m) {
+  if (m == 0 || a.c0 % m != 0) return std::nullopt;
+  Affine out = Affine::constant(a.c0 / m);
+  for (const auto& [sym, c] : a.terms.raw()) {
+    if (c % m != 0) return std::nullopt;
+    add_term(out, sym, c / m);
+  }
+  return out;
+}
+
+// a / d for d a constant or one term c·s (a parameter stride), every term of a a multiple
+// of c·s (s itself, or a product of two parameters one of which is s): the N of a pointer
+// N strides on, when N is a sum (`K − K mod 4`) and not one symbol. Exact.
+std::optional<Affine> over(const Affine& a, const Affine& d) {
+  if (d.is_const()) return divide(a, d.c0);
+  if (d.c0 != 0 || d.terms.size() != 1 || a.c0 != 0) return std::nullopt;
+  const auto& [s, c] = *d.terms.begin();
+  Affine out;
+  for (const auto& [t, k] : a.terms) {
+    if (c == 0 || k % c != 0) return std::nullopt;
+    if (t == s) {
+      out.c0 += k / c;
+      continue;
+    }
+    const size_t star = t.find('*');
+    if (star == std::string::npos || t.find('*', star + 1) != std::string::npos) return std::nullopt;
+    const std::string x = t.substr(0, star), y = t.substr(star + 1);
+    const std::string rest = x == s ? y : y == s ? x : "";
+    if (rest.empty() || rest.find_first_of("()") != std::string::npos) return std::nullopt;
+    add_to(out, Affine::symbol(rest, k / c));
+  }
+  return out;
+}
+
 }  // namespace fixbits::verify

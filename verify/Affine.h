@@ -147,5 +147,11 @@ std::optional<Affine> or_disjoint(const Affine& a, const Affine& b);
 std::optional<Affine> or_const(const Affine& a, int64_t c);
 // A thread index expanded into bit symbols: sum 2^i * "<name>.b<i>" for i < bits.
 Affine bits_of(const std::string& name, int bits);
+// Loop forms (Walk.cpp, TripCount.cpp): d * n for the loop's iteration symbol n,
+// "~n<depth>" times the constant and "~n<depth>*s" per symbol s of d; a / m when m divides
+// every coefficient; a / d for d a constant or one parameter stride term (below).
+Affine times_iteration(const Affine& d, int depth);
+std::optional<Affine> divide(const Affine& a, int64_t m);
+std::optional<Affine> over(const Affine& a, const Affine& d);
 
 }  // namespace fixbits::verify

@@ -74,7 +74,7 @@ bool has_coordinate(const Affine& a) {
   return false;
 }
 
-std::optional<Affine> divide(const Affine& a, int64_t k) {
+std::optional<Affine> divide_bytes(const Affine& a, int64_t k) {
   if (k <= 0 || a.c0 % k != 0) return std::nullopt;
   Affine out = Affine::constant(a.c0 / k);
   for (const auto& [sym, c] : a.terms) {
@@ -94,7 +94,7 @@ Affine rename(const Affine& a, int64_t bytes, const Indices& ix, int* hits) {
   const Groups g = split(a);
   Affine out = g.rest;
   for (const auto& [stride, part] : g.by_stride) {
-    std::optional<Affine> index = divide(part, bytes);
+    std::optional<Affine> index = divide_bytes(part, bytes);
     const std::string* name = nullptr;
     if (index && has_coordinate(*index)) {
       for (const auto& [n, want] : ix.of) {
@@ -126,7 +126,7 @@ std::optional<uint64_t> indexed_root_hash(Graph& g, const std::string& op, NodeI
   const Affine a = g.at(address).aff;  // a copy: rewriting grows the graph
   Indices ix;
   for (const auto& [stride, part] : split(a).by_stride) {
-    std::optional<Affine> index = divide(part, bytes);
+    std::optional<Affine> index = divide_bytes(part, bytes);
     if (!index || !has_coordinate(*index)) continue;
     for (const auto& [n, other] : ix.of) {
       if (other == *index) return std::nullopt;  // two indices that are one value: decline
