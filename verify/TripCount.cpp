@@ -92,17 +92,44 @@ std::optional<Affine> Walker::count_of(NodeId cont, int depth) const {
   return sub(Affine::constant(1), *q);
 }
 
-// The key part of an exact MMA chain's loop (trip counts): the chain drops its chunk count
-// (§6.2), so its loop is keyed by how far its counter goes, β − α (`k + BK < K` from k0:
-// K − k0 whatever BK is), or else by its exit tests.
-std::string Walker::mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits) {
+// The trip of an exact MMA chain's loop: the chain drops its chunk count (§6.2), so its
+// loop is counted by how far its counter goes, β − α (`k + BK < K` from k0: K − k0
+// whatever BK is), at least one chunk when the test is at the back edge (a do-while; the
+// chunks past K read zeros, the §6.2 assumption) and none when the chain is written after a
+// test at the top (−α). Else (nullopt) it is keyed by its exit tests.
+std::optional<Walker::Trip> Walker::mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits,
+                                             const std::string& sides) {
   const std::vector<NodeId> norm = exits_at_last_step(l, lin, exits, 1);
-  if (norm.size() == 1) {
-    if (std::optional<LinearExit> e = linear_exit(norm[0], l.depth); e && (e->strict || divide(e->alpha, e->beta))) {
-      return int_part(" span:", resolve_choices(sub(Affine::constant(e->beta), e->alpha), cond_));
-    }
+  if (norm.size() != 1 || (sides != "e" && sides != "b" && sides != "a")) return std::nullopt;
+  std::optional<LinearExit> e = linear_exit(norm[0], l.depth);
+  if (!e || !(e->strict || divide(e->alpha, e->beta))) return std::nullopt;
+  if (sides == "a") {
+    const Affine span = resolve_choices(scale(e->alpha, -1), cond_);
+    return make_trip(span, span, 0);
   }
-  return exit_part(norm, true, 1);
+  const Affine span = resolve_choices(sub(Affine::constant(e->beta), e->alpha), cond_);
+  return make_trip(span, span, 1);
+}
+
+// Per exit of loop l, where a register's writes (their instruction indices) lie against it:
+// 'e' past the loop's last write (its back edge, or a test before the jump back).
+std::string Walker::exit_sides(const Loop& l, size_t last_write, const std::vector<size_t>& exit_at,
+                               const std::vector<size_t>& writes) {
+  std::string out;
+  for (size_t at : exit_at) {
+    if (at == l.back || at > last_write) {
+      out += 'e';
+      continue;
+    }
+    bool before = false, after = false;
+    for (size_t w : writes) (w < at ? before : after) = true;
+    out += before && after ? 'm' : after ? 'a' : 'b';
+  }
+  return out;
+}
+
+std::string Walker::at_part(const std::string& sides) {
+  return sides.find_first_not_of('e') == std::string::npos ? "" : absl::StrCat(" at:", sides);
 }
 
 // The loop's exits with each linear pointer written at the last step of a pass of m steps,
@@ -149,106 +176,93 @@ bool Walker::multiple(const Affine& a, int64_t m) const {
 
 namespace {
 
-// One launch-uniform size P and its low bits: the values fold_by_cases evaluates.
-struct OneSize {
-  std::string p;                                      // the size's symbol
-  const absl::flat_hash_map<std::string, std::pair<Affine, int>>* low = nullptr;
-  int kmax = 0;
-  int64_t threshold = 0;                              // past it every comparison is settled
-  bool ok = true;
+// One launch-uniform size P and its low bits: the values the trip rules evaluate. Every
+// form read is a·P + f(P mod 2^k); past the last threshold where a comparison read can
+// change, two periods of 2^k decide an equality of such forms for every larger P.
+class SizeCases {
+ public:
+  SizeCases(const Graph& g, const absl::flat_hash_map<std::string, std::pair<Affine, int>>& low) : g_(g), low_(low) {}
 
   // Whether every symbol of a is P or a low-bits symbol of P; notes where comparisons of a
   // settle (a is compared with 0 after moving everything to one side).
   void read(const Affine& a, bool compared) {
     constexpr int64_t kBig = int64_t{1} << 30;  // past it the sums below could overflow
     int64_t coef_p = 0, rest = a.c0 < 0 ? -a.c0 : a.c0;
-    if (rest > kBig) ok = false;
+    if (rest > kBig) ok_ = false;
     for (const auto& [sym, c] : a.terms) {
-      if (!ok || c > kBig || c < -kBig) {
-        ok = false;
+      if (!ok_ || c > kBig || c < -kBig) {
+        ok_ = false;
         return;
       }
-      auto it = low->find(sym);
-      if (it != low->end()) {
+      auto it = low_.find(sym);
+      if (it != low_.end()) {
         const Affine& base = it->second.first;
-        if (p.empty() && base.terms.size() == 1) p = base.terms.begin()->first;
-        if (base.c0 != 0 || base.terms.size() != 1 || !base.terms.contains(p) || base.terms.begin()->second != 1 ||
+        if (p_.empty() && base.terms.size() == 1) p_ = base.terms.begin()->first;
+        if (base.c0 != 0 || base.terms.size() != 1 || !base.terms.contains(p_) || base.terms.begin()->second != 1 ||
             it->second.second > 8) {
-          ok = false;
+          ok_ = false;
           return;
         }
-        kmax = std::max(kmax, it->second.second);
+        kmax_ = std::max(kmax_, it->second.second);
         rest += (c < 0 ? -c : c) << it->second.second;
-      } else if (p.empty() && sym[0] != '~' && sym.find_first_of("*.") == std::string::npos &&
+      } else if (p_.empty() && sym[0] != '~' && sym.find_first_of("*.") == std::string::npos &&
                  sym.rfind("param", 0) == 0) {
-        p = sym;
+        p_ = sym;
         coef_p = c;
-      } else if (sym == p) {
+      } else if (sym == p_) {
         coef_p = c;
       } else {
-        ok = false;
+        ok_ = false;
         return;
       }
     }
-    if (compared && coef_p != 0) threshold = std::max(threshold, rest / (coef_p < 0 ? -coef_p : coef_p) + 1);
-    if (compared && coef_p == 0) threshold = std::max<int64_t>(threshold, 1);
+    if (compared && coef_p != 0) threshold_ = std::max(threshold_, rest / (coef_p < 0 ? -coef_p : coef_p) + 1);
+    if (compared && coef_p == 0) threshold_ = std::max<int64_t>(threshold_, 1);
   }
+  // A trip's forms: its count, and its floor compared with lo.
+  void read_trip(const Affine& count, const Affine& floor, int lo) {
+    read(count, false);
+    read(sub(floor, Affine::constant(lo)), true);
+  }
+  // A condition: comparisons of affine integers through not/and/or; false if it is not one.
+  bool read_condition(NodeId key) {
+    std::vector<NodeId> todo{key};
+    absl::flat_hash_set<NodeId> seen;
+    while (!todo.empty() && ok_) {
+      const NodeId id = todo.back();
+      todo.pop_back();
+      if (!seen.insert(id).second) continue;
+      if (seen.size() > 256) return false;
+      const Node& n = g_.at(id);
+      if (connective(n)) {
+        todo.insert(todo.end(), n.kids.begin(), n.kids.end());
+      } else if (n.kind == Kind::kOpaque && n.kids.size() == 2 &&
+                 (n.op.rfind("setp.lt.", 0) == 0 || n.op.rfind("setp.eq.", 0) == 0 ||
+                  n.op.rfind("setp.ne.", 0) == 0) &&
+                 g_.at(n.kids[0]).kind == Kind::kInt && g_.at(n.kids[1]).kind == Kind::kInt) {
+        read(sub(g_.at(n.kids[0]).aff, g_.at(n.kids[1]).aff), true);
+      } else {
+        return false;
+      }
+    }
+    return ok_;
+  }
+  bool ok() const { return ok_ && threshold_ <= kMaxCaseThreshold; }
+  const std::string& size() const { return p_; }
+  int64_t last() const { return threshold_ + (int64_t{2} << kmax_); }
+
   int64_t value(const Affine& a, int64_t v) const {
     int64_t out = a.c0;
     for (const auto& [sym, c] : a.terms) {
-      auto it = low->find(sym);
-      out += c * (it != low->end() ? (v & ((int64_t{1} << it->second.second) - 1)) : v);
+      auto it = low_.find(sym);
+      out += c * (it != low_.end() ? (v & ((int64_t{1} << it->second.second) - 1)) : v);
     }
     return out;
   }
-};
-
-}  // namespace
-
-// Launch-uniform choices between one fold run two ways (trip counts): `c ? x : y` where x
-// and y are the same step from the same seed, counting steps Cx and Cy, and c reads only
-// one size P and its low bits (`K & 3 == 0`, `K > 3`), is the fold of C steps when
-// (c ? Cx : Cy) = C at every P >= 0. Decided exactly by evaluation: every comparison in c
-// and every count is a·P + f(P mod 2^k), so past the last threshold where a comparison
-// can change, two periods of 2^k decide it for every larger P. C is tried as Cx, Cy and P.
-// An unrolled loop skipped where K & 3 == 0 and its remainder, or a peeled step under
-// K & 1, join this way (LLVM's K loops).
-std::optional<NodeId> Walker::fold_by_cases(NodeId key, NodeId x, NodeId y) {
-  auto cx = continuable_.find(x), cy = continuable_.find(y);
-  if (cx == continuable_.end() || cy == continuable_.end() || x == y) return std::nullopt;
-  const Continuable& a = cx->second;
-  const Continuable& b = cy->second;
-  if (!a.count || !b.count || !a.exact || !b.exact || a.key != b.key || a.depth != b.depth ||
-      g_.at(a.canon_node).coord_blank != g_.at(b.canon_node).coord_blank ||
-      (a.seed < 0) != (b.seed < 0) || (a.seed >= 0 && g_.at(a.seed).hash != g_.at(b.seed).hash)) {
-    return std::nullopt;
+  int64_t steps(const Affine& count, const Affine& floor, int lo, int64_t v) const {
+    return value(count, v) + std::max<int64_t>(0, lo - value(floor, v));
   }
-  OneSize one;
-  one.low = &low_bits_;
-  one.read(*a.count, false);
-  one.read(*b.count, false);
-  // The condition's nodes: comparisons of affine integers through not/and/or.
-  std::vector<NodeId> todo{key};
-  absl::flat_hash_set<NodeId> seen;
-  while (!todo.empty() && one.ok) {
-    const NodeId id = todo.back();
-    todo.pop_back();
-    if (!seen.insert(id).second) continue;
-    if (seen.size() > 256) return std::nullopt;
-    const Node& n = g_.at(id);
-    if (n.kind == Kind::kOpaque && (n.op == "not" || n.op == "and" || n.op == "or" || n.op.rfind("and.pred", 0) == 0 ||
-                                    n.op.rfind("or.pred", 0) == 0 || (n.op.rfind("not.pred", 0) == 0 && n.kids.size() == 1))) {
-      todo.insert(todo.end(), n.kids.begin(), n.kids.end());
-    } else if (n.kind == Kind::kOpaque && n.kids.size() == 2 &&
-               (n.op.rfind("setp.lt.", 0) == 0 || n.op.rfind("setp.eq.", 0) == 0 || n.op.rfind("setp.ne.", 0) == 0) &&
-               g_.at(n.kids[0]).kind == Kind::kInt && g_.at(n.kids[1]).kind == Kind::kInt) {
-      one.read(sub(g_.at(n.kids[0]).aff, g_.at(n.kids[1]).aff), true);
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!one.ok || one.p.empty() || one.threshold > kMaxCaseThreshold) return std::nullopt;
-  std::function<std::optional<bool>(NodeId, int64_t)> holds = [&](NodeId id, int64_t v) -> std::optional<bool> {
+  std::optional<bool> holds(NodeId id, int64_t v) const {
     const Node& n = g_.at(id);
     if (n.op == "not" || n.op.rfind("not.pred", 0) == 0) {
       auto r = holds(n.kids[0], v);
@@ -264,26 +278,152 @@ std::optional<NodeId> Walker::fold_by_cases(NodeId key, NodeId x, NodeId y) {
       }
       return out;
     }
-    const int64_t l = one.value(g_.at(n.kids[0]).aff, v), r = one.value(g_.at(n.kids[1]).aff, v);
+    if (n.kids.size() != 2) return std::nullopt;
+    const int64_t l = value(g_.at(n.kids[0]).aff, v), r = value(g_.at(n.kids[1]).aff, v);
     if (n.op.rfind("setp.lt.", 0) == 0) return l < r;
     if (n.op.rfind("setp.eq.", 0) == 0) return l == r;
     return l != r;
-  };
-  const int64_t last = one.threshold + (int64_t{2} << one.kmax);
+  }
+
+ private:
+  static bool connective(const Node& n) {
+    return n.kind == Kind::kOpaque &&
+           (n.op == "not" || n.op == "and" || n.op == "or" || n.op.rfind("and.pred", 0) == 0 ||
+            n.op.rfind("or.pred", 0) == 0 || (n.op.rfind("not.pred", 0) == 0 && n.kids.size() == 1));
+  }
+  const Graph& g_;
+  const absl::flat_hash_map<std::string, std::pair<Affine, int>>& low_;
+  std::string p_;  // the size's symbol
+  int kmax_ = 0;
+  int64_t threshold_ = 0;  // past it every comparison is settled
+  bool ok_ = true;
+};
+
+}  // namespace
+
+// count + max(0, lo − floor), plain when that is count at every size P >= 0 (evaluated;
+// a form that reads more than one size is not plain).
+Walker::Trip Walker::make_trip(const Affine& count, const Affine& floor, int lo) const {
+  Trip t{count, floor, lo, false};
+  SizeCases sc(g_, low_bits_);
+  sc.read_trip(count, floor, lo);
+  if (!sc.ok()) return t;
+  t.plain = true;
+  for (int64_t v = 0; v <= sc.last() && t.plain; ++v) t.plain = sc.steps(count, floor, lo, v) == sc.value(count, v);
+  return t;
+}
+
+// A trip in a fold's key: its count, and what bounds it below where that is not the count.
+std::string Walker::trip_part(const char* label, const Trip& t) {
+  if (t.plain) return int_part(label, t.count);
+  return absl::StrCat(int_part(label, t.count), int_part(" floor:", t.floor), "/", t.lo);
+}
+
+// Zero-trip guards: `key ? v : old` where v is a fold (or a chain of folds) run from old,
+// or old one run from v. The threads past the loop where the key sends them there keep the
+// seed, so the value runs, at each size, the fold's steps where it is reached and none
+// elsewhere. That is the fold itself, or the fold with no floor (LLVM's `K > 0` around a
+// rotated loop: max(1, K) steps where reached, so max(0, K) in all), when evaluation
+// shows it; else the guard stays (a `K > 3` around a loop of K steps splits from the loop).
+std::optional<NodeId> Walker::zero_trip(NodeId key, NodeId v, NodeId old) {
+  if (seeded_by(v, old)) return run_or_skip(key, true, v, old);
+  if (seeded_by(old, v)) return run_or_skip(key, false, old, v);
+  return std::nullopt;
+}
+
+std::optional<NodeId> Walker::run_or_skip(NodeId key, bool runs_when, NodeId f, NodeId seed) {
+  std::vector<NodeId> chain;  // outermost first, as seeded_by walks it
+  for (NodeId x = f; chain.size() < 8;) {
+    chain.push_back(x);
+    const Node& n = g_.at(x);
+    if (n.kids.size() < 2 || g_.at(n.kids[1]).hash == g_.at(seed).hash) break;
+    x = n.kids[1];
+  }
+  SizeCases sc(g_, low_bits_);
+  if (!sc.read_condition(key)) return std::nullopt;
+  std::vector<FoldTrip> trips;
+  for (NodeId x : chain) {
+    auto t = trips_.find(x);
+    if (t == trips_.end()) return std::nullopt;
+    trips.push_back(t->second);
+    sc.read_trip(t->second.trip.count, t->second.trip.floor, t->second.trip.lo);
+  }
+  if (!sc.ok()) return std::nullopt;
+  const int64_t last = sc.last();
+  auto steps = [&](const Trip& t, int64_t v) { return sc.steps(t.count, t.floor, t.lo, v); };
+  if (chain.size() > 1) {
+    // A chain is kept as it is where every fold of it runs no step wherever the key skips it.
+    for (int64_t v = 0; v <= last; ++v) {
+      std::optional<bool> c = sc.holds(key, v);
+      if (!c) return std::nullopt;
+      if (*c == runs_when) continue;
+      for (const FoldTrip& t : trips) {
+        if (steps(t.trip, v) != 0) return std::nullopt;
+      }
+    }
+    return f;
+  }
+  const FoldTrip& ft = trips[0];
+  const Trip& t = ft.trip;
+  const Trip w = make_trip(t.count, t.floor, 0);
+  bool same = true, unfloored = true;
+  for (int64_t v = 0; v <= last && (same || unfloored); ++v) {
+    std::optional<bool> c = sc.holds(key, v);
+    if (!c) return std::nullopt;
+    const int64_t want = *c == runs_when ? steps(t, v) : 0;
+    same = same && want == steps(t, v);
+    unfloored = unfloored && want == steps(w, v);
+  }
+  if (same) return f;
+  if (!unfloored) return std::nullopt;
+  const NodeId out = g_.fold(ft.canon, absl::StrCat(ft.key, trip_part(ft.label, w)), seed, line_, ft.loop_dep);
+  trips_[out] = FoldTrip{w, ft.canon, ft.key, ft.label, ft.loop_dep};
+  if (auto c = continuable_.find(f); c != continuable_.end()) {
+    Continuable copy = c->second;
+    copy.trip = w;
+    continuable_[out] = std::move(copy);
+  }
+  return out;
+}
+
+// Launch-uniform choices between one fold run two ways (trip counts): `c ? x : y` where x
+// and y are the same step from the same seed, running Sx and Sy steps at each size, and c
+// reads only one size P and its low bits (`K & 3 == 0`, `K > 3`), is the fold of S steps
+// when (c ? Sx : Sy) = S at every P >= 0 (SizeCases). S is tried as x's, y's and P.
+// An unrolled loop skipped where K & 3 == 0 and its remainder, or a peeled step under
+// K & 1, join this way (LLVM's K loops).
+std::optional<NodeId> Walker::fold_by_cases(NodeId key, NodeId x, NodeId y) {
+  auto cx = continuable_.find(x), cy = continuable_.find(y);
+  if (cx == continuable_.end() || cy == continuable_.end() || x == y) return std::nullopt;
+  const Continuable& a = cx->second;
+  const Continuable& b = cy->second;
+  if (!a.trip || !b.trip || !a.exact || !b.exact || a.key != b.key || a.depth != b.depth ||
+      g_.at(a.canon_node).coord_blank != g_.at(b.canon_node).coord_blank ||
+      (a.seed < 0) != (b.seed < 0) || (a.seed >= 0 && g_.at(a.seed).hash != g_.at(b.seed).hash)) {
+    return std::nullopt;
+  }
+  SizeCases sc(g_, low_bits_);
+  sc.read_trip(a.trip->count, a.trip->floor, a.trip->lo);
+  sc.read_trip(b.trip->count, b.trip->floor, b.trip->lo);
+  if (!sc.read_condition(key) || !sc.ok() || sc.size().empty()) return std::nullopt;
+  auto steps = [&](const Trip& t, int64_t v) { return sc.steps(t.count, t.floor, t.lo, v); };
+  const int64_t last = sc.last();
   std::vector<int64_t> want;
   for (int64_t v = 0; v <= last; ++v) {
-    auto c = holds(key, v);
+    auto c = sc.holds(key, v);
     if (!c) return std::nullopt;
-    want.push_back(one.value(*c ? *a.count : *b.count, v));
+    want.push_back(*c ? steps(*a.trip, v) : steps(*b.trip, v));
   }
-  for (const Affine& cand : {*a.count, *b.count, Affine::symbol(one.p)}) {
+  const Affine p = Affine::symbol(sc.size());
+  const Trip by_p = make_trip(p, p, 0);
+  for (const Trip* cand : {&*a.trip, &*b.trip, &by_p}) {
     bool all = true;
-    for (int64_t v = 0; v <= last && all; ++v) all = one.value(cand, v) == want[static_cast<size_t>(v)];
+    for (int64_t v = 0; v <= last && all; ++v) all = steps(*cand, v) == want[static_cast<size_t>(v)];
     if (!all) continue;
-    if (cand == *a.count) return x;
-    if (cand == *b.count) return y;
+    if (cand == &*a.trip) return x;
+    if (cand == &*b.trip) return y;
     const Continuable copy = a;  // covering_fold adds to continuable_
-    return covering_fold(copy, cand, line_);
+    return covering_fold(copy, by_p, line_);
   }
   return std::nullopt;
 }
@@ -320,12 +460,14 @@ NodeId Walker::low_bits(const Affine& x, int k) {
   return g_.integer(Affine::symbol(name));
 }
 
-NodeId Walker::covering_fold(const Continuable& main, const Affine& count, int line) {
-  const NodeId f = g_.fold(main.canon_node, absl::StrCat(main.key, int_part(" steps:", count)), main.seed, line, main.loop_dep);
+NodeId Walker::covering_fold(const Continuable& main, const Trip& trip, int line) {
+  const NodeId f =
+      g_.fold(main.canon_node, absl::StrCat(main.key, trip_part(" steps:", trip)), main.seed, line, main.loop_dep);
   Continuable c = main;
-  c.count = count;
+  c.trip = trip;
   c.exact = true;
   continuable_[f] = std::move(c);
+  trips_[f] = FoldTrip{trip, main.canon_node, main.key, " steps:", main.loop_dep};
   return f;
 }
 
@@ -389,9 +531,10 @@ NodeId Walker::peeled(NodeId v) {
       // v is step N of φ's loop; it extends φ only where φ ran exactly N steps (trip
       // counts): then the two are the fold of N + 1 steps.
       const Affine n = resolve_choices(n_steps, main.cond ? *main.cond : Cond{});
-      if (!main.count || !main.exact || !(*main.count == n)) return v;
+      if (!main.trip || !main.exact || !runs_exactly(*main.trip, n)) return v;
       const Continuable copy = main;  // covering_fold adds to continuable_
-      return covering_fold(copy, add(n, Affine::constant(1)), line_);
+      const Affine n1 = add(n, Affine::constant(1));
+      return covering_fold(copy, make_trip(n1, n1, 0), line_);
     }
   }
   return v;

@@ -469,10 +469,9 @@ NodeId Walker::make_guard(NodeId key, NodeId v, NodeId old) {
   if (launch_uniform(key)) {
     // Trip-count facts (`K < 1` around a loop, `K > 3` choosing the unrolled loop, `K & 3`
     // before a remainder): a launch-uniform key choosing between a fold and that fold's
-    // seed (the loop run or not) is the fold, which, like every fold, does not read how
-    // many iterations the launch runs (docs/verify.md, Known gaps: trip counts).
-    if (seeded_by(v, old)) return v;
-    if (seeded_by(old, v)) return old;
+    // seed (the loop run or not) is the fold with the steps it runs at each size, where
+    // that reads as a trip (TripCount.cpp, zero_trip); else the guard stays.
+    if (auto f = zero_trip(key, v, old)) return *f;
   }
   if (kn.mentions_hole) {
     const bool neg = kn.kind == Kind::kOpaque && kn.op == "not" && kn.kids.size() == 1;
@@ -1258,10 +1257,14 @@ void Walker::close_loop(const Loop& l) {
     loop_dep |= g_.at(get(r)).dep & ~kDepHole;
   }
   std::vector<std::string> written;
+  absl::flat_hash_map<std::string, std::vector<size_t>> write_at;  // register -> its writes' indices
+  size_t last_write = l.header;
   for (size_t i = l.header; i <= l.back && i < body_->size(); ++i) {
     std::vector<std::string> d, u;
     defs_uses((*body_)[i], &d, &u);
     written.insert(written.end(), d.begin(), d.end());
+    for (const std::string& r : d) write_at[r].push_back(i);
+    if (!d.empty()) last_write = i;
   }
   std::sort(written.begin(), written.end());
   written.erase(std::unique(written.begin(), written.end()), written.end());
@@ -1286,12 +1289,13 @@ void Walker::close_loop(const Loop& l) {
   absl::flat_hash_map<NodeId, NodeId> role_memo;
   // The loop's exits (trip counts), renamed by role like its registers.
   std::vector<NodeId> exits;
-  std::optional<std::string> mma_key;  // the same for every MMA chain of the loop
+  std::vector<size_t> exit_at;  // each exit's instruction index
   if (auto e = exits_.find(l.back); e != exits_.end()) {
-    for (NodeId x : e->second) {
+    for (const auto& [x, at] : e->second) {
       std::optional<NodeId> r =
           role_to.empty() ? std::optional<NodeId>(x) : g_.substitute_holes(x, role_to, kMaxRename, &role_memo);
       exits.push_back(r ? *r : g_.opaque("exit unread", {x}, line_));
+      exit_at.push_back(at);
     }
     exits_.erase(e);
   }
@@ -1324,9 +1328,18 @@ void Walker::close_loop(const Loop& l) {
       }
       if (!renamed) renamed = g_.rename_holes(it->second, names, kMaxRename);
       if (renamed) it->second = *renamed;
+      const std::string sides = exit_sides(l, last_write, exit_at, write_at[r]);
       if (auto chain = mma_chain(g_, it->second)) {
-        if (!mma_key) mma_key = mma_span(l, lin, exits);
-        it->second = g_.fold(*chain, absl::StrCat("exact-mma", rec, *mma_key), s, line_, loop_dep);
+        // An exact MMA chain's trip is its counter's span (TripCount.cpp).
+        const std::string key = absl::StrCat("exact-mma", rec);
+        if (std::optional<Trip> t = mma_span(l, lin, exits, sides)) {
+          it->second = g_.fold(*chain, absl::StrCat(key, trip_part(" span:", *t)), s, line_, loop_dep);
+          trips_[it->second] = FoldTrip{*t, *chain, key, " span:", loop_dep};
+        } else {
+          it->second = g_.fold(*chain, absl::StrCat(key, exit_part(exits_at_last_step(l, lin, exits, 1), true, 1),
+                                                    at_part(sides)),
+                               s, line_, loop_dep);
+        }
       } else {
         int m = 1;
         std::vector<int64_t> steps;
@@ -1336,8 +1349,8 @@ void Walker::close_loop(const Loop& l) {
         for (int64_t st : steps) divides = divides && st % m == 0 && st != 0;
         // A strip pass is the one-strip loop with every increment divided by m; the linear
         // registers are then written with those increments, as for any other loop.
-        it->second = divides ? linear_fold(l, *strip, rec, s, loop_dep, lin, m, exits)
-                             : linear_fold(l, it->second, rec, s, loop_dep, lin, 1, exits);
+        it->second = divides ? linear_fold(l, *strip, rec, s, loop_dep, lin, m, exits, sides)
+                             : linear_fold(l, it->second, rec, s, loop_dep, lin, 1, exits, sides);
       }
     }
   }
@@ -1385,7 +1398,8 @@ Walker::LoopLinear Walker::linear_registers(const Loop& l, const std::map<std::s
 // pointers start N steps after its seed fold's (for one N, every pointer) continues that
 // fold: the result is the seed fold itself.
 NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
-                           const LoopLinear& lin, int strips, const std::vector<NodeId>& exits) {
+                           const LoopLinear& lin, int strips, const std::vector<NodeId>& exits,
+                           const std::string& sides) {
   int m = strips;
   NodeId step = body;
   const std::string self = absl::StrCat("~h", l.depth, ".self");
@@ -1403,10 +1417,23 @@ NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, N
   // The exits in step terms (trip counts): a pass of m steps that goes on while E(last
   // step) holds covers the one-step loop's steps when its range is whole passes, which a
   // strip pass assumes (its overrun strips are padding) and an unrolled chain must show.
+  // A register written before its loop's one exit (or the exit is the back edge) has been
+  // updated at every pass that reached the test: max(m, count) steps, the loop being
+  // entered (a do-while of passes of m steps); one written after it misses the last pass,
+  // max(0, count − 1) (a loop tested at its top). A pass of m > 1 steps is read at its back
+  // edge only.
   const std::vector<NodeId> norm = exits_at_last_step(l, lin, exits, m);
-  std::optional<Affine> count = norm.size() == 1 ? count_of(norm[0], l.depth) : std::nullopt;
+  std::optional<Affine> count = norm.size() == 1 && (sides == "e" || (m == 1 && (sides == "b" || sides == "a")))
+                                    ? count_of(norm[0], l.depth)
+                                    : std::nullopt;
   if (count) count = resolve_choices(*count, cond_);
   const bool exact = m == 1 || strips > 1 || (count && multiple(*count, m));
+  std::optional<Trip> trip;
+  if (count) {
+    // A do-while runs one whole pass: m steps (strips) at least.
+    trip = sides == "a" ? make_trip(sub(*count, Affine::constant(1)), sub(*count, Affine::constant(1)), 0)
+                        : make_trip(*count, *count, m);
+  }
   NodeId canon = step;
   if (!to.empty()) {
     // Every register of this loop with the same m substitutes the same forms: share the memo.
@@ -1439,16 +1466,18 @@ NodeId Walker::linear_fold(const Loop& l, NodeId body, const std::string& rec, N
       if (n) n = resolve_choices(*n, main.cond ? *main.cond : Cond{});
       // It continues main only where main ran exactly n steps (its count, whole passes);
       // then the two are one fold of n + this loop's count steps.
-      if (n && count && exact && main.count && main.exact && *main.count == *n) {
-        return covering_fold(main, add(*n, *count), line_);
+      // n + this loop's steps = n + count + max(0, lo − floor).
+      if (n && trip && exact && main.trip && main.exact && runs_exactly(*main.trip, *n)) {
+        return covering_fold(main, make_trip(add(*n, trip->count), trip->floor, trip->lo), line_);
       }
     }
   }
-  const std::string trip = count && exact ? int_part(" steps:", *count) : exit_part(norm, exact, m);
-  const NodeId f = g_.fold(canon, absl::StrCat(key, trip), seed, line_, loop_dep);
+  const std::string part = trip && exact ? trip_part(" steps:", *trip) : absl::StrCat(exit_part(norm, exact, m), at_part(sides));
+  const NodeId f = g_.fold(canon, absl::StrCat(key, part), seed, line_, loop_dep);
+  if (trip && exact) trips_[f] = FoldTrip{*trip, canon, key, " steps:", loop_dep};
   if (!pointers.empty()) {
     if (!closing_cond_) closing_cond_ = std::make_shared<const Cond>(cond_);
-    continuable_[f] = {step, pointers, key, l.depth, g_.at(canon).coord_blank, canon, seed, loop_dep, count, exact,
+    continuable_[f] = {step, pointers, key, l.depth, g_.at(canon).coord_blank, canon, seed, loop_dep, trip, exact,
                        closing_cond_};
   }
   return f;
@@ -1738,7 +1767,7 @@ void Walker::run() {
       } else {
         taken = g_.opaque(absl::StrCat("exit test ", ins.opcode), {}, line_);
       }
-      exits_[bk].push_back(back ? taken : negate(taken));
+      exits_[bk].push_back({back ? taken : negate(taken), i});
     }
   };
   for (size_t i = 0; i < body.size(); ++i) {

@@ -10,7 +10,8 @@
 // that step; the key carries how many steps the loop runs, read from its exit test, or the
 // exit tests themselves; a remainder loop or a peeled step that continues a fold where
 // it provably ended is that fold over the sum of their steps, and a launch-uniform choice
-// between one fold's counts that evaluates to one count is that fold), forward branches on data
+// between one fold's counts that evaluates to one count is that fold, and so is a launch-
+// uniform guard around a fold where its steps agree at every size), forward branches on data
 // predicates (destinations written under them become guard nodes), shared-memory
 // store/barrier/load matching (a cross-warp exchange becomes a relocate node), and the
 // roots at global stores. Before walking, a run of blocks that control can neither fall
@@ -165,8 +166,36 @@ class Walker {
     std::map<std::string, std::pair<Affine, Affine>> pointer;    // (seed, increment)
   };
   LoopLinear linear_registers(const Loop& l, const std::map<std::string, std::string>& role);
+  // Where a register's writes lie against each exit of its loop (TripCount.cpp): 'e' the
+  // back edge (every write before it), 'b' all before, 'a' all after, 'm' both.
+  static std::string exit_sides(const Loop& l, size_t last_write, const std::vector<size_t>& exit_at,
+                                const std::vector<size_t>& writes);
+  static std::string at_part(const std::string& sides);  // "" when every side is 'e'
   NodeId linear_fold(const Loop& l, NodeId body, const std::string& rec, NodeId seed, uint64_t loop_dep,
-                     const LoopLinear& lin, int strips, const std::vector<NodeId>& exits);
+                     const LoopLinear& lin, int strips, const std::vector<NodeId>& exits, const std::string& sides);
+  // The steps a fold runs at every launch size: count + max(0, lo − floor) (TripCount.cpp).
+  // `plain` when that is `count` at every size (decided by evaluation), so a continuation
+  // may read the count alone.
+  struct Trip {
+    Affine count, floor;
+    int lo = 0;
+    bool plain = false;
+  };
+  Trip make_trip(const Affine& count, const Affine& floor, int lo) const;
+  std::string trip_part(const char* label, const Trip& t);
+  // A fold whose trip is read: what rebuilding it with another trip needs.
+  struct FoldTrip {
+    Trip trip;
+    NodeId canon = -1;
+    std::string key;  // without the trip
+    const char* label = " steps:";
+    uint64_t loop_dep = 0;
+  };
+  absl::flat_hash_map<NodeId, FoldTrip> trips_;
+  // `key ? v : old` where one side is a fold (chain) run from the other: the fold where
+  // the key's failing sizes are those it runs no step at (zero-trip guards).
+  std::optional<NodeId> zero_trip(NodeId key, NodeId v, NodeId old);
+  std::optional<NodeId> run_or_skip(NodeId key, bool runs_when, NodeId f, NodeId seed);
   // A fold a remainder loop may continue: its one step over the raw pointer holes, the
   // pointers' (seed, increment per step), its key (without its exits) and depth, and what
   // a continuation rebuilds the fold from: the canonical step, the seed, the loop's thread
@@ -179,8 +208,8 @@ class Walker {
     uint64_t canon = 0;
     NodeId canon_node = -1, seed = -1;
     uint64_t loop_dep = 0;
-    std::optional<Affine> count;  // the steps it runs (Walk.cpp, "trip counts"), when read
-    bool exact = false;           // and whether its passes end exactly there
+    std::optional<Trip> trip;  // the steps it runs (TripCount.cpp), when read
+    bool exact = false;        // and whether its passes end exactly there
     std::shared_ptr<const std::map<uint64_t, NodeId>> cond;  // the condition it ran under
   };
   std::shared_ptr<const std::map<uint64_t, NodeId>> closing_cond_;  // per loop, made once
@@ -195,11 +224,15 @@ class Walker {
   };
   std::optional<LinearExit> linear_exit(NodeId cont, int depth) const;
   std::optional<Affine> count_of(NodeId cont, int depth) const;
-  std::string mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits);
+  // The trip of an exact MMA chain in its counter's span (nullopt: keyed by its exits).
+  std::optional<Trip> mma_span(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits,
+                               const std::string& sides);
   std::vector<NodeId> exits_at_last_step(const Loop& l, const LoopLinear& lin, const std::vector<NodeId>& exits, int m);
   bool multiple(const Affine& a, int64_t m) const;
   // The fold of `main`'s step run `count` steps; it stays continuable.
-  NodeId covering_fold(const Continuable& main, const Affine& count, int line);
+  NodeId covering_fold(const Continuable& main, const Trip& trip, int line);
+  // Whether a fold of trip t runs exactly n steps at every size.
+  static bool runs_exactly(const Trip& t, const Affine& n) { return t.plain && t.count == n; }
   std::string exit_part(const std::vector<NodeId>& exits, bool exact, int m) const;
   std::string int_part(const char* label, const Affine& a);  // label + the integer's hash
   // Launch-uniform choice symbols (Walker::guarded): symbol -> the guard it names.
@@ -208,7 +241,7 @@ class Walker {
   std::optional<NodeId> fold_by_cases(NodeId key, NodeId x, NodeId y);
   // Per loop (by its back edge's index): the condition under which it goes on, one per
   // exit (its back edge, a branch out of it, a return inside it), in program order.
-  absl::flat_hash_map<size_t, std::vector<NodeId>> exits_;
+  absl::flat_hash_map<size_t, std::vector<std::pair<NodeId, size_t>>> exits_;  // (test, index)
   // Low-bits symbols (`x mod 2^k` of a launch-uniform x): symbol -> (x, k).
   absl::flat_hash_map<std::string, std::pair<Affine, int>> low_bits_;
   absl::flat_hash_map<NodeId, Continuable> continuable_;
