@@ -9,6 +9,10 @@
 #                                                       descriptor, then the match (~560 s)
 #          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU test, then
 #                                                       the RMSNorm bench rows (~400 s)
+#          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
+#                                                       table (~110 s)
+#          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
+#                                                       case by case (<= 280 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -87,8 +91,37 @@ case $what in
     echo "fastest shared-memory candidates:"
     grep -E "^\[tune\].* sh=1 " "$OUT/bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
     ;;
+  match)
+    # #7: the match alone on the staged table (session 18: the committed table after
+    # withdrawing the two descriptors the `cublas` call's match found differing).
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    zcat .stage/table.tsv.gz > /tmp/t0.tsv
+    el "match on the staged table"
+    L timeout 250 .stage/bin/fixbits-cublas-match --table=/tmp/t0.tsv --jobs=14 --draws=2 --budget-s=230 --show=60 \
+      --differing-shapes-out="$OUT/differing.txt" --no-desc-shapes-out="$OUT/nodesc.txt" \
+      > "$OUT/match.log" 2>&1; echo "match rc=$?"
+    el done
+    grep -A16 "^family" "$OUT/match.log" | cut -c1-200
+    grep -A12 "^answers whose" "$OUT/match.log" | cut -c1-150
+    grep -A30 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150
+    tail -1 "$OUT/match.log" | cut -c1-200
+    ;;
+  bits)
+    # #4: keep_in_shared's bits alone, each case's line and time in the log (session 18:
+    # the test passed its 200 s limit in `reduce` without a verdict).
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    el "jit_reduce_keep_in_shared_gpu_test"
+    L timeout 280 .stage/bin/jit_reduce_keep_in_shared_gpu_test > "$OUT/bits.log" 2>&1; echo "bits rc=$?"
+    el done
+    grep -c "^\[case\]" "$OUT/bits.log" | sed 's/^/cases started: /'
+    grep -E "^\[reference\]" "$OUT/bits.log" | cut -c1-160
+    grep -E "^\[case\]" "$OUT/bits.log" | tail -5 | cut -c1-220
+    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/bits.log" | head -20 | cut -c1-220
+    ;;
   *)
-    echo "usage: $0 stage|cublas|reduce" >&2
+    echo "usage: $0 stage|cublas|reduce|match|bits" >&2
     exit 2
     ;;
 esac
