@@ -74,16 +74,6 @@ bool has_coordinate(const Affine& a) {
   return false;
 }
 
-std::optional<Affine> divide_bytes(const Affine& a, int64_t k) {
-  if (k <= 0 || a.c0 % k != 0) return std::nullopt;
-  Affine out = Affine::constant(a.c0 / k);
-  for (const auto& [sym, c] : a.terms) {
-    if (c % k != 0) return std::nullopt;
-    out.terms[sym] = c / k;
-  }
-  return out;
-}
-
 struct Indices {
   std::vector<std::pair<std::string, Affine>> of;  // store group name -> index
 };
@@ -94,7 +84,7 @@ Affine rename(const Affine& a, int64_t bytes, const Indices& ix, int* hits) {
   const Groups g = split(a);
   Affine out = g.rest;
   for (const auto& [stride, part] : g.by_stride) {
-    std::optional<Affine> index = divide_bytes(part, bytes);
+    std::optional<Affine> index = bytes > 0 ? divide(part, bytes) : std::nullopt;
     const std::string* name = nullptr;
     if (index && has_coordinate(*index)) {
       for (const auto& [n, want] : ix.of) {
@@ -126,7 +116,7 @@ std::optional<uint64_t> indexed_root_hash(Graph& g, const std::string& op, NodeI
   const Affine a = g.at(address).aff;  // a copy: rewriting grows the graph
   Indices ix;
   for (const auto& [stride, part] : split(a).by_stride) {
-    std::optional<Affine> index = divide_bytes(part, bytes);
+    std::optional<Affine> index = bytes > 0 ? divide(part, bytes) : std::nullopt;
     if (!index || !has_coordinate(*index)) continue;
     for (const auto& [n, other] : ix.of) {
       if (other == *index) return std::nullopt;  // two indices that are one value: decline

@@ -326,19 +326,14 @@ std::string Walker::trip_part(const char* label, const Trip& t) {
 // rotated loop: max(1, K) steps where reached, so max(0, K) in all), when evaluation
 // shows it; else the guard stays (a `K > 3` around a loop of K steps splits from the loop).
 std::optional<NodeId> Walker::zero_trip(NodeId key, NodeId v, NodeId old) {
-  if (seeded_by(v, old)) return run_or_skip(key, true, v, old);
-  if (seeded_by(old, v)) return run_or_skip(key, false, old, v);
+  if (auto chain = seed_chain(v, old)) return run_or_skip(key, true, *chain, old);
+  if (auto chain = seed_chain(old, v)) return run_or_skip(key, false, *chain, v);
   return std::nullopt;
 }
 
-std::optional<NodeId> Walker::run_or_skip(NodeId key, bool runs_when, NodeId f, NodeId seed) {
-  std::vector<NodeId> chain;  // outermost first, as seeded_by walks it
-  for (NodeId x = f; chain.size() < 8;) {
-    chain.push_back(x);
-    const Node& n = g_.at(x);
-    if (n.kids.size() < 2 || g_.at(n.kids[1]).hash == g_.at(seed).hash) break;
-    x = n.kids[1];
-  }
+// chain: the folds (outermost first) of the value the key runs where it is runs_when.
+std::optional<NodeId> Walker::run_or_skip(NodeId key, bool runs_when, const std::vector<NodeId>& chain, NodeId seed) {
+  const NodeId f = chain.front();
   SizeCases sc(g_, low_bits_);
   if (!sc.read_condition(key)) return std::nullopt;
   std::vector<FoldTrip> trips;

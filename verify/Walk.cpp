@@ -367,22 +367,28 @@ bool Walker::launch_uniform(NodeId p) const {
   });
 }
 
-// Whether `f` is a fold (or a chain of folds, each seeding the next) started from `seed`.
-bool Walker::seeded_by(NodeId f, NodeId seed) const {
+// The folds of a chain (f, the fold seeding it, ...; each seeding the next) started from
+// `seed`, outermost first, or nullopt when f is no such chain.
+std::optional<std::vector<NodeId>> Walker::seed_chain(NodeId f, NodeId seed) const {
   const Node& s = g_.at(seed);
+  std::vector<NodeId> chain;
   for (int depth = 0; depth < 8; ++depth) {
     const Node& n = g_.at(f);
-    if (n.kind != Kind::kFold || n.kids.empty()) return false;
+    if (n.kind != Kind::kFold || n.kids.empty()) return std::nullopt;
+    chain.push_back(f);
     if (n.kids.size() > 1) {
-      if (g_.at(n.kids[1]).hash == s.hash) return true;
+      if (g_.at(n.kids[1]).hash == s.hash) return chain;
       f = n.kids[1];
       continue;
     }
     const bool literal = s.kind == Kind::kConst || (s.kind == Kind::kInt && s.aff.is_const());
     const std::string tail = absl::StrCat(" seed:", literal_bits(s));
-    return literal && n.op.size() >= tail.size() && n.op.compare(n.op.size() - tail.size(), tail.size(), tail) == 0;
+    if (literal && n.op.size() >= tail.size() && n.op.compare(n.op.size() - tail.size(), tail.size(), tail) == 0) {
+      return chain;
+    }
+    return std::nullopt;
   }
-  return false;
+  return std::nullopt;
 }
 
 // guard(key, v, old) in one canonical form: a write under the condition an earlier write
@@ -1290,6 +1296,7 @@ void Walker::close_loop(const Loop& l) {
   // The loop's exits (trip counts), renamed by role like its registers.
   std::vector<NodeId> exits;
   std::vector<size_t> exit_at;  // each exit's instruction index
+  std::map<std::string, std::optional<Trip>> mma_trips;  // exit sides -> an MMA chain's trip
   if (auto e = exits_.find(l.back); e != exits_.end()) {
     for (const auto& [x, at] : e->second) {
       std::optional<NodeId> r =
@@ -1332,7 +1339,10 @@ void Walker::close_loop(const Loop& l) {
       if (auto chain = mma_chain(g_, it->second)) {
         // An exact MMA chain's trip is its counter's span (TripCount.cpp).
         const std::string key = absl::StrCat("exact-mma", rec);
-        if (std::optional<Trip> t = mma_span(l, lin, exits, sides)) {
+        // The trip depends on the loop and the register's sides only: once per sides.
+        auto span = mma_trips.find(sides);
+        if (span == mma_trips.end()) span = mma_trips.emplace(sides, mma_span(l, lin, exits, sides)).first;
+        if (const std::optional<Trip>& t = span->second) {
           it->second = g_.fold(*chain, absl::StrCat(key, trip_part(" span:", *t)), s, line_, loop_dep);
           trips_[it->second] = FoldTrip{*t, *chain, key, " span:", loop_dep};
         } else {

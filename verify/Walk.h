@@ -195,7 +195,7 @@ class Walker {
   // `key ? v : old` where one side is a fold (chain) run from the other: the fold where
   // the key's failing sizes are those it runs no step at (zero-trip guards).
   std::optional<NodeId> zero_trip(NodeId key, NodeId v, NodeId old);
-  std::optional<NodeId> run_or_skip(NodeId key, bool runs_when, NodeId f, NodeId seed);
+  std::optional<NodeId> run_or_skip(NodeId key, bool runs_when, const std::vector<NodeId>& chain, NodeId seed);
   // A fold a remainder loop may continue: its one step over the raw pointer holes, the
   // pointers' (seed, increment per step), its key (without its exits) and depth, and what
   // a continuation rebuilds the fold from: the canonical step, the seed, the loop's thread
@@ -287,7 +287,8 @@ class Walker {
   int decide(NodeId q, const std::vector<std::pair<NodeId, bool>>& facts) const;
   NodeId assume(NodeId v, const std::vector<std::pair<NodeId, bool>>& facts, int depth);
   bool same_under(NodeId x, NodeId y, const std::vector<Affine>& eqs, int depth, size_t* budget) const;
-  bool seeded_by(NodeId f, NodeId seed) const;      // f: a fold (chain) started from seed
+  // The folds of f, a fold (chain) started from seed, outermost first.
+  std::optional<std::vector<NodeId>> seed_chain(NodeId f, NodeId seed) const;
   // A loop whose header only the threads in `base` reach: its registers' values before it.
   struct CondLoop {
     size_t back = 0;
