@@ -93,7 +93,7 @@ case $what in
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
-    # withdrawing the two descriptors the `cublas` call's match found differing).
+    # withdrawing the four descriptors of classes 69, 143, 71 and 145: docs/cublas.md).
     source .device/env.sh
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     zcat .stage/table.tsv.gz > /tmp/t0.tsv
