@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dsl/probe/Probe.h"
+#include "profile/GemvGrouping.h"
 
 namespace fixbits::profile {
 namespace {
@@ -705,6 +706,67 @@ std::vector<dsl::GemmDesc> step_alternatives(const std::vector<ProbeResult>& res
   return out;
 }
 
+// `d` with the lane layout and turns of `form` (its layout, fast accumulation and K-loop
+// step), every other field its own.
+dsl::GemmDesc with_turns_of(dsl::GemmDesc d, const dsl::GemmDesc& form) {
+  d.lane_layout = form.lane_layout;
+  d.use_fast_accum = form.use_fast_accum;
+  d.k_loop_step = form.k_loop_step;
+  return d;
+}
+
+// The longest gemv turn the alternatives below try: longer than max_probe_k's default,
+// so a class probed up to it can still be told from turns it never saw cut.
+constexpr int64_t kMaxGemvTurn = 8192;
+
+// The gemv descriptors that differ from `base` only in the lane layout (not for a class
+// with a tile cap, whose layout is strided) and the turns (none; or two roundings per
+// turn of lanes x tile x 2^i up to kMaxGemvTurn, either short turn) and group the
+// products of every leaf range of every probe of results[0..j] alike (GemvGrouping.h, at
+// each probe's own lanes, tile and spans): turns the probes were too short to see.
+// Session 18: the H200's classes 69 and 143 (gemv2T: 16 strided lanes in turns of 512)
+// were validated by probes at K = 257 and 181, where 16 contiguous lanes in turns of 16
+// group alike; the match found 11 draws at K >= 529 that differ.
+std::vector<dsl::GemmDesc> gemv_turn_alternatives(const std::vector<ProbeResult>& results,
+                                                  size_t j, const Base& base, bool tile_cap) {
+  std::vector<dsl::GemmDesc> out;
+  const dsl::GemmDesc& d = base.desc;
+  if (d.family != dsl::GemmFamily::kGemv || d.k_cuts.size() > 1 || d.lanes < 2) return out;
+  std::vector<dsl::LaneLayout> layouts = {d.lane_layout};
+  if (!tile_cap) layouts = {dsl::LaneLayout::kContiguous, dsl::LaneLayout::kStrided};
+  std::vector<std::pair<bool, dsl::KLoopStep>> turns = {{true, {0, dsl::ShortTurn::kLast}},
+                                                        {false, {0, dsl::ShortTurn::kLast}}};
+  for (int64_t s = int64_t{d.lanes} * d.lane_tile; s <= kMaxGemvTurn; s *= 2) {
+    for (dsl::ShortTurn st : {dsl::ShortTurn::kLast, dsl::ShortTurn::kFirst}) {
+      turns.push_back({false, {s, st}});
+    }
+  }
+  for (dsl::LaneLayout layout : layouts) {
+    for (const auto& [fast, step] : turns) {
+      dsl::GemmDesc form = d;
+      form.lane_layout = layout;
+      form.use_fast_accum = fast;
+      form.k_loop_step = step;
+      if (form == d || !dsl::validate(form).ok()) continue;
+      bool same = true;
+      for (size_t i = 0; i <= j && same; ++i) {
+        if (!results[i].desc.ok()) continue;
+        const dsl::GemmDesc& there = *results[i].desc;
+        const dsl::GemmDesc alt = with_turns_of(there, form);
+        if (!dsl::validate(alt).ok()) {
+          same = false;
+          break;
+        }
+        const std::vector<int64_t> lens = leaf_lengths(there, results[i].at.k);
+        if (lens.empty()) return {};
+        for (int64_t len : lens) same = same && !gemv_groupings_differ(there, alt, len);
+      }
+      if (same) out.push_back(form);
+    }
+  }
+  return out;
+}
+
 // fit_span_rules over results[i] for i in `order` (those with a descriptor), with the
 // replay as its SpanAlsoFits: a rule's span at a probe that differs from the one the
 // probe saw still fits when the probe's descriptor with that span (inner levels clamped
@@ -1046,7 +1108,12 @@ class ClassProber {
     if (!base) return std::nullopt;
     const dsl::GemmDesc& bd = base->desc;
     if (bd.k_cuts.size() > 1) return std::nullopt;
-    std::vector<dsl::GemmDesc> alts = step_alternatives(done, done.size() - 1, *base);
+    const TableClass& cls = table_.classes[c];
+    // gemv: turns and lane layouts (gemv_turn_alternatives); else K-loop steps.
+    const bool gemv = bd.family == dsl::GemmFamily::kGemv;
+    std::vector<dsl::GemmDesc> alts =
+        gemv ? gemv_turn_alternatives(done, done.size() - 1, *base, cls.lane_tile_cap > 0)
+             : step_alternatives(done, done.size() - 1, *base);
     // With one cut level, the span the class's rule (as finish() fits it) gives a point.
     std::optional<SpanRule> rule;
     if (bd.k_cuts.size() == 1) {
@@ -1080,24 +1147,30 @@ class ClassProber {
     if (alts.empty() && split_alts.empty()) return std::nullopt;
     // How many of the alternatives a point (k, p) tells apart from the class's own
     // descriptor and rule (0: none): the probe there rules out at least that many.
-    // steps_differ_at is O(len) and the candidates share few leaf lengths: one answer
-    // per (length, alternative).
-    std::unordered_map<int64_t, std::vector<char>> differ_at_len;
-    auto differing = [&](int64_t len) -> const std::vector<char>& {
-      auto [it, fresh] = differ_at_len.try_emplace(len);
+    // steps_differ_at and gemv_groupings_differ are O(len) and the candidates share few
+    // leaf lengths: one answer per (length, lanes, tile, alternative).
+    std::map<std::tuple<int64_t, int, int>, std::vector<char>> differ_at_len;
+    auto differing = [&](const dsl::GemmDesc& own, int64_t len) -> const std::vector<char>& {
+      auto [it, fresh] = differ_at_len.try_emplace({len, own.lanes, own.lane_tile});
       if (fresh) {
-        for (const dsl::GemmDesc& a : alts) it->second.push_back(steps_differ_at(bd, a, len));
+        for (const dsl::GemmDesc& a : alts) {
+          it->second.push_back(gemv ? gemv_groupings_differ(own, with_turns_of(own, a), len)
+                                    : steps_differ_at(own, a, len));
+        }
       }
       return it->second;
     };
     dsl::GemmDesc at = bd;  // bd at the candidate's (K, P)
-    auto separated_at = [&](int64_t k, int64_t p) {
+    auto separated_at = [&](const ProbePoint& pt) {
+      const int64_t k = pt.k, p = pt.splitk;
       int64_t n = 0;
       if (!alts.empty()) {
         if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
+        // A gemv class's lanes and tile at the point (its lane rule at N, its tile cap).
+        const dsl::GemmDesc own = gemv ? with_gemv_rules(at, cls, pt.n, k) : at;
         std::vector<char> differs(alts.size(), 0);
-        for (int64_t len : leaf_lengths(at, k)) {
-          const std::vector<char>& d = differing(len);
+        for (int64_t len : leaf_lengths(own, k)) {
+          const std::vector<char>& d = differing(own, len);
           for (size_t i = 0; i < alts.size(); ++i) differs[i] |= d[i];
         }
         for (char d : differs) n += d;
@@ -1167,7 +1240,7 @@ class ClassProber {
     std::optional<ProbePoint> best;
     std::tuple<bool, bool, int64_t, int64_t, int64_t> best_cost;
     for (const auto& [kp, pt] : cands) {
-      const int64_t separated = separated_at(pt.k, pt.splitk);
+      const int64_t separated = separated_at(pt);
       if (separated == 0) continue;
       const int64_t mnk = pt.m * pt.n * pt.k;
       const int64_t placements = std::min<int64_t>(pt.m, 128) * std::min<int64_t>(pt.n, 128);

@@ -42,7 +42,9 @@
 //       class visit; a probe past its time limit, DeadlineExceeded, ends the visit at
 //       once, and such a class is probed after every other on a later resume);
 //     * a class (plain, or one cut level) whose probes other K-loop steps explain as
-//       well (they group the products of every probed leaf range alike), or a split
+//       well (they group the products of every probed leaf range alike), a gemv class
+//       whose probes other lane layouts or turns explain so (GemvGrouping.h: turns of
+//       512 hide below K = 529), or a split
 //       class whose probed spans several split rules fit (granules split/G, and
 //       split/G'/A with A the class's own granule or alignment, or G its granule), gets
 //       up to three more probes, each at the point that tells the most of them apart,

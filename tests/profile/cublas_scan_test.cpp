@@ -1417,6 +1417,66 @@ TEST(CublasScan, AVectorShapeIsProbedAsGemvFirst) {
   }
 }
 
+// cuBLAS's gemv2T (id 13 custom 11): 16 strided lanes of one element, chained, in turns
+// of 512 with two roundings per turn. Up to K = 528 that groups the products as 16
+// contiguous lanes in turns of 16 do (each lane chains l, l + 16, ...), so probes at
+// K = 257 and 181 (session 18's classes 69 and 143) return that canonical form. With
+// K = 2048 in the class the separating probe goes there, where the turns show, and the
+// class keeps the truth, which the lookup reproduces at K = 748 (a K of the draws the
+// H200's match found differing). A class whose K stop at 300 gets its separating probe
+// there (turns of 256 would show) and keeps the canonical form, right for all its K.
+TEST(CublasScan, GemvTurnsTheProbesAreTooShortToSeeGetASeparatingProbe) {
+  const AlgoConfig gemv2t{.id = 13, .custom_option = 11};
+  dsl::GemmDesc truth = fma_chain();
+  truth.family = dsl::GemmFamily::kGemv;
+  truth.use_fast_accum = false;
+  truth.k_loop_step = {512, dsl::ShortTurn::kLast};
+  truth.lane_layout = dsl::LaneLayout::kStrided;
+  truth.lanes = 16;
+  truth.lane_tile = 1;
+  truth.lane_fold = {};
+  ASSERT_TRUE(dsl::validate(truth).ok()) << dsl::validate(truth);
+  dsl::GemmDesc short_form = truth;
+  short_form.lane_layout = dsl::LaneLayout::kContiguous;
+  short_form.k_loop_step = {16, dsl::ShortTurn::kLast};
+  // The premise: K = 257 cannot tell the two apart, K = 748 can.
+  for (auto [k, same_bits] : {std::pair{257, true}, std::pair{748, false}}) {
+    dsl::probe::ProbeOptions o{.family = dsl::GemmFamily::kGemv, .k = k};
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(short_form, truth, o, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    ASSERT_EQ(*same, same_bits) << "K = " << k << " " << why;
+  }
+  for (int64_t top : {2048, 300}) {
+    SCOPED_TRACE(absl::StrFormat("the class's K up to %d", top));
+    const ScanGrid grid{.ms = {64}, .ns = {1}, .ks = {1, 2, 181, 257, top}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv2t)).ok());
+    ASSERT_EQ(t.classes.size(), 1u);
+    int probes = 0;
+    absl::StatusOr<ProbeStats> stats = probe_classes(
+        t, st, reference_probe([&](const GemmShape&, int64_t) { return truth; }, &probes),
+        ProbeOptions{.max_probe_k = 4096, .small_probe_k = 16});
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    std::set<int64_t> ks;
+    for (const ProbePoint& p : c.probes) ks.insert(p.k);
+    EXPECT_EQ(stats->separating, 1);
+    EXPECT_EQ(ks, (std::set<int64_t>{181, 257, top}));
+    if (top == 2048) {
+      EXPECT_EQ(*c.desc, truth);
+      absl::StatusOr<dsl::GemmDesc> at748 = lookup(t, GemmShape{.m = 64, .n = 1, .k = 748});
+      ASSERT_TRUE(at748.ok()) << at748.status();
+      EXPECT_EQ(*at748, truth);
+    } else {
+      // K = 300 tells turns of 256 from the canonical form and sees no 512-turn.
+      EXPECT_EQ(*c.desc, short_form);
+    }
+  }
+}
+
 // cuBLAS's gemvNSP kernel deals K to a lane count that follows N (32 up to N = 8448 on
 // the H200, then 26, 24, 20, ...; fixbits-cublas-lanes reads it from the launches). A
 // class with that lane rule is probed at each point with the rule's count (as the scan
