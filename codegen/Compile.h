@@ -52,6 +52,27 @@ struct CompiledKernel {
   uint64_t program_hash = 0;       // tile::hash(program)
 };
 
-absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target target);
+// Instructions (of the optimized LLVM module) past which the codegen skips LLVM's
+// straight-line strength reduction ("slsr", an optional IR pass of the NVPTX and AMDGPU
+// codegen pipelines). Its cost grows with the square of a kernel's blocks (LLVM 22's
+// SCEV reuse check scans the block after each candidate): 4.2 of 4.6 s of codegen for a
+// softmax kernel keeping 8 strips in shared memory at 8 warps x 8, 17 s for 16 strips.
+// It rewrites integer address arithmetic only, so no output bit depends on it: the PTX
+// has the same floating-point instructions (tests/codegen/emit_test.cpp), and ptxas gave
+// the kernels it was compared on the same registers. The verifier's signature of such a
+// kernel may differ from the full pipeline's (a vector store keeps its run-time
+// contiguity test, which the pass folds, and the signature hashes that guard); these
+// kernels' signatures already differed between keep counts. Smaller modules get the
+// whole pipeline as before (the kernels docs/performance.md measured are below it, and
+// the 970 kernels of jit_reduce_partition_test split into the same 452 classes).
+inline constexpr int64_t kStrengthReductionLimit = 8000;
+
+// For tests and tools; the runtime and its cache compile with the defaults.
+struct CompileOptions {
+  int64_t strength_reduction_limit = kStrengthReductionLimit;
+};
+
+absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target target,
+                                       const CompileOptions& options = {});
 
 }  // namespace fixbits::codegen

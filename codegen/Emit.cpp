@@ -10,6 +10,7 @@
 #include "codegen/TargetInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/OptBisect.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -96,14 +97,52 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   mpm.run(m, mam);
 }
 
-absl::StatusOr<std::string> emit_assembly(llvm::Module& m, llvm::TargetMachine& tm) {
+namespace {
+
+// The instructions of a module, up to `limit` (counting stops there).
+int64_t instruction_count(const llvm::Module& m, int64_t limit) {
+  int64_t n = 0;
+  for (const llvm::Function& f : m) {
+    for (const llvm::BasicBlock& bb : f) {
+      n += static_cast<int64_t>(bb.size());
+      if (n >= limit) return n;
+    }
+  }
+  return n;
+}
+
+// Skips the straight-line strength reduction ("slsr", as the legacy pass manager names
+// it to the gate) and lets every other pass run.
+class SkipStrengthReduction : public llvm::OptPassGate {
+ public:
+  bool shouldRunPass(llvm::StringRef pass, llvm::StringRef) const override {
+    return pass != "slsr";
+  }
+  bool isEnabled() const override { return true; }
+};
+
+}  // namespace
+
+bool skips_strength_reduction(const llvm::Module& m, int64_t limit) {
+  return instruction_count(m, limit + 1) > limit;
+}
+
+absl::StatusOr<std::string> emit_assembly(llvm::Module& m, llvm::TargetMachine& tm,
+                                          int64_t strength_reduction_limit) {
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
     return absl::InternalError("LLVM cannot emit assembly for this target.");
   }
+  // The gate lives on the module's context (one per compile) for this run only.
+  SkipStrengthReduction skip;
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::OptPassGate& before = ctx.getOptPassGate();
+  const bool gate = skips_strength_reduction(m, strength_reduction_limit);
+  if (gate) ctx.setOptPassGate(skip);
   pm.run(m);
+  if (gate) ctx.setOptPassGate(before);
   return std::string(buf.str());
 }
 

@@ -53,7 +53,8 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target target) {
+absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target target,
+                                       const CompileOptions& options) {
   Dumper dump(program.name);
   auto t0 = Clock::now();
   if (absl::Status s = tile::validate(program); !s.ok()) return s;
@@ -89,7 +90,8 @@ absl::StatusOr<CompiledKernel> compile(const tile::Program& program, Target targ
   if (absl::Status s = verify_module(module); !s.ok()) return s;
 
   t0 = Clock::now();
-  absl::StatusOr<std::string> text = emit_assembly(module, **tm);
+  absl::StatusOr<std::string> text =
+      emit_assembly(module, **tm, options.strength_reduction_limit);
   if (!text.ok()) return text.status();
   dump.time("emit", t0);
   dump.write("kernel", target == Target::kNvptxSm90a ? "ptx" : "s", *text);
