@@ -40,15 +40,16 @@ GemmDesc gemv_desc() {
 }
 
 // cuBLAS's gemv2T (id 13 custom 11): 16 strided lanes chained in index order, turns
-// of 512 (GemmDesc.h), split in parts of K / 4 as class 41's answer at 2047x1x5423
+// of 512 (GemmDesc.h), split in `parts` parts as class 41's answers (K / 4 at
+// 2047x1x5423, 8192 = K / 16 at 2047x1x131072, where the H200's probe took 55 s)
 // (reduction compute_type: partials and merge at f32, which the scan tells the probe).
-GemmDesc gemv2t_desc(int64_t k) {
+GemmDesc gemv2t_desc(int64_t k, int64_t parts = 4) {
   GemmDesc d = gemv_desc();
   d.lanes = 16;
   d.lane_fold = {};
   d.use_fast_accum = false;
   d.k_loop_step = {512, ShortTurn::kLast};
-  d.k_cuts = {{(k + 3) / 4, Fold::kChain}};
+  d.k_cuts = {{(k + parts - 1) / parts, Fold::kChain}};
   return d;
 }
 
@@ -85,9 +86,15 @@ BENCHMARK(BM_RecoverSplitK)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark:
 BENCHMARK(BM_RecoverGemv)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
 // At an N = 1 shape, as the scan batches it there (128 rows, one column).
 void BM_RecoverGemv2T(benchmark::State& state) {
-  recover(state, gemv2t_desc(state.range(0)), probe::BatchLimits{128, 1});
+  recover(state, gemv2t_desc(state.range(0), state.range(1)), probe::BatchLimits{128, 1});
 }
-BENCHMARK(BM_RecoverGemv2T)->Arg(5423)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RecoverGemv2T)
+    ->Args({5423, 4})
+    ->Args({32768, 4})
+    ->Args({131072, 4})
+    ->Args({131072, 16})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 }  // namespace
 

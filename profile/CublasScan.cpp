@@ -539,10 +539,20 @@ bool replays(const dsl::GemmDesc& alt, const dsl::GemmDesc& there, int64_t k, Re
 bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, ReplayMemo* memo,
               int rule_lanes = 0, int64_t rule_tile_cap = 0) {
   if (d.k_cuts.size() < there.k_cuts.size()) return false;
-  if (there.k_cuts.empty() && !d.k_cuts.empty()) return false;
+  // A split gemv (one cut) at a point whose probe came back as the dot family: at small K
+  // the dot kernel's `blocks` parts reproduce the gemv kernel on as many parts (a test's
+  // split gemv class in 4 parts came back as dot at K = 128 and 256, where its separating
+  // probes went). The gemv is carried there with parts of ceil(K / blocks) (split/1),
+  // and the replay decides.
+  const bool dot_there = there.family == dsl::GemmFamily::kDot &&
+                         d.family == dsl::GemmFamily::kGemv && d.k_cuts.size() == 1 &&
+                         there.blocks > 1;
+  if (there.k_cuts.empty() && !d.k_cuts.empty() && !dot_there) return false;
   dsl::GemmDesc alt = with_lanes(d, rule_lanes);
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
-    if (i < there.k_cuts.size()) {
+    if (dot_there) {
+      alt.k_cuts[i].span = (k + there.blocks - 1) / there.blocks;
+    } else if (i < there.k_cuts.size()) {
       alt.k_cuts[i].span = there.k_cuts[i].span;
     } else {
       alt.k_cuts[i].span = std::min(alt.k_cuts[i].span, alt.k_cuts[i - 1].span);
@@ -833,6 +843,33 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
     if (strided_tile(*r.desc, r.at.k) != std::min(cap, runs)) return 0;
   }
   return cap;
+}
+
+// kUncappedTile (CublasTable.h) is the rule of a gemv class whose probes each deal
+// their range as one tile of ceil(range / lanes) per lane and saw no cap: a split gemv's
+// last, shorter part is dealt in the span's tile, not in runs of its own length, which
+// the descriptor's contiguous lanes alone would give. The H200's class 89 (split custom
+// 92, 32 lanes) showed runs of 33 in its last part of 1,010 at K = 16385 in 16 parts,
+// where its probe at K = 10169 (runs of 20 everywhere) came back as contiguous lanes of
+// tile 1, and the two probes disagreed.
+
+// Whether every probe deals its range as one tile of ceil(range / lanes) per lane.
+bool tiles_follow_range(const std::vector<ProbeResult>& results) {
+  for (const ProbeResult& r : results) {
+    if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return false;
+    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
+    if (strided_tile(*r.desc, r.at.k) != runs) return false;
+  }
+  return !results.empty();
+}
+
+// The largest tile a probe of `results` dealt (strided_tile), 0 for none.
+int64_t largest_probed_tile(const std::vector<ProbeResult>& results) {
+  int64_t most = 0;
+  for (const ProbeResult& r : results) {
+    if (r.desc.ok()) most = std::max(most, strided_tile(*r.desc, r.at.k));
+  }
+  return most;
 }
 
 // Whether results[j] disagrees with results[0..j): nullopt when it agrees, else why.
@@ -1144,7 +1181,12 @@ class ClassProber {
       }
       if (split_alts.size() < 2) split_alts.clear();
     }
-    if (alts.empty() && split_alts.empty()) return std::nullopt;
+    // A gemv class under the uncapped tile rule (kUncappedTile): every cap between the
+    // largest tile its probes dealt and a point's own run length explains its probes as
+    // well; a probe where the run is longer tells that many of them apart.
+    const int64_t probed_tile =
+        gemv && cls.lane_tile_cap == kUncappedTile ? largest_probed_tile(done) : 0;
+    if (alts.empty() && split_alts.empty() && probed_tile == 0) return std::nullopt;
     // How many of the alternatives a point (k, p) tells apart from the class's own
     // descriptor and rule (0: none): the probe there rules out at least that many.
     // steps_differ_at and gemv_groupings_differ are O(len) and the candidates share few
@@ -1164,8 +1206,12 @@ class ClassProber {
     auto separated_at = [&](const ProbePoint& pt) {
       const int64_t k = pt.k, p = pt.splitk;
       int64_t n = 0;
+      if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
+      if (probed_tile > 0) {
+        const int64_t runs = (gemv_range(at, k) + at.lanes - 1) / at.lanes;
+        n += std::max<int64_t>(0, runs - probed_tile);
+      }
       if (!alts.empty()) {
-        if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
         // A gemv class's lanes and tile at the point (its lane rule at N, its tile cap).
         const dsl::GemmDesc own = gemv ? with_gemv_rules(at, cls, pt.n, k) : at;
         std::vector<char> differs(alts.size(), 0);
@@ -1180,6 +1226,7 @@ class ClassProber {
       // do not tell the two apart (session 12: class 173's probe at K = 17, P = 2 saw no
       // cut where split/8 cuts at 16).
       auto lone_last = [&](int64_t span) { return span < k && (k - 1) % span == 0; };
+      if (split_alts.empty()) return n;
       const int64_t own_span = apply_span_rule(*rule, 0, k, p);
       for (const SpanRule& r : split_alts) {
         const int64_t span = apply_span_rule(r, 0, k, p);
@@ -1369,16 +1416,21 @@ class ClassProber {
       done.push_back(probe_of(table_.classes[c], *pt, std::move(desc)));
       // gemv probes whose tiles follow K with a cap (fit_tile_cap) give the class that
       // cap; each probe is then explained with its tile under it.
-      if (done.size() > 1 && table_.classes[c].lane_tile_cap == 0) {
-        if (const int64_t cap = fit_tile_cap(done); cap > 0) {
-          table_.classes[c].lane_tile_cap = cap;
-          for (ProbeResult& r : done) r.rule_tile_cap = cap;
-        }
+      // (An uncapped rule, below, gives way to a cap a later probe shows.)
+      const int64_t had_cap = table_.classes[c].lane_tile_cap;
+      if (done.size() > 1 && (had_cap == 0 || had_cap == kUncappedTile)) {
+        if (const int64_t cap = fit_tile_cap(done); cap > 0) set_tile_cap(c, cap);
       }
       if (done.size() > 1) {
-        if (std::optional<std::string> why = disagreement(done, done.size() - 1, split)) {
-          return disagree(c, done.size() - 1, *why);
+        std::optional<std::string> why = disagreement(done, done.size() - 1, split);
+        // gemv probes that disagree as they stand may agree with one tile of
+        // ceil(range / lanes) per lane in every part, the last one too (kUncappedTile).
+        if (why && table_.classes[c].lane_tile_cap == 0 && tiles_follow_range(done)) {
+          set_tile_cap(c, kUncappedTile);
+          why = disagreement(done, done.size() - 1, split);
+          if (why) set_tile_cap(c, 0);
         }
+        if (why) return disagree(c, done.size() - 1, *why);
       }
       // No descriptor in the searched space reproduces this point: more points of the
       // class would cost probes (device run 1 of 2026-12-03 spent 45 probes on 15 such
@@ -1402,6 +1454,12 @@ class ClassProber {
       return finish(c);
     }
     fail(c, "not validated: " + why);
+  }
+
+  // Class c's gemv tile cap (0: none), and every probe of it explained under that cap.
+  void set_tile_cap(int c, int64_t cap) {
+    table_.classes[c].lane_tile_cap = cap;
+    for (ProbeResult& r : results_[c]) r.rule_tile_cap = cap;
   }
 
   void fail(int c, const std::string& note) {

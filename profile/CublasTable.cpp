@@ -363,7 +363,11 @@ std::string write_table(const CublasTable& t) {
     for (const SpanRule& r : c.rules) rules.push_back(to_string(r));
     std::vector<std::string> gemv_rules;
     if (!c.lanes_by_n.empty()) gemv_rules.push_back(to_string(c.lanes_by_n));
-    if (c.lane_tile_cap > 0) gemv_rules.push_back(absl::StrCat("tile@", c.lane_tile_cap));
+    if (c.lane_tile_cap == kUncappedTile) {
+      gemv_rules.push_back("tile@run");
+    } else if (c.lane_tile_cap > 0) {
+      gemv_rules.push_back(absl::StrCat("tile@", c.lane_tile_cap));
+    }
     if (!gemv_rules.empty()) rules.push_back(absl::StrJoin(gemv_rules, ";"));
     for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
@@ -482,12 +486,16 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
             absl::StatusOr<std::vector<LaneStep>> steps = parse_lane_rule(it);
             if (!steps.ok()) return err(std::string(steps.status().message()));
             c.lanes_by_n = *std::move(steps);
+          } else if (it == "tile@run" && c.lane_tile_cap == 0) {
+            c.lane_tile_cap = kUncappedTile;
           } else if (it.starts_with("tile@") && c.lane_tile_cap == 0) {
-            if (!absl::SimpleAtoi(av(it.substr(5)), &c.lane_tile_cap) || c.lane_tile_cap < 1) {
-              return err(absl::StrFormat("the tile cap '%s' is not tile@<C> with C >= 1", it));
+            if (!absl::SimpleAtoi(av(it.substr(5)), &c.lane_tile_cap) || c.lane_tile_cap < 1 ||
+                c.lane_tile_cap >= kUncappedTile) {
+              return err(absl::StrFormat(
+                  "the tile cap '%s' is not tile@<C> with 1 <= C < 2^30, or tile@run", it));
             }
           } else {
-            return err(absl::StrFormat("the gemv rule '%s' is not lanes@... or tile@<C> (each "
+            return err(absl::StrFormat("the gemv rule '%s' is not lanes@..., tile@<C> or tile@run (each "
                                        "at most once, joined by ';', after the span rules)",
                                        it));
           }

@@ -28,7 +28,8 @@
 //      class may also carry a tile cap C (lane_tile_cap): its lanes are strided with
 //      lane_tile = min(C, ceil(K / lanes)), i.e. one run of K per lane while that fits
 //      C, tiles of C beyond (the H200's gemv custom 92 kernels: runs of 11, 12, 45 at
-//      K = 341, 359, 1430, tiles of 64 at K = 4097).
+//      K = 341, 359, 1430, tiles of 64 at K = 4097). "tile@run" (kUncappedTile): runs of
+//      ceil(range / lanes) at every range, a split's last part in the span's runs.
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
 // cross reference (class and variant indices, each variant inside its class, split
 // counts > 1 exactly for split variants, grid and run order, split rules only on level
@@ -121,6 +122,10 @@ dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes);
 // (one cut: the gemv kernel on gridDim.z parts) the part span, which is the K each
 // part's kernel is launched with (min(k, span)).
 int64_t gemv_range(const dsl::GemmDesc& d, int64_t k);
+// The tile cap of a gemv class whose lanes take one tile of ceil(range / lanes) each
+// however long the range ("tile@run" in the text form): no cap any range reaches. A split
+// gemv then deals its last, shorter part in the span's tile, not in runs of its own.
+inline constexpr int64_t kUncappedTile = int64_t{1} << 30;
 // A gemv descriptor d under tile cap `cap` at depth k: strided lanes of lane_tile
 // min(cap, ceil(gemv_range(d, k) / d.lanes)) (at least 1). Other families, or cap < 1,
 // unchanged. For a split gemv d must already carry its span at k.
@@ -135,7 +140,8 @@ struct TableClass {
   std::optional<dsl::GemmDesc> desc;  // at probes[0]'s K and split count
   std::vector<SpanRule> rules;        // one per desc->k_cuts level
   std::vector<LaneStep> lanes_by_n;   // gemv only: the lane count by N (empty: desc's)
-  int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile)
+  int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile;
+                                      // kUncappedTile: the range's run, "tile@run")
   std::string note;                   // why there is no desc, or what the probes saw
   bool operator==(const TableClass&) const = default;
 };

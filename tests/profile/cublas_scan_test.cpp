@@ -1653,6 +1653,87 @@ TEST(CublasScan, ASplitGemvTileFollowsThePartSpanUpToACap) {
   }
 }
 
+// A split gemv whose kernel deals every part, the last and shorter one too, in one tile
+// of ceil(span / lanes) per lane up to a cap of 64 (the H200's class 89, split custom 92):
+// at K = 2600 in 4 parts (spans of 650, runs of 21 everywhere) the probe's canonical
+// contiguous lanes of tile 1 give the same bits, at K = 4097 (spans of 1025, a last part
+// of 1022) they do not, and the two probes disagreed. No probe so far sees the cap (runs
+// of 21, 24 and 33), so the class takes the run rule (tile@run: each part in runs of its
+// span's tile), and its separating probe goes to the longest run it has (K = 8301, runs
+// of 65), where the cap shows and replaces the run rule. (No probe K is a multiple of 8,
+// so no aligned split rule asks for separating probes at small K, where the dot family
+// reproduces a split gemv: a probe there would be a disagreement of its own.)
+TEST(CublasScan, ASplitGemvWhoseLastPartTakesTheSpansTileGetsTheRunRule) {
+  const AlgoConfig split_gemv{.id = 13, .splitk_num = 4, .reduction_scheme = 2, .custom_option = 92};
+  auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kGemv;
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lanes = 32;
+    d.lane_fold = {16, 8, 4, 2, 1};
+    const int64_t span = (k + 3) / 4;
+    d.k_cuts = {{span, dsl::Fold::kChain}};
+    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + 31) / 32));
+    return d;
+  };
+  // The premise: contiguous lanes of tile 1 are the truth at 2600, not at 4097.
+  for (auto [k, same_bits] : {std::pair{2600, true}, std::pair{4097, false}}) {
+    dsl::GemmDesc runs = truth(GemmShape{}, k);
+    runs.lane_layout = dsl::LaneLayout::kContiguous;
+    runs.lane_tile = 1;
+    dsl::probe::ProbeOptions po{.family = dsl::GemmFamily::kGemv, .k = k};
+    po.gemv_split = true;
+    std::string why;
+    absl::StatusOr<bool> same = dsl::probe::reproduces(runs, truth(GemmShape{}, k), po, &why);
+    ASSERT_TRUE(same.ok()) << same.status();
+    ASSERT_EQ(*same, same_bits) << "K = " << k << " " << why;
+  }
+  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 2600, 4097, 8301}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(split_gemv)).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  int probes = 0;
+  ProbeOptions o{.max_probe_k = 9000};
+  o.heuristic = always(split_gemv);
+  int cls = -1;
+  for (int64_t k : {2600, 3001, 4097}) {
+    absl::StatusOr<ProbePoint> pt =
+        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, split_gemv, &cls);
+    ASSERT_TRUE(pt.ok()) << pt.status();
+    o.extra_points[cls].push_back(*pt);
+  }
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    ++probes;
+    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth(s, p.k), p);
+    };
+    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, split_gemv.splitk_num);
+  };
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_GE(stats->separating, 1);
+  bool longest = false;
+  for (const ProbePoint& p : c.probes) longest |= p.k == 8301;
+  EXPECT_TRUE(longest) << "no probe where the cap shows";
+  EXPECT_EQ(c.lane_tile_cap, 64);
+  for (int64_t k : {1000, 2600, 3001, 4097, 4100, 8301, 9000}) {
+    const GemmShape s{.m = 1, .n = 64, .k = k};
+    absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, answer_of(split_gemv));
+    ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+    EXPECT_EQ(*d, truth(s, k)) << k;
+  }
+  // The run rule's text form.
+  CublasTable run = t;
+  run.classes[0].lane_tile_cap = kUncappedTile;
+  EXPECT_NE(write_table(run).find("tile@run"), std::string::npos);
+  absl::StatusOr<CublasTable> back = parse_table(write_table(run));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, run);
+}
+
 // An intra-kernel cut into c parts (span ceil(K / c)) fits parts/c, not fixed, once two
 // probes at different K see different spans.
 TEST(CublasScan, PartsRuleFitsSpansThatFollowK) {
