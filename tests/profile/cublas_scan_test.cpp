@@ -1599,6 +1599,33 @@ TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   }
 }
 
+// A split gemv class (cuBLASLt's answer `algo` everywhere, 1 x 64 x K on `grid`) probed
+// through the reference of truth(s, K) as the scan's probe does it (the box's split count
+// makes probe_key try the split gemv right after the dot family), with the points at
+// `ks` given first (ProbeOptions::extra_points) and `o`'s other options.
+absl::StatusOr<ProbeStats> scan_split_gemv(
+    CublasTable& t, const AlgoConfig& algo, const ScanGrid& grid,
+    std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth, std::vector<int64_t> ks,
+    ProbeOptions o) {
+  ScanState st;
+  if (absl::Status s = scan_heuristic(t, st, GemmShape{}, grid, always(algo)); !s.ok()) return s;
+  if (t.classes.size() != 1) return absl::FailedPreconditionError("the scan gave several classes");
+  o.heuristic = always(algo);
+  int cls = -1;
+  for (int64_t k : ks) {
+    absl::StatusOr<ProbePoint> pt = point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, algo, &cls);
+    if (!pt.ok()) return pt.status();
+    o.extra_points[cls].push_back(*pt);
+  }
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth(s, p.k), p);
+    };
+    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, algo.splitk_num);
+  };
+  return probe_classes(t, st, probe, o);
+}
+
 // A split gemv (the gemv kernel on gridDim.z parts) whose tile follows the range it
 // deals up to a cap, as custom 100's does (16 lanes, tiles of 64 at large K): the range
 // is each part's span, the K its kernel runs with, not the whole K. At K = 359 in 4
@@ -1617,31 +1644,10 @@ TEST(CublasScan, ASplitGemvTileFollowsThePartSpanUpToACap) {
     d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + 15) / 16));
     return d;
   };
-  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}};
   CublasTable t{.arch = "sm_90"};
-  ScanState st;
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(split_gemv)).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
-  int probes = 0;
-  ProbeOptions o{.max_probe_k = 8192};
-  o.heuristic = always(split_gemv);
-  int cls = -1;
-  for (int64_t k : {359, 4097, 6000}) {
-    absl::StatusOr<ProbePoint> pt =
-        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, split_gemv, &cls);
-    ASSERT_TRUE(pt.ok()) << pt.status();
-    o.extra_points[cls].push_back(*pt);
-  }
-  // As the scan's probe does it: the box's split count makes probe_key try the split
-  // gemv (gemv_split) right after the dot family.
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
-    ++probes;
-    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
-      return dsl::reference::gemm(truth(s, p.k), p);
-    };
-    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, split_gemv.splitk_num);
-  };
-  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+  absl::StatusOr<ProbeStats> stats =
+      scan_split_gemv(t, split_gemv, ScanGrid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}}, truth,
+                      {359, 4097, 6000}, ProbeOptions{.max_probe_k = 8192});
   ASSERT_TRUE(stats.ok()) << stats.status();
   ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
   EXPECT_EQ(t.classes[0].lane_tile_cap, 64);
@@ -1688,29 +1694,10 @@ TEST(CublasScan, ASplitGemvWhoseLastPartTakesTheSpansTileGetsTheRunRule) {
     ASSERT_TRUE(same.ok()) << same.status();
     ASSERT_EQ(*same, same_bits) << "K = " << k << " " << why;
   }
-  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 2600, 4097, 8301}};
   CublasTable t{.arch = "sm_90"};
-  ScanState st;
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(split_gemv)).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
-  int probes = 0;
-  ProbeOptions o{.max_probe_k = 9000};
-  o.heuristic = always(split_gemv);
-  int cls = -1;
-  for (int64_t k : {2600, 3001, 4097}) {
-    absl::StatusOr<ProbePoint> pt =
-        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, split_gemv, &cls);
-    ASSERT_TRUE(pt.ok()) << pt.status();
-    o.extra_points[cls].push_back(*pt);
-  }
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
-    ++probes;
-    const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
-      return dsl::reference::gemm(truth(s, p.k), p);
-    };
-    return probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, split_gemv.splitk_num);
-  };
-  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, o);
+  absl::StatusOr<ProbeStats> stats = scan_split_gemv(
+      t, split_gemv, ScanGrid{.ms = {1}, .ns = {64}, .ks = {64, 2600, 4097, 8301}}, truth,
+      {2600, 3001, 4097}, ProbeOptions{.max_probe_k = 9000});
   ASSERT_TRUE(stats.ok()) << stats.status();
   const TableClass& c = t.classes[0];
   ASSERT_TRUE(c.desc.has_value()) << c.note;
