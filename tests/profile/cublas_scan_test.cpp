@@ -1599,6 +1599,23 @@ TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   }
 }
 
+// A split gemv in 4 parts whose `lanes` strided lanes take tiles of ceil(span / lanes)
+// up to 64 (cuBLAS's custom 100 and 92 kernels on gridDim.z parts), as a truth(s, K).
+std::function<dsl::GemmDesc(const GemmShape&, int64_t)> capped_split_gemv(int lanes,
+                                                                         std::vector<int> fold) {
+  return [lanes, fold](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d = fma_chain();
+    d.family = dsl::GemmFamily::kGemv;
+    d.lane_layout = dsl::LaneLayout::kStrided;
+    d.lanes = lanes;
+    d.lane_fold = fold;
+    const int64_t span = (k + 3) / 4;
+    d.k_cuts = {{span, dsl::Fold::kChain}};
+    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + lanes - 1) / lanes));
+    return d;
+  };
+}
+
 // A split gemv class (cuBLASLt's answer `algo` everywhere, 1 x 64 x K on `grid`) probed
 // through the reference of truth(s, K) as the scan's probe does it (the box's split count
 // makes probe_key try the split gemv right after the dot family), with the points at
@@ -1633,17 +1650,7 @@ absl::StatusOr<ProbeStats> scan_split_gemv(
 // class's probes disagreed (the H200's classes 88 and 14, session 15).
 TEST(CublasScan, ASplitGemvTileFollowsThePartSpanUpToACap) {
   const AlgoConfig split_gemv{.id = 13, .splitk_num = 4, .reduction_scheme = 2, .custom_option = 100};
-  auto truth = [](const GemmShape&, int64_t k) {
-    dsl::GemmDesc d = fma_chain();
-    d.family = dsl::GemmFamily::kGemv;
-    d.lane_layout = dsl::LaneLayout::kStrided;
-    d.lanes = 16;
-    d.lane_fold = {8, 4, 2, 1};
-    const int64_t span = (k + 3) / 4;
-    d.k_cuts = {{span, dsl::Fold::kChain}};
-    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + 15) / 16));
-    return d;
-  };
+  auto truth = capped_split_gemv(16, {8, 4, 2, 1});
   CublasTable t{.arch = "sm_90"};
   absl::StatusOr<ProbeStats> stats =
       scan_split_gemv(t, split_gemv, ScanGrid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}}, truth,
@@ -1671,17 +1678,7 @@ TEST(CublasScan, ASplitGemvTileFollowsThePartSpanUpToACap) {
 // reproduces a split gemv: a probe there would be a disagreement of its own.)
 TEST(CublasScan, ASplitGemvWhoseLastPartTakesTheSpansTileGetsTheRunRule) {
   const AlgoConfig split_gemv{.id = 13, .splitk_num = 4, .reduction_scheme = 2, .custom_option = 92};
-  auto truth = [](const GemmShape&, int64_t k) {
-    dsl::GemmDesc d = fma_chain();
-    d.family = dsl::GemmFamily::kGemv;
-    d.lane_layout = dsl::LaneLayout::kStrided;
-    d.lanes = 32;
-    d.lane_fold = {16, 8, 4, 2, 1};
-    const int64_t span = (k + 3) / 4;
-    d.k_cuts = {{span, dsl::Fold::kChain}};
-    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (span + 31) / 32));
-    return d;
-  };
+  auto truth = capped_split_gemv(32, {16, 8, 4, 2, 1});
   // The premise: contiguous lanes of tile 1 are the truth at 2600, not at 4097.
   for (auto [k, same_bits] : {std::pair{2600, true}, std::pair{4097, false}}) {
     dsl::GemmDesc runs = truth(GemmShape{}, k);
