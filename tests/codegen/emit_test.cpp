@@ -20,6 +20,18 @@
 namespace fixbits::codegen {
 namespace {
 
+// A bf16 row reduction at 16 warps x 4, strip 4096, `keep` strips kept in shared memory,
+// in `parts` blocks a row (a cluster) when parts > 1.
+std::pair<dsl::ReduceDesc, dsl::ReduceConfig> staged(dsl::ReduceOp op, int keep, int parts) {
+  dsl::ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096};
+  dsl::ReduceConfig cfg{16, 4};
+  cfg.blocks_per_row = parts;
+  cfg.cluster_rows = parts > 1;
+  cfg.keep_passes = keep;
+  cfg.keep_in_shared = true;
+  return {d, cfg};
+}
+
 // The kernel's PTX at the default limit and with the pass always run.
 std::pair<std::string, std::string> gated_and_full(const dsl::ReduceDesc& d,
                                                    const dsl::ReduceConfig& cfg) {
@@ -50,13 +62,7 @@ std::map<std::string, int> float_ops(const std::string& ptx) {
 TEST(Emit, ALargeKernelSkipsStrengthReductionAndKeepsItsFloatOps) {
   // Softmax bf16, 16 warps x 4, 8 blocks a row in a cluster, 8 strips kept in shared
   // memory: about 9,200 instructions (the pass took 0.9 of its 1.5 s of codegen).
-  dsl::ReduceDesc d{.op = dsl::ReduceOp::kSoftmax, .in_dtype = DType::kBF16,
-                    .out_dtype = DType::kBF16, .strip = 4096};
-  dsl::ReduceConfig cfg{16, 4};
-  cfg.blocks_per_row = 8;
-  cfg.cluster_rows = true;
-  cfg.keep_passes = 8;
-  cfg.keep_in_shared = true;
+  const auto [d, cfg] = staged(dsl::ReduceOp::kSoftmax, 8, 8);
   const auto [gated, full] = gated_and_full(d, cfg);
   ASSERT_FALSE(gated.empty());
   EXPECT_NE(gated, full) << "the same text: the pass ran (or changed nothing) past the limit";
@@ -69,11 +75,7 @@ TEST(Emit, ALargeKernelSkipsStrengthReductionAndKeepsItsFloatOps) {
 TEST(Emit, ASmallKernelGetsTheWholePipeline) {
   // RMSNorm bf16, 16 warps x 4, 4 strips in shared memory (the 2048 x 16384 bench
   // kernel of docs/performance.md): about 1,800 instructions.
-  dsl::ReduceDesc d{.op = dsl::ReduceOp::kRmsNorm, .in_dtype = DType::kBF16,
-                    .out_dtype = DType::kBF16, .strip = 4096};
-  dsl::ReduceConfig cfg{16, 4};
-  cfg.keep_passes = 4;
-  cfg.keep_in_shared = true;
+  const auto [d, cfg] = staged(dsl::ReduceOp::kRmsNorm, 4, 1);
   const auto [gated, full] = gated_and_full(d, cfg);
   ASSERT_FALSE(gated.empty());
   EXPECT_EQ(gated, full);
