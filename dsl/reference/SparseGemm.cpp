@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "dsl/reference/PatternChecks.h"
 #include "dsl/reference/Reference.h"
@@ -57,10 +58,18 @@ class SparseTree {
 
   // The element's value before the epilogue; the memos of fill-only steps carry over
   // from earlier calls (they depend on the descriptor and the fill only).
-  float eval(int64_t k, std::vector<int64_t> idx, std::vector<float> ea, std::vector<float> eb) {
-    idx_ = std::move(idx);
-    ea_ = std::move(ea);
-    eb_ = std::move(eb);
+  // The entries' widened values come from `widen_a` / `widen_b`; the tree keeps its
+  // buffers from call to call (a probe evaluates millions of placements of 3 entries).
+  template <typename WidenA, typename WidenB>
+  float eval(int64_t k, std::span<const SparseEntry> entries, WidenA widen_a, WidenB widen_b) {
+    idx_.clear();
+    ea_.clear();
+    eb_.clear();
+    for (const SparseEntry& e : entries) {
+      idx_.push_back(e.k);
+      ea_.push_back(widen_a(e.a));
+      eb_.push_back(widen_b(e.b));
+    }
     lo_ = 0;
     hi_ = idx_.size();
     return level(0, 0, k);
@@ -292,7 +301,7 @@ class SparseTree {
     const int64_t n = (k1 - k0 + cut.span - 1) / cut.span;
     if (n == 0) return 0.0f;
     // Parts that differ from a whole fill part: those holding an entry, and a short last.
-    std::vector<std::pair<int64_t, float>> special;
+    absl::InlinedVector<std::pair<int64_t, float>, 8> special;
     for (size_t e = first_at(k0); e < hi_ && idx_[e] < k1; ++e) {
       const int64_t j = (idx_[e] - k0) / cut.span;
       if (!special.empty() && special.back().first == j) continue;
@@ -357,6 +366,7 @@ struct SparseElement::Impl {
   std::unique_ptr<MmaModel> owned;
   const MmaModel* model = nullptr;
   std::unique_ptr<SparseTree> tree;  // null: the dense reference (kDot, alpha/beta, bias)
+  std::vector<uint32_t> a_bits, b_bits;  // eval's pattern check, kept from call to call
 };
 
 SparseElement::SparseElement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -396,7 +406,10 @@ absl::StatusOr<SparseElement> SparseElement::create(const GemmDesc& desc, int64_
 absl::StatusOr<uint32_t> SparseElement::eval(std::span<const SparseEntry> entries) {
   Impl& im = *impl_;
   const GemmDesc& desc = im.desc;
-  std::vector<uint32_t> a_bits, b_bits;
+  std::vector<uint32_t>& a_bits = im.a_bits;
+  std::vector<uint32_t>& b_bits = im.b_bits;
+  a_bits.clear();
+  b_bits.clear();
   for (size_t i = 0; i < entries.size(); ++i) {
     const SparseEntry& e = entries[i];
     if (e.k < 0 || e.k >= im.k || (i > 0 && e.k <= entries[i - 1].k)) {
@@ -427,14 +440,9 @@ absl::StatusOr<uint32_t> SparseElement::eval(std::span<const SparseEntry> entrie
     if (!out.ok()) return out.status();
     return (*out)[0];
   }
-  std::vector<int64_t> idx;
-  std::vector<float> ea, eb;
-  for (const SparseEntry& e : entries) {
-    idx.push_back(e.k);
-    ea.push_back(widen(desc.a_dtype, e.a));
-    eb.push_back(widen(desc.b_dtype, e.b));
-  }
-  float e = im.tree->eval(im.k, std::move(idx), std::move(ea), std::move(eb));
+  float e = im.tree->eval(
+      im.k, entries, [&](uint32_t a) { return widen(desc.a_dtype, a); },
+      [&](uint32_t b) { return widen(desc.b_dtype, b); });
   if (desc.activation == Activation::kRelu) e = e > 0.0f ? e : 0.0f;
   if (desc.out_dtype == DType::kF32 && std::isnan(e)) return 0x7fffffffu;
   return to_bits(desc.out_dtype, e);
