@@ -4,6 +4,7 @@
 //          emit_assembly(m, tm) -> ".version 8.6\n.target sm_90a ...".
 #include "codegen/Emit.h"
 
+#include <limits>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -124,6 +125,7 @@ class SkipStrengthReduction : public llvm::OptPassGate {
 }  // namespace
 
 bool skips_strength_reduction(const llvm::Module& m, int64_t limit) {
+  if (limit == std::numeric_limits<int64_t>::max()) return false;  // never: the full pipeline
   return instruction_count(m, limit + 1) > limit;
 }
 
