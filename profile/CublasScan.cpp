@@ -686,6 +686,23 @@ std::vector<int64_t> leaf_lengths(const dsl::GemmDesc& d, int64_t k) {
   return {std::min(s, k), k - (parts - 1) * s};
 }
 
+// Whether no leaf range of any probe of results[0..j] (those with a descriptor, at each
+// one's own spans: leaf_lengths) tells a candidate from that probe's descriptor, as
+// `differ(probe's descriptor, length)` says; nullopt when a probe's nest is deeper than
+// leaf_lengths reads (the alternatives are then not looked for at all).
+template <typename Differ>
+std::optional<bool> alike_at_probes(const std::vector<ProbeResult>& results, size_t j,
+                                    const Differ& differ) {
+  bool same = true;
+  for (size_t i = 0; i <= j && same; ++i) {
+    if (!results[i].desc.ok()) continue;
+    const std::vector<int64_t> lens = leaf_lengths(*results[i].desc, results[i].at.k);
+    if (lens.empty()) return std::nullopt;
+    for (int64_t len : lens) same = same && !differ(*results[i].desc, len);
+  }
+  return same;
+}
+
 // The descriptors that differ from `base` only in the K-loop step (1..16 instructions,
 // either short turn) and group the products of every leaf range of every probe alike
 // (each probe's own spans), so they explain every probe of results[0..j] as well:
@@ -703,14 +720,10 @@ std::vector<dsl::GemmDesc> step_alternatives(const std::vector<ProbeResult>& res
       dsl::GemmDesc cand = d;
       cand.k_loop_step = {m == 1 ? 0 : m * d.instruction_k, turn};
       if (cand == d || !dsl::validate(cand).ok()) continue;
-      bool same = true;
-      for (size_t i = 0; i <= j && same; ++i) {
-        if (!results[i].desc.ok()) continue;
-        const std::vector<int64_t> lens = leaf_lengths(*results[i].desc, results[i].at.k);
-        if (lens.empty()) return {};
-        for (int64_t len : lens) same = same && !steps_differ_at(d, cand, len);
-      }
-      if (same) out.push_back(cand);
+      const std::optional<bool> same = alike_at_probes(
+          results, j, [&](const dsl::GemmDesc&, int64_t len) { return steps_differ_at(d, cand, len); });
+      if (!same) return {};
+      if (*same) out.push_back(cand);
     }
   }
   return out;
@@ -758,20 +771,14 @@ std::vector<dsl::GemmDesc> gemv_turn_alternatives(const std::vector<ProbeResult>
       form.use_fast_accum = fast;
       form.k_loop_step = step;
       if (form == d || !dsl::validate(form).ok()) continue;
-      bool same = true;
-      for (size_t i = 0; i <= j && same; ++i) {
-        if (!results[i].desc.ok()) continue;
-        const dsl::GemmDesc& there = *results[i].desc;
-        const dsl::GemmDesc alt = with_turns_of(there, form);
-        if (!dsl::validate(alt).ok()) {
-          same = false;
-          break;
-        }
-        const std::vector<int64_t> lens = leaf_lengths(there, results[i].at.k);
-        if (lens.empty()) return {};
-        for (int64_t len : lens) same = same && !gemv_groupings_differ(there, alt, len);
-      }
-      if (same) out.push_back(form);
+      // (A form some probe's descriptor cannot take is no alternative: it differs.)
+      const std::optional<bool> same =
+          alike_at_probes(results, j, [&](const dsl::GemmDesc& there, int64_t len) {
+            const dsl::GemmDesc alt = with_turns_of(there, form);
+            return !dsl::validate(alt).ok() || gemv_groupings_differ(there, alt, len);
+          });
+      if (!same) return {};
+      if (*same) out.push_back(form);
     }
   }
   return out;
@@ -831,7 +838,7 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
   for (const ProbeResult& r : results) {
     if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return 0;
     const int64_t t = strided_tile(*r.desc, r.at.k);
-    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
+    const int64_t runs = gemv_run(*r.desc, r.at.k);
     if (t < runs) {
       if (cap != 0 && cap != t) return 0;
       cap = t;
@@ -839,8 +846,7 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
   }
   if (cap == 0) return 0;
   for (const ProbeResult& r : results) {
-    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
-    if (strided_tile(*r.desc, r.at.k) != std::min(cap, runs)) return 0;
+    if (strided_tile(*r.desc, r.at.k) != std::min(cap, gemv_run(*r.desc, r.at.k))) return 0;
   }
   return cap;
 }
@@ -857,8 +863,7 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
 bool tiles_follow_range(const std::vector<ProbeResult>& results) {
   for (const ProbeResult& r : results) {
     if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return false;
-    const int64_t runs = (gemv_range(*r.desc, r.at.k) + r.desc->lanes - 1) / r.desc->lanes;
-    if (strided_tile(*r.desc, r.at.k) != runs) return false;
+    if (strided_tile(*r.desc, r.at.k) != gemv_run(*r.desc, r.at.k)) return false;
   }
   return !results.empty();
 }
@@ -1208,8 +1213,7 @@ class ClassProber {
       int64_t n = 0;
       if (rule) at.k_cuts[0].span = apply_span_rule(*rule, bd.k_cuts[0].span, k, p);
       if (probed_tile > 0) {
-        const int64_t runs = (gemv_range(at, k) + at.lanes - 1) / at.lanes;
-        n += std::max<int64_t>(0, runs - probed_tile);
+        n += std::max<int64_t>(0, gemv_run(at, k) - probed_tile);
       }
       if (!alts.empty()) {
         // A gemv class's lanes and tile at the point (its lane rule at N, its tile cap).

@@ -340,11 +340,15 @@ int64_t gemv_range(const dsl::GemmDesc& d, int64_t k) {
   return std::min(k, d.k_cuts[0].span);
 }
 
+int64_t gemv_run(const dsl::GemmDesc& d, int64_t k) {
+  return (gemv_range(d, k) + d.lanes - 1) / d.lanes;
+}
+
 dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k) {
   if (d.family != dsl::GemmFamily::kGemv || cap < 1) return d;
-  const int64_t range = gemv_range(d, k);
+  const int64_t run = gemv_run(d, k);
   d.lane_layout = dsl::LaneLayout::kStrided;
-  d.lane_tile = static_cast<int>(std::max<int64_t>(1, std::min(cap, (range + d.lanes - 1) / d.lanes)));
+  d.lane_tile = static_cast<int>(std::max<int64_t>(1, std::min(cap, run)));
   return d;
 }
 

@@ -122,6 +122,9 @@ dsl::GemmDesc with_lanes(dsl::GemmDesc d, int lanes);
 // (one cut: the gemv kernel on gridDim.z parts) the part span, which is the K each
 // part's kernel is launched with (min(k, span)).
 int64_t gemv_range(const dsl::GemmDesc& d, int64_t k);
+// The run of one lane when each takes a single run of that range: ceil(gemv_range(d, k)
+// / d.lanes), the tile an uncapped (or not yet capped) tile rule gives at depth k.
+int64_t gemv_run(const dsl::GemmDesc& d, int64_t k);
 // The tile cap of a gemv class whose lanes take one tile of ceil(range / lanes) each
 // however long the range ("tile@run" in the text form): no cap any range reaches. A split
 // gemv then deals its last, shorter part in the span's tile, not in runs of its own.
