@@ -56,13 +56,19 @@ class TargetInfo {
   // Copies `bytes` (4, 8 or 16; both addresses aligned to it) from global `src` to
   // shared `dst` asynchronously, through no register. The copies a thread issued are
   // complete and visible to that thread after async_copy_wait. May decline (return
-  // false, emitting nothing): the caller then copies through registers.
+  // false, emitting nothing): the caller then copies through registers. Copies are
+  // grouped: async_copy_commit closes the thread's open group (an empty group is
+  // complete at once), and async_copy_wait(b, n) returns once at most the n groups
+  // committed last may still be pending, so a use of an early group need not wait for
+  // the copies issued after it.
   virtual bool async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src,
                           unsigned bytes) const {
     return false;
   }
-  // Waits for every async_copy this thread issued (nothing where async_copy declines).
-  virtual void async_copy_wait(llvm::IRBuilder<>& b) const {}
+  virtual void async_copy_commit(llvm::IRBuilder<>& b) const {}
+  // Waits until at most `pending` of the thread's committed groups are incomplete
+  // (0: every async_copy this thread issued; nothing where async_copy declines).
+  virtual void async_copy_wait(llvm::IRBuilder<>& b, int pending) const {}
   virtual bool warp_reduce(llvm::IRBuilder<>& b, llvm::Value*& v, tile::Combine c,
                            const std::vector<int>& offsets) const {
     return false;

@@ -3,7 +3,8 @@
 // clamp 31); the barrier is bar.sync 0 (llvm.nvvm.barrier.cta.sync.aligned.all);
 // kernels use the PTX_Kernel calling convention. warp_reduce declines: the shared
 // count-up shuffle tree is already the pinned tree on NVIDIA. Staged loads copy with
-// cp.async (cg for 16 bytes, ca for 4 and 8) and wait with cp.async.wait_all.
+// cp.async (cg for 16 bytes, ca for 4 and 8), one cp.async.commit_group a staged load,
+// and wait with cp.async.wait_group N (N: the groups a use may leave pending).
 // Example: shuffle_xor(v, 4) -> shfl.sync.bfly.b32 %r, %v, 4, 31, -1;
 #include "codegen/TargetInfo.h"
 #include "llvm/IR/Function.h"
@@ -63,7 +64,7 @@ class NvptxTargetInfo final : public TargetInfo {
     return true;
   }
   // cp.async.cg (L2 only, 16 bytes) for the streaming case, cp.async.ca for 4 and 8
-  // bytes (cg takes only 16); cp.async.wait_all commits and waits for them all.
+  // bytes (cg takes only 16).
   bool async_copy(llvm::IRBuilder<>& b, llvm::Value* dst, llvm::Value* src,
                   unsigned bytes) const override {
     llvm::Intrinsic::ID id;
@@ -76,8 +77,11 @@ class NvptxTargetInfo final : public TargetInfo {
     b.CreateIntrinsic(id, {}, {dst, src});
     return true;
   }
-  void async_copy_wait(llvm::IRBuilder<>& b) const override {
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, llvm::ArrayRef<llvm::Value*>{});
+  void async_copy_commit(llvm::IRBuilder<>& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, llvm::ArrayRef<llvm::Value*>{});
+  }
+  void async_copy_wait(llvm::IRBuilder<>& b, int pending) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {b.getInt32(static_cast<uint32_t>(pending))});
   }
 };
 

@@ -206,19 +206,25 @@ KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem 
 
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
-// With `kept` (the leaf values of the passes at k = 0, Q, ..., computed by the caller
-// so it can keep them for a later pass), those passes are reduced before the loop,
-// in order, and the loop starts at k = kept.size() * Q: the same combines in the
-// same order as the un-peeled chain (a kept pass past the row's end is all identity,
-// a no-op link; ReduceProgram.h).
-template <class Leaf>
+// With `kept` > 0 passes (k = 0, Q, ..., whose leaf values kept_leaf(j) builds, so the
+// caller can keep them for a later pass), those passes are reduced before the loop,
+// in order, and the loop starts at k = kept * Q: the same combines in the same order
+// as the un-peeled chain (a kept pass past the row's end is all identity, a no-op
+// link; ReduceProgram.h). Pass j's leaf is built right before its combine, so a
+// staged pass j is read (and waited for) only there, while later passes still load.
+struct NoKept {
+  Value operator()(int) const { return Value{}; }
+};
+template <class Leaf, class KeptLeaf = NoKept>
 Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
-                 Combine c, Leaf leaf, const std::vector<Value>& kept = {}) {
+                 Combine c, Leaf leaf, int kept = 0, KeptLeaf kept_leaf = {}) {
   Value ident = b.const_f32(identity(c));
-  Value lo = kept_end(b, f, q, static_cast<int>(kept.size()));
+  Value lo = kept_end(b, f, q, kept);
   if (d.order == TreeOrder::kPinned) {
     Value acc0 = ident;
-    for (Value v : kept) acc0 = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, acc0);  // (Q) -> chain
+    for (int j = 0; j < kept; ++j) {
+      acc0 = b.reduce(kept_leaf(j), 0, c, TreeOrder::kPinned, d.strip, acc0);  // (Q) -> chain
+    }
     std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
     Value v = leaf(pass_index(b, f, loop[0]), identity(c));
     Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
@@ -228,7 +234,9 @@ Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, 
   // every pass in index order; then one reduce over the threads.
   const int64_t threads = q / e;
   Value acc0 = b.splat(ident, {threads});
-  for (Value v : kept) acc0 = b.reduce(b.reshape(v, {threads, e}), 1, c, TreeOrder::kFree, 0, acc0);
+  for (int j = 0; j < kept; ++j) {
+    acc0 = b.reduce(b.reshape(kept_leaf(j), {threads, e}), 1, c, TreeOrder::kFree, 0, acc0);
+  }
   std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
   Value v = leaf(pass_index(b, f, loop[0]), identity(c));
   Value per_thread = b.reshape(v, {threads, e});  // (threads, e)
@@ -1202,11 +1210,9 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       const int keep = cfg.keep_passes;
       const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
       const KeptX kx = load_kept(b, x, kp, in, 0.0f, cfg.keep_in_shared);  // (Q) each
-      std::vector<Value> first;
-      for (int j = 0; j < keep; ++j) first.push_back(square(kp[j], kx.use(b, j), identity(Combine::kAdd)));
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
-      }, first);
+      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); });
       Value r = rms_scale(b, ss, f.cols, eps);
       auto normalize = [&](const PassIndex& p, Value xv) {
         store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
@@ -1230,21 +1236,18 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       const int keep = cfg.keep_passes;
       const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
       const KeptX kx = load_kept(b, x, kp, in, identity(Combine::kMax), cfg.keep_in_shared);
-      std::vector<Value> kmax;
-      for (int j = 0; j < keep; ++j) kmax.push_back(kx.use(b, j));
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      }, kmax);
+      }, keep, [&](int j) { return kx.use(b, j); });
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
-      std::vector<Value> ke, first;
-      for (int j = 0; j < keep; ++j) {
-        ke.push_back(exp_of(kx.use(b, j)));  // (Q) e_i of pass j
-        first.push_back(b.select(kp[j].mask, ke[j], b.const_f32(identity(Combine::kAdd))));
-      }
+      std::vector<Value> ke;  // (Q) e_i of pass j
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
         return b.select(p.mask, e, b.const_f32(pad));  // (Q) e_i, -0.0 padded
-      }, first);
+      }, keep, [&](int j) {
+        ke.push_back(exp_of(kx.use(b, j)));
+        return b.select(kp[j].mask, ke[j], b.const_f32(identity(Combine::kAdd)));
+      });
       auto store_y = [&](const PassIndex& p, Value e) {
         Value yv = b.div(e, s);  // e_i / s
         b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);

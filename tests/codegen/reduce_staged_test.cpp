@@ -8,8 +8,9 @@
 //   - structure: exactly K staged loads, all at the top level and no other load of x
 //     outside loops; every use of a staged value is its own op (RMSNorm bf16: the square's
 //     widening and the output's), so each reads the shared slots where it is;
-//   - PTX (sm_90a): each thread's chunks are copied with cp.async.cg 16 bytes, every read
-//     follows a cp.async.wait_all and is an ld.shared.v4, the kept strips are read again
+//   - PTX (sm_90a): each thread's chunks are copied with cp.async.cg 16 bytes, strip i's
+//     copies are commit group i and its reads wait for that group alone
+//     (cp.async.wait_group K-1-i), each read an ld.shared.v4, the kept strips are read again
 //     after the cluster barrier from shared memory, and the shared arrays have the kept
 //     bytes; gfx942 compiles the unsplit form with LDS stores and loads (no async copy);
 //   - rules: a staged load in a loop body, of a scalar, carried or yielded by a loop is
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/Compile.h"
 #include "dsl/reference/Reference.h"
@@ -190,8 +192,14 @@ TEST(ReduceStaged, PtxCopiesAsynchronouslyAndReadsSharedAfterTheBarrier) {
   const std::string before = t.substr(0, wait), after = t.substr(wait);
   // Each kept strip is read twice (the square before the barrier, the output after),
   // each read after a wait for the thread's copies.
-  EXPECT_EQ(count_of(before, "cp.async.wait_all"), 4);
-  EXPECT_EQ(count_of(after, "cp.async.wait_all"), 4);
+  // Strip i's copies are commit group i; its tree waits for it alone (wait_group 3 - i
+  // leaves the later strips in flight), and after the barrier every group is done.
+  EXPECT_EQ(count_of(before, "cp.async.commit_group;"), 4);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(count_of(before, absl::StrCat("cp.async.wait_group \t", 3 - i, ";")), 1) << i;
+    EXPECT_EQ(count_of(after, absl::StrCat("cp.async.wait_group \t", 3 - i, ";")), 1) << i;
+  }
+  EXPECT_EQ(count_of(t, "cp.async.wait_all"), 0);
   EXPECT_EQ(count_of(after, "cp.async.cg"), 0) << "no copy after the barrier";
   EXPECT_GE(count_of(after, "ld.shared.v4.b32"), 8) << "the kept strips come back from shared memory";
   // The register form keeps them instead: no shared array, no async copy.
