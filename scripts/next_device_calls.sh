@@ -7,8 +7,8 @@
 #   there: device run, carry [".device", ".stage"], command one of
 #          `bash scripts/next_device_calls.sh cublas`  #7: retry the classes without a
 #                                                       descriptor, then the match (~560 s)
-#          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU test, then
-#                                                       the RMSNorm bench rows (~400 s)
+#          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU tests, then
+#                                                       the RMSNorm bench rows (<= 500 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
 #                                                       table (~110 s)
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
@@ -72,19 +72,21 @@ case $what in
     source .device/env.sh
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
-    # 1. The bits: kept passes and cluster strips in shared memory (cp.async), against
-    #    the reference and the register-kept kernels; then the cluster bench case again.
-    el "jit_reduce_keep_in_shared_gpu_test"
-    L timeout 200 $B/jit_reduce_keep_in_shared_gpu_test > "$OUT/gputest.log" 2>&1; echo "gputest rc=$?"
-    el "jit_reduce_cluster_gpu_test (bench case)"
-    L timeout 80 $B/jit_reduce_cluster_gpu_test --gtest_filter='*TheBenchCase*' >> "$OUT/gputest.log" 2>&1
-    echo "cluster gputest rc=$?"
-    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/gputest.log" | head -20
+    # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit
+    #    group a kept pass since session 20), against the reference and the register-kept
+    #    kernels, each of the test's three tests under its own limit.
+    for t in TheBenchClusterCase:120 SoftmaxClusterCase:100 OneBlockPerRow:80; do
+      el "jit_reduce_keep_in_shared_gpu_test *${t%%:*}*"
+      L timeout ${t##*:} $B/jit_reduce_keep_in_shared_gpu_test --gtest_filter="*${t%%:*}*" \
+        >> "$OUT/gputest.log" 2>&1; echo "gputest ${t%%:*} rc=$?"
+    done
+    grep -c "^\[case\]" "$OUT/gputest.log" | sed 's/^/cases started: /'
+    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/gputest.log" | head -20 | cut -c1-220
     # 2. The speed: every candidate's median (FIXBITS_BENCH_TRACE) for the rows of the
     #    open target, sh=1 / mb=N being the new ones.
     el "reduce_bench"
-    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=8x8,16x4,32x2 \
-      L timeout 300 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=8x8,16x4 \
+      L timeout 200 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
       --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"
