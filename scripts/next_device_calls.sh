@@ -8,7 +8,7 @@
 #          `bash scripts/next_device_calls.sh cublas`  #7: retry the classes without a
 #                                                       descriptor, then the match (~560 s)
 #          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU tests, then
-#                                                       the RMSNorm bench rows (<= 500 s)
+#                                                       the RMSNorm bench rows, one ncu (<= 530 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
 #                                                       table (~110 s)
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
@@ -75,7 +75,7 @@ case $what in
     # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit
     #    group a kept pass since session 20), against the reference and the register-kept
     #    kernels, each of the test's three tests under its own limit.
-    for t in TheBenchClusterCase:120 SoftmaxClusterCase:100 OneBlockPerRow:80; do
+    for t in TheBenchClusterCase:100 SoftmaxClusterCase:90 OneBlockPerRow:70; do
       el "jit_reduce_keep_in_shared_gpu_test *${t%%:*}*"
       L timeout ${t##*:} $B/jit_reduce_keep_in_shared_gpu_test --gtest_filter="*${t%%:*}*" \
         >> "$OUT/gputest.log" 2>&1; echo "gputest ${t%%:*} rc=$?"
@@ -86,7 +86,7 @@ case $what in
     #    open target, sh=1 / mb=N being the new ones.
     el "reduce_bench"
     FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=8x8,16x4 \
-      L timeout 200 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+      L timeout 180 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
       --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/bench.log" 2>&1
     echo "bench rc=$?"
@@ -94,6 +94,17 @@ case $what in
     grep -E "_median|CopyBandwidth" "$OUT/bench.log" | cut -c1-220
     echo "fastest shared-memory candidates:"
     grep -E "^\[tune\].* sh=1 " "$OUT/bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
+    # 3. Where session 18's fastest 256 x 131072 kernel (cluster 16 x 4, P 4, 8 strips in
+    #    shared memory, 3 blocks an SM) spends its time: one launch under Nsight Compute.
+    el "ncu"
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 90 $NCU --kernel-name \
+      regex:'w16_e4_k8s_mb3_p4_cluster' --launch-count 1 --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \
+      --benchmark_repetitions=1 --benchmark_min_time=0.01 > "$OUT/ncu.log" 2>&1; echo "ncu rc=$?"
+    el done
+    grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Waves Per SM|Warp Cycles Per Issued|Eligible Warps|Issued Warp|Stall|stall" "$OUT/ncu.log" | head -30 | cut -c1-200
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
