@@ -20,6 +20,7 @@
 //   (one line; shown wrapped here).
 #include "dsl/GemmDesc.h"
 
+#include <algorithm>
 #include <ostream>
 #include <string_view>
 
@@ -88,6 +89,13 @@ int lane_slots(int lanes) {
   int slots = 1;
   while (slots < lanes && slots < (1 << 30)) slots *= 2;
   return slots;
+}
+
+int64_t gemv_tiles(const GemmDesc& d, int64_t len) { return (len + d.lane_tile - 1) / d.lane_tile; }
+
+std::pair<int64_t, int64_t> gemv_contiguous_span(const GemmDesc& d, int64_t l, int64_t k0, int64_t k1) {
+  const int64_t run = (gemv_tiles(d, k1 - k0) + d.lanes - 1) / d.lanes;  // whole tiles per lane
+  return {std::min(k1, k0 + l * run * d.lane_tile), std::min(k1, k0 + (l + 1) * run * d.lane_tile)};
 }
 
 int matrix_instruction_k(DType t) {

@@ -86,6 +86,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -152,6 +153,18 @@ bool has_split(const GemmDesc& d);
 // The width of a lane fold over `lanes` lanes: the smallest power of two >= lanes
 // (lane_slots(20) = 32, lane_slots(32) = 32, lane_slots(1) = 1; at most 2^30).
 int lane_slots(int lanes);
+
+// Gemv lane dealing (family kGemv, see above): a range of `len` elements is cut into
+// gemv_tiles(d, len) = ceil(len / lane_tile) tiles from its start (the last may be
+// short). kContiguous: lane l takes the run of ceil(tiles / lanes) whole tiles from
+// tile l * run, i.e. the elements gemv_contiguous_span(d, l, k0, k1) = [e0, e1) of
+// [k0, k1) (empty, e0 == e1, for a lane past the last tile). kStrided: lane l takes
+// tiles l, l + lanes, l + 2 * lanes, ... The one definition the references and the
+// profile's canonical grouping deal by.
+// Example: lanes 4, lane_tile 2, [0, 13): 7 tiles, runs of 2: lane 1 -> [4, 8),
+// lane 3 -> [12, 13).
+int64_t gemv_tiles(const GemmDesc& d, int64_t len);
+std::pair<int64_t, int64_t> gemv_contiguous_span(const GemmDesc& d, int64_t l, int64_t k0, int64_t k1);
 
 // Products one sm_90 matrix instruction folds for inputs of `t` (mma.sync and
 // wgmma alike): 16 for f16/bf16, 32 for fp8, 8 for tf32, 0 for f32 (none).

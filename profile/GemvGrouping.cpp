@@ -30,12 +30,11 @@ void add_term(Tokens& into, const Tokens& term) {
 // The products lane l folds over [k0, k1) (the range dealt as one), in order.
 Tokens lane_products(const dsl::GemmDesc& d, int64_t l, int64_t k0, int64_t k1) {
   const int64_t lanes = d.lanes, tile = d.lane_tile;
-  const int64_t tiles = (k1 - k0 + tile - 1) / tile;
+  const int64_t tiles = dsl::gemv_tiles(d, k1 - k0);
   Tokens out;
   if (d.lane_layout == dsl::LaneLayout::kContiguous) {
-    const int64_t run = (tiles + lanes - 1) / lanes;
-    const int64_t e1 = std::min(k1, k0 + (l + 1) * run * tile);
-    for (int64_t e = std::min(k1, k0 + l * run * tile); e < e1; ++e) out.push_back(e);
+    const auto [e0, e1] = dsl::gemv_contiguous_span(d, l, k0, k1);
+    for (int64_t e = e0; e < e1; ++e) out.push_back(e);
   } else {
     for (int64_t t = l; t < tiles; t += lanes) {
       const int64_t e1 = std::min(k1, k0 + (t + 1) * tile);

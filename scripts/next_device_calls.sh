@@ -75,7 +75,7 @@ case $what in
     # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit
     #    group a kept pass since session 20), against the reference and the register-kept
     #    kernels, each of the test's three tests under its own limit.
-    for t in TheBenchClusterCase:100 SoftmaxClusterCase:90 OneBlockPerRow:70; do
+    for t in TheBenchClusterCase:90 SoftmaxClusterCase:80 OneBlockPerRow:60; do
       el "jit_reduce_keep_in_shared_gpu_test *${t%%:*}*"
       L timeout ${t##*:} $B/jit_reduce_keep_in_shared_gpu_test --gtest_filter="*${t%%:*}*" \
         >> "$OUT/gputest.log" 2>&1; echo "gputest ${t%%:*} rc=$?"
@@ -83,22 +83,29 @@ case $what in
     grep -c "^\[case\]" "$OUT/gputest.log" | sed 's/^/cases started: /'
     grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/gputest.log" | head -20 | cut -c1-220
     # 2. The speed: every candidate's median (FIXBITS_BENCH_TRACE) for the rows of the
-    #    open target, sh=1 / mb=N being the new ones.
-    el "reduce_bench"
-    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=8x8,16x4 \
-      L timeout 180 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
-      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
-      --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/bench.log" 2>&1
-    echo "bench rc=$?"
-    el done
-    grep -E "_median|CopyBandwidth" "$OUT/bench.log" | cut -c1-220
+    #    open target at 16 warps x 4 (session 18's fastest), then the same with
+    #    .stage/old/reduce_bench_waitall where it was staged (the same tree, every staged
+    #    use waiting for all the thread's copies: session 20's A/B of commit groups; the
+    #    cache is off, as both build the same programs into different PTX).
+    for bin in $B/reduce_bench .stage/old/reduce_bench_waitall; do
+      [ -x $bin ] || continue
+      tag=$(basename $bin)
+      el "$tag"
+      FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
+        L timeout 130 $bin --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+        --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+        --benchmark_out="$OUT/$tag.json" --benchmark_out_format=json > "$OUT/$tag.log" 2>&1
+      echo "$tag rc=$?"
+      grep -E "_median|CopyBandwidth" "$OUT/$tag.log" | cut -c1-220
+    done
+    cp "$OUT/reduce_bench.log" "$OUT/bench.log" 2>/dev/null
     echo "fastest shared-memory candidates:"
     grep -E "^\[tune\].* sh=1 " "$OUT/bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
     # 3. Where session 18's fastest 256 x 131072 kernel (cluster 16 x 4, P 4, 8 strips in
     #    shared memory, 3 blocks an SM) spends its time: one launch under Nsight Compute.
     el "ncu"
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 90 $NCU --kernel-name \
+    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 80 $NCU --kernel-name \
       regex:'w16_e4_k8s_mb3_p4_cluster' --launch-count 1 --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
       --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \

@@ -235,13 +235,11 @@ class ElementTree {
   // elements in order from +0.0.
   std::vector<float> gemv_lanes(int64_t k0, int64_t k1) {
     const int64_t lanes = d_.lanes, tile = d_.lane_tile;
-    const int64_t tiles = (k1 - k0 + tile - 1) / tile;
+    const int64_t tiles = gemv_tiles(d_, k1 - k0);
     std::vector<float> v(lanes, 0.0f);
     for (int64_t l = 0; l < lanes; ++l) {
       if (d_.lane_layout == LaneLayout::kContiguous) {
-        const int64_t run = (tiles + lanes - 1) / lanes;  // whole tiles per lane
-        const int64_t e0 = std::min(k1, k0 + l * run * tile);
-        const int64_t e1 = std::min(k1, k0 + (l + 1) * run * tile);
+        const auto [e0, e1] = gemv_contiguous_span(d_, l, k0, k1);
         v[l] = scalar_fold(0.0f, e0, e1);
       } else {
         float acc = 0.0f;

@@ -248,13 +248,11 @@ class SparseTree {
   // elements in order from +0.0.
   void gemv_lanes(int64_t k0, int64_t k1, std::vector<float>& v) {
     const int64_t lanes = d_.lanes, tile = d_.lane_tile, len = k1 - k0;
-    const int64_t tiles = (len + tile - 1) / tile;
+    const int64_t tiles = gemv_tiles(d_, len);
     v.assign(static_cast<size_t>(lanes), 0.0f);
     for (int64_t l = 0; l < lanes; ++l) {
       if (d_.lane_layout == LaneLayout::kContiguous) {
-        const int64_t run = (tiles + lanes - 1) / lanes;  // whole tiles per lane
-        const int64_t e0 = std::min(k1, k0 + l * run * tile);
-        const int64_t e1 = std::min(k1, k0 + (l + 1) * run * tile);
+        const auto [e0, e1] = gemv_contiguous_span(d_, l, k0, k1);
         v[static_cast<size_t>(l)] = scalar_fold(0.0f, e0, e1);
         continue;
       }

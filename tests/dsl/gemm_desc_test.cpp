@@ -393,6 +393,37 @@ TEST(GemmDescTest, GemvLaneChainAndTurns) {
       << validate(fast_step);
 }
 
+// The contiguous deal: the header's example, and for many ranges the lanes' spans
+// tile [k0, k1) in lane order, each a whole number of tiles except where the range ends.
+TEST(GemmDescTest, GemvContiguousSpansTileTheRange) {
+  GemmDesc d;
+  d.family = GemmFamily::kGemv;
+  d.lanes = 4;
+  d.lane_tile = 2;
+  EXPECT_EQ(gemv_tiles(d, 13), 7);
+  EXPECT_EQ(gemv_contiguous_span(d, 1, 0, 13), std::make_pair(int64_t{4}, int64_t{8}));
+  EXPECT_EQ(gemv_contiguous_span(d, 3, 0, 13), std::make_pair(int64_t{12}, int64_t{13}));
+  for (int lanes : {1, 3, 16, 20, 32}) {
+    for (int tile : {1, 2, 8, 33}) {
+      d.lanes = lanes;
+      d.lane_tile = tile;
+      for (int64_t k0 : {int64_t{0}, int64_t{5}}) {
+        for (int64_t len = 1; len < 700; len += 37) {
+          int64_t at = k0;
+          for (int l = 0; l < lanes; ++l) {
+            const auto [e0, e1] = gemv_contiguous_span(d, l, k0, k0 + len);
+            ASSERT_EQ(e0, at) << lanes << " lanes, tile " << tile << ", len " << len << ", lane " << l;
+            ASSERT_LE(e0, e1);
+            if (e1 < k0 + len) ASSERT_EQ((e1 - e0) % tile, 0);
+            at = e1;
+          }
+          EXPECT_EQ(at, k0 + len) << lanes << " lanes, tile " << tile << ", len " << len;
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmDescTest, CanonicalTextIsTheDocumentedLiteral) {
   EXPECT_EQ(to_string(plain_f16()),
             "gemm{family=plain a=f16 b=f16 acc=f32 out=f16 instr=mma_sync ik=16 "
