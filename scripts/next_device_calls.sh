@@ -86,7 +86,7 @@ case $what in
     #    open target at 16 warps x 4 (session 18's fastest), then the same with
     #    .stage/old/reduce_bench_waitall where it was staged (the same tree, every staged
     #    use waiting for all the thread's copies: session 20's A/B of commit groups; the
-    #    cache is off, as both build the same programs into different PTX).
+    #    cache is off, so both compile every candidate).
     for bin in $B/reduce_bench .stage/old/reduce_bench_waitall; do
       [ -x $bin ] || continue
       tag=$(basename $bin)
