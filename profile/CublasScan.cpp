@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -1107,9 +1108,14 @@ class ClassProber {
         // at K = 25 and 57 in a class probed at K = 257 and 259) show there.
         bool want_small = options_.small_probe_k > 0 && !done.empty();
         for (const ProbeResult& r : done) want_small &= r.at.k >= options_.min_probe_k;
-        const bool in_range =
-            want_small ? (k >= options_.small_probe_k && k < options_.min_probe_k)
-                       : k >= options_.min_probe_k;
+        const int64_t lo = want_small ? options_.small_probe_k : options_.min_probe_k;
+        const int64_t hi = want_small ? options_.min_probe_k : std::numeric_limits<int64_t>::max();
+        const bool in_range = k >= lo && k < hi;
+        // Out of that range, the point nearest it: below it the largest K, above it (a
+        // class whose K all pass min_probe_k when short K are wanted) the smallest, so
+        // a class living at K >= 426 takes its second probe near 426, not at K = 131072
+        // (class 204's second probe, session 20: 150 s and no descriptor).
+        const int64_t off = in_range ? 0 : (k < lo ? lo - k : k - hi + 1);
         // A point whose full shape is over max_probe_mnk runs every experiment of the
         // probe on that many multiply-adds (device run 13: 75 s at 257 x 16257 x 4096);
         // it is taken only when the class has no other point.
@@ -1124,7 +1130,7 @@ class ClassProber {
             cls.cls.values.split && new_ratio ? 1 : 0,
             table_.variants[v].shapes,
             in_range ? -std::countr_zero(static_cast<uint64_t>(k)) : 0,
-            in_range ? -k : k};
+            in_range ? -k : -off};
         if (!best || rank > best_rank) {
           best = pt;
           best_rank = rank;

@@ -25,7 +25,9 @@
 //     which count towards its probes and are never probed again):
 //     * it probes up to `class_probes` points (a split class: 1 + `fit_probes`), each
 //       a (variant, K, split count) of the class at its best cell (VariantShapes), K in
-//       [min_probe_k, max_probe_k] first (else the largest K in [1, min_probe_k)),
+//       [min_probe_k, max_probe_k] first (else the largest K in [1, min_probe_k);
+//       with small_probe_k, after probes at K >= min_probe_k, K in [small_probe_k,
+//       min_probe_k) first, else the K nearest that range),
 //       chosen in this order: variants differing from the probed ones in the most
 //       fields outside the class's mask; for split classes a new ceil(K / P); the
 //       most-used variant; K with the fewest trailing zero bits (a short turn or a short
@@ -184,7 +186,8 @@ struct ProbeOptions {
   // again up to this many (its earlier probes count and are checked with the new ones).
   int revalidate = 0;
   // > 0: after a class's probes at K >= min_probe_k, its next probe prefers a K in
-  // [small_probe_k, min_probe_k) (the class's short-K shapes), if it has one.
+  // [small_probe_k, min_probe_k) (the class's short-K shapes), if it has one; else the
+  // nearest K to that range (the smallest above it).
   int64_t small_probe_k = 0;
   // Points whose M*N*K exceeds this are probed only when a class has no other point
   // (each probe experiment runs the full shape).

@@ -1195,6 +1195,34 @@ TEST(CublasScan, ASpanTheProbeCannotTellFromTheRulesFitsThatProbe) {
   EXPECT_FALSE(fit_span_rules(true, {391, 17}, {2, 2}, {cut, uncut}).ok());
 }
 
+// A split class whose K all lie above min_probe_k, probed first at K = 433: its next
+// probe wants a short K (small_probe_k) and the class has none, so it takes the nearest
+// K above that range with a new K / P (1000), not the largest (8191 here; session 20's
+// class 204 went to 801x33x131072 there and passed its 150 s).
+TEST(CublasScan, AClassWithoutShortKTakesItsNextProbeAtTheSmallestKAbove) {
+  auto truth = split3_truth(8, {});
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {433, 1000, 8191}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(kSplit3)).ok());
+  int probes = 0;
+  const ProbeFn reference = reference_probe(truth, &probes);
+  std::vector<int64_t> order;  // the K of each probe, in the order they ran
+  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key) {
+    order.push_back(s.k);
+    return reference(s, key);
+  };
+  ProbeOptions o{.max_probe_k = 131072, .fit_probes = 1, .small_probe_k = 16};
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, recorded, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_GE(order.size(), 2u);
+  EXPECT_EQ(order[0], 433);
+  EXPECT_EQ(order[1], 1000) << "the second probe went to the largest K, not the nearest";
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {433, 700, 1000, 5000}));
+}
+
 // A split class probed at one K / P only is not validated: its span fits every
 // granule up to it (session 12's device run 6: class 177's only probe, K = 16384 and
 // P = 64, gave split/256 where cuBLAS rounds to 8, and all 19 of the match's shapes of
