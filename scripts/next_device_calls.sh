@@ -5,8 +5,9 @@
 #          (the binaries below, stripped, their libraries and the committed cuBLAS table
 #          into .stage/; ../shared/device/prepare.sh fills .device/)
 #   there: device run, carry [".device", ".stage"], command one of
-#          `bash scripts/next_device_calls.sh cublas`  #7: retry the classes without a
-#                                                       descriptor, then the match (~560 s)
+#          `bash scripts/next_device_calls.sh cublas`  #7: retry classes 204 and 89, then
+#                                                       the match (~560 s; on an H200: the
+#                                                       map is the H200's heuristic)
 #          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU tests, then
 #                                                       the RMSNorm bench rows, one ncu (<= 530 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
@@ -43,15 +44,15 @@ case $what in
     B=.stage/bin
     zcat .stage/table.tsv.gz > /tmp/t0.tsv
     T=/tmp/t0.tsv
-    # 1. The classes still without a descriptor (docs/cublas.md, sessions 18-19): gemv2T
-    #    69/143 and custom 12's 71/145 (withdrawn: their probes at K <= 257 could not see
-    #    turns of 512; the gemv separating probe now goes where turns show), 116 and 204
-    #    (their probes passed 75 s: now 150 s), 89 (probes disagree).
-    #    8 slices take turns on the GPU; the budget counts from program start (resume
-    #    load included), a probe stops at 150 s, then the merge.
+    # 1. The classes left (docs/cublas.md, session 20): 204 (its second probe now goes to
+    #    the nearest K above min_probe_k, not K = 131072, where it passed 150 s twice)
+    #    and 89 (its cap's separating points were answered with another algorithm on
+    #    the H100 session 20 got; on the H200 they may not be). 8 slices take turns on
+    #    the GPU; the budget counts from program start (resume load included), a probe
+    #    stops at 150 s, then the merge.
     el "scan --jobs=8 --retry-failed --classes=..."
     L timeout 330 $B/fixbits-cublas-scan --resume=$T --jobs=8 --retry-failed \
-      --classes=69,143,71,145,116,204,89 --dtypes=f16,bf16 --small-probe-k=16 \
+      --classes=204,89 --dtypes=f16,bf16 --small-probe-k=16 \
       --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=131072 --probe-timeout-s=150 \
       --probe-budget-s=160 --out=/tmp/t1.tsv > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
