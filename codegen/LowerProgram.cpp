@@ -578,12 +578,11 @@ class Lowerer {
   // (c*T + t)*V, so a warp's accesses to one chunk are consecutive (no bank conflict)
   // and a chunk is V*elem bytes aligned for cp.async / ld.shared.v. Only the thread that
   // wrote its slots reads them, so no barrier is needed, only async_copy_wait. Each
-  // staged load commits its copies as one group (group g: the g-th staged load lowered);
-  // while every staged load sits at the top level (straight-line code, run in lowering
-  // order by every thread), a use of group g made when G groups are lowered leaves the
-  // G-1-g later ones pending, so the first kept pass's tree starts while the later
-  // passes are still in flight. Once a staged load sits in a loop body the count no
-  // longer says what ran, and every use waits for all the thread's copies.
+  // staged load commits its copies as one group (group g: the g-th staged load lowered).
+  // tile::validate keeps every staged load at the top level (straight-line code that
+  // every thread runs in lowering order), so a use of group g made when G groups are
+  // lowered leaves exactly the G-1-g later ones pending: the first kept pass's tree
+  // starts while the later passes are still in flight.
   struct Staged {
     llvm::Value* array = nullptr;  // ptr addrspace(3): its piece of the dynamic array
     llvm::Type* elem = nullptr;
@@ -661,7 +660,6 @@ class Lowerer {
     }
     ctx_.target.async_copy_commit(b_);  // on both paths: the fallback's group is empty
     st.group = staged_groups_++;
-    if (loop_depth_ > 0) staged_in_loop_ = true;
     if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
     staged_of_[op.results[0]] = static_cast<int>(staged_.size());
     staged_.push_back(st);
@@ -673,7 +671,7 @@ class Lowerer {
   // thread's async copies is complete).
   Lowered read_staged(int id) {
     const Staged& st = staged_[staged_of_[id]];
-    ctx_.target.async_copy_wait(b_, staged_in_loop_ ? 0 : staged_groups_ - 1 - st.group);
+    ctx_.target.async_copy_wait(b_, staged_groups_ - 1 - st.group);
     Lowered v;
     v.scalar = false;
     v.layout = st.layout;
@@ -720,9 +718,7 @@ class Lowerer {
     }
     b_.CreateCondBr(b_.CreateICmpSLT(iv, ctx_.values[op.args[1]].regs[0]), body, exit);
     b_.SetInsertPoint(body);
-    ++loop_depth_;
     absl::Status s = lower_ops(op.body);
-    --loop_depth_;
     if (!s.ok()) return s;
     llvm::Value* next = b_.CreateAdd(iv, ctx_.values[op.args[2]].regs[0], "iv.next");
     llvm::BasicBlock* latch = b_.GetInsertBlock();
@@ -753,8 +749,6 @@ class Lowerer {
   std::vector<Staged> staged_;   // staged loads lowered so far
   std::vector<int> staged_of_;   // value id -> index into staged_, -1: not staged
   int staged_groups_ = 0;        // commit groups lowered so far (one a staged load)
-  int loop_depth_ = 0;           // loop bodies enclosing the op being lowered
-  bool staged_in_loop_ = false;  // a staged load was lowered inside a loop body
 };
 
 }  // namespace

@@ -99,9 +99,8 @@ case $what in
       echo "$tag rc=$?"
       grep -E "_median|CopyBandwidth" "$OUT/$tag.log" | cut -c1-220
     done
-    cp "$OUT/reduce_bench.log" "$OUT/bench.log" 2>/dev/null
     echo "fastest shared-memory candidates:"
-    grep -E "^\[tune\].* sh=1 " "$OUT/bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
+    grep -E "^\[tune\].* sh=1 " "$OUT/reduce_bench.log" | awk -F': ' '{print $NF " | " $0}' | sort -g | head -8 | cut -c1-220
     # 3. Where session 18's fastest 256 x 131072 kernel (cluster 16 x 4, P 4, 8 strips in
     #    shared memory, 3 blocks an SM) spends its time: one launch under Nsight Compute.
     el "ncu"
