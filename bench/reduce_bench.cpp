@@ -24,7 +24,9 @@
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
 // sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
 // 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
-// (alt=1: alternating row order; bpr=1:
+// (alt=1: alternating row order; ws=1: a cluster kernel for rows of whole strips,
+// whole_strips, tried again for each cluster candidate when cols is a multiple of the
+// strip; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -304,6 +306,12 @@ const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>&
   return &inputs.emplace(key, std::move(*r)).first->second;
 }
 
+// FIXBITS_BENCH_WHOLE_STRIPS=0: no whole_strips candidates (an A/B of the masks).
+bool whole_strips_on() {
+  const char* v = std::getenv("FIXBITS_BENCH_WHOLE_STRIPS");
+  return v == nullptr || std::string(v) != "0";
+}
+
 // FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the kConfigs with those warps x elements
 // per thread (a short device call tunes fewer candidates); unset: all of them. A
 // malformed or unknown entry is reported once on stderr and ignored.
@@ -436,6 +444,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     // (softmax: three times); and each P once more keeping nothing (keep=0).
     if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
       const int64_t strips = dsl::strip_count(desc, cols);
+      const size_t first_cluster = candidates.size();
       for (int parts : {2, 4, 8}) {
         if (parts > strips) break;
         dsl::ReduceConfig k = base;
@@ -456,6 +465,17 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
         if (k.keep_passes > 0) {
           k.keep_passes = 0;
           candidates.push_back(k);
+        }
+      }
+      // Rows of whole strips (cols a multiple of the strip, label ws=1): each cluster
+      // candidate again without per-element masks (whole_strips), unless
+      // FIXBITS_BENCH_WHOLE_STRIPS=0.
+      if (cols % desc.strip == 0 && whole_strips_on()) {
+        const size_t end = candidates.size();
+        for (size_t i = first_cluster; i < end; ++i) {
+          dsl::ReduceConfig w = candidates[i];
+          w.whole_strips = true;
+          candidates.push_back(w);
         }
       }
     }
@@ -485,11 +505,11 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d",
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d",
                         dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
                         c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0,
                         c.min_blocks_per_sm, c.cluster_rows ? 1 : 0, c.rows_per_launch,
-                        c.alternate_row_order ? 1 : 0);
+                        c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -613,11 +633,11 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d",
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d",
                                  tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
                                  tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.min_blocks_per_sm,
                                  tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
-                                 tc.cfg.alternate_row_order ? 1 : 0));
+                                 tc.cfg.alternate_row_order ? 1 : 0, tc.cfg.whole_strips ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \

@@ -62,7 +62,8 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                           (config.min_blocks_per_sm > 0
                                ? absl::StrFormat(" min_blocks_per_sm=%d", config.min_blocks_per_sm)
                                : "") +
-                          (config.cluster_rows ? " cluster_rows" : "");
+                          (config.cluster_rows ? " cluster_rows" : "") +
+                          (config.whole_strips ? " whole_strips" : "");
   if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.rows_per_launch %d applies to split rows; %s reduces columns.",
@@ -96,6 +97,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   r.desc_ = desc;
   r.blocks_per_row_ = config.blocks_per_row;
   r.cluster_rows_ = config.cluster_rows;
+  r.whole_strips_ = config.whole_strips;
   r.rows_per_launch_ = config.rows_per_launch;
   return r;
 }
@@ -137,6 +139,14 @@ int ReduceRunner::suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl:
   return static_cast<int>(std::max<int64_t>(p, 1));
 }
 
+absl::Status ReduceRunner::check_whole_strips(int64_t line) const {
+  if (!whole_strips_ || line % desc_.strip == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ReduceConfig.whole_strips: this runner's kernel is for rows whose length is a multiple "
+      "of the strip (%d); ReduceProblem.cols %d is not (build one without whole_strips).",
+      desc_.strip, line));
+}
+
 absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {
   if (p.rows < 1 || p.cols < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -156,6 +166,7 @@ absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {
         "ReduceProblem.w has %d elements; RMSNorm needs one per element of a line (%d).",
         p.w.size(), line));
   }
+  if (absl::Status s = check_whole_strips(line); !s.ok()) return s;
   rows_ = p.rows;
   cols_ = p.cols;
   eps_ = p.eps;
@@ -203,6 +214,9 @@ absl::Status ReduceRunner::share_inputs(const ReduceRunner& other) {
   if (other.desc_.in_dtype != desc_.in_dtype || other.desc_.op != desc_.op ||
       other.desc_.out_dtype != desc_.out_dtype || other.desc_.axis != desc_.axis) {
     return absl::InvalidArgumentError("share_inputs needs a runner with the same op, axis and dtypes.");
+  }
+  if (absl::Status s = check_whole_strips(desc_.axis == dsl::ReduceAxis::kRow ? other.cols_ : other.rows_); !s.ok()) {
+    return s;
   }
   rows_ = other.rows_;
   cols_ = other.cols_;

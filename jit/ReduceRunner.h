@@ -15,6 +15,8 @@
 // with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
 // NVIDIA) the one cluster kernel instead, one launch of rows * P blocks whose kernel
 // declares its cluster shape (P, 1, 1), same workspaces; the bits are the same for every P;
+// with ReduceConfig.whole_strips as well, upload() and share_inputs() refuse a problem
+// whose line length is not a multiple of the strip (InvalidArgument naming the field);
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
 // layout, so a caller compares them with memcmp.
 //
@@ -84,6 +86,8 @@ class ReduceRunner {
  private:
   ReduceRunner() = default;
   absl::Status alloc_workspace();  // split rows/columns: ws_ (and ws2_ for softmax)
+  // whole_strips: a line of `line` elements must be whole strips (InvalidArgument).
+  absl::Status check_whole_strips(int64_t line) const;
   // Every phase for rows [first, first + count) (all rows unless rows_per_launch).
   absl::Status launch_rows(int64_t first, int64_t count, runtime::Stream* stream) const;
   std::shared_ptr<runtime::Device> device_;
@@ -91,6 +95,7 @@ class ReduceRunner {
   std::vector<std::shared_ptr<const JitKernel>> phases_;
   int blocks_per_row_ = 1;
   bool cluster_rows_ = false;  // split rows as the one cluster kernel
+  bool whole_strips_ = false;  // its kernel takes rows of whole strips only (upload checks)
   int64_t rows_per_launch_ = 0;  // split rows launched in groups of this many (0: all)
   std::vector<bool> walks_rows_backward_;  // per phase (split rows): takes rows last
   int64_t rows_ = 0, cols_ = 0;

@@ -14,6 +14,8 @@
 #                                                       table (~110 s)
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
 #                                                       test by test (<= 550 s)
+#          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
+#                                                       with and without it, one ncu (<= 500 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -32,6 +34,7 @@ case $what in
     rm -rf .stage && mkdir -p .stage/bin
     cp build/samples/cublas_scan/fixbits-cublas-scan build/samples/cublas_match/fixbits-cublas-match \
        build/tests/jit_reduce_keep_in_shared_gpu_test build/tests/jit_reduce_cluster_gpu_test \
+       build/tests/jit_reduce_whole_strips_gpu_test \
        build/bench/reduce_bench .stage/bin/
     strip .stage/bin/*
     cp profile/data/cublas_sm90.tsv.gz .stage/table.tsv.gz
@@ -113,6 +116,43 @@ case $what in
     el done
     grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Waves Per SM|Warp Cycles Per Issued|Eligible Warps|Issued Warp|Stall|stall" "$OUT/ncu.log" | head -30 | cut -c1-200
     ;;
+  whole)
+    # #4, session 21: the cluster kernel for rows of whole strips (ReduceConfig.whole_strips,
+    # no per-element masks) and the fold of whole groups of 16 strip results.
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    B=.stage/bin
+    # 1. The bits: whole_strips' cluster kernels against the reference, one test an op.
+    for t in RmsNorm:130 Softmax:130; do
+      el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
+      L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
+        >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
+    done
+    grep -c "^\[case\]" "$OUT/whole_bits.log" | sed 's/^/cases started: /'
+    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/whole_bits.log" | head -20 | cut -c1-220
+    # 2. The speed: every candidate's median at 16 warps x 4, the cluster ones with and
+    #    without whole_strips (label ws=1) in the same run (cache off: each compiles).
+    el "reduce_bench"
+    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
+      L timeout 170 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+      --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/reduce_bench.log" 2>&1
+    echo "reduce_bench rc=$?"
+    # 3. The bench's kernel with whole strips under Nsight Compute (one launch).
+    el "ncu"
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 90 $NCU --kernel-name \
+      regex:'w16_e4_k8s_mb3_p4_cluster_ws' --launch-count 1 --section SpeedOfLight --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \
+      --benchmark_repetitions=1 --benchmark_min_time=0.01 > "$OUT/ncu.log" 2>&1; echo "ncu rc=$?"
+    el done
+    grep -E "Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Issued Warp|Spilling Requests  " "$OUT/ncu.log" | head -12 | cut -c1-160
+    echo "fastest candidates, 256 x 131072 (ws=1: whole strips):"
+    grep -E "^\[tune\].* 256x131072 .*cl=1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
+      | awk -F': ' '{print $NF " | " $1}' | sort -g | head -12 | cut -c1-160
+    grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
+    ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
     # withdrawing the four descriptors of classes 69, 143, 71 and 145: docs/cublas.md).
@@ -148,7 +188,7 @@ case $what in
     grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/bits.log" | head -20 | cut -c1-220
     ;;
   *)
-    echo "usage: $0 stage|cublas|reduce|match|bits" >&2
+    echo "usage: $0 stage|cublas|reduce|match|bits|whole" >&2
     exit 2
     ;;
 esac

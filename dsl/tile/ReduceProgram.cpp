@@ -98,8 +98,13 @@ RowFrame with_extent(Builder& b, RowFrame f, int64_t q) {
 
 // Inside a pass at line index k: the (Q) line indices, their in-bounds mask and
 // global offsets.
+// A whole-strip pass (whole_strips) has `whole` set: its mask, if any, is one flag for
+// every element (the strip is wholly in the row or wholly past it), so no pad ever
+// reaches a stored result and the leaves need no pad select; no mask at all (mask.id
+// < 0): every element is in the row.
 struct PassIndex {
   Value idx, mask, off;
+  bool whole = false;
 };
 PassIndex pass_index(Builder& b, const RowFrame& f, Value k) {
   PassIndex p;
@@ -111,10 +116,39 @@ PassIndex pass_index(Builder& b, const RowFrame& f, Value k) {
   return p;
 }
 
-// x[off] as f32, `pad` (exact in the input type) where masked off.
+// The pass at line index k of a row whose strips are whole (ReduceConfig.whole_strips,
+// kRow): with `in_row`, a kept strip's pass whose every element is in the row exactly
+// when that uniform flag holds (its mask is the flag, splat); without, a pass a loop
+// bounded by cols walks in steps of whole strips, every element in the row (no mask).
+PassIndex whole_strip_index(Builder& b, const RowFrame& f, Value k, std::optional<Value> in_row) {
+  PassIndex p;
+  p.whole = true;
+  p.idx = b.add(f.idx0, k);
+  if (in_row) p.mask = b.splat(*in_row, b.type_of(f.idx0).shape);
+  p.off = b.add(b.cast(p.idx, Elem::kI64), f.base);
+  return p;
+}
+
+// x[off] as f32, `pad` (exact in the input type) where masked off; no mask (id < 0):
+// every element is read.
 Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad) {
-  Value v = b.load(ptr, off, mask, b.const_float(in, pad));
+  Value v = mask.id < 0 ? b.load(ptr, off) : b.load(ptr, off, mask, b.const_float(in, pad));
   return in == Elem::kF32 ? v : b.cast(v, Elem::kF32);
+}
+
+// v where p is in the row, the pad elsewhere; a whole pass's pads are never stored
+// (PassIndex), so its leaves are v as they are.
+Value padded(Builder& b, const PassIndex& p, Value v, float pad) {
+  return p.whole ? v : b.select(p.mask, v, b.const_f32(pad));
+}
+
+// y[p.off] = v where p is in the row.
+void store_in_row(Builder& b, Value y, const PassIndex& p, Value v) {
+  if (p.mask.id < 0) {
+    b.store(y, p.off, v);
+  } else {
+    b.store(y, p.off, v, p.mask);
+  }
 }
 
 tile::Type f32_ptr() { return tile::Type::ptr(DType::kF32); }
@@ -153,7 +187,7 @@ SoftmaxOutParams softmax_out_params(Builder& b, const ReduceDesc& d) {
 // build the reference's ops in the reference's order: x_i*x_i padded with `pad` where
 // masked off; r = 1 / sqrt(ss / cols + eps); y_i = (x_i * r) * w_i stored as out.
 Value padded_square(Builder& b, const PassIndex& p, Value v, float pad) {
-  return b.select(p.mask, b.mul(v, v), b.const_f32(pad));
+  return padded(b, p, b.mul(v, v), pad);
 }
 Value rms_scale(Builder& b, Value ss, Value cols, Value eps) {
   Value ms = b.div(ss, b.cast(cols, Elem::kF32));
@@ -163,7 +197,7 @@ void store_rms_output(Builder& b, Value y, Value w, const PassIndex& p, Value xv
                       Elem out) {
   Value wv = load_f32(b, w, b.cast(p.idx, Elem::kI64), p.mask, in, 0.0f);
   Value yv = b.mul(b.mul(xv, r), wv);
-  b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+  store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));
 }
 
 // Where the loops over x start when the first `kept` passes are held in registers:
@@ -391,6 +425,11 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
           d.order == TreeOrder::kPinned ? "pinned" : "free"));
     }
   }
+  if (cfg.whole_strips && !cfg.cluster_rows) {
+    return absl::InvalidArgumentError(
+        "ReduceConfig.whole_strips applies to cluster_rows kernels (got cluster_rows false): "
+        "it drops the per-element masks of the cluster kernel's strips.");
+  }
   if (cfg.alternate_row_order) {
     if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
       return absl::InvalidArgumentError(
@@ -448,6 +487,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
   if (cfg.keep_passes > 0) name += absl::StrFormat("_k%d%s", cfg.keep_passes, cfg.keep_in_shared ? "s" : "");
   if (cfg.min_blocks_per_sm > 0) name += absl::StrFormat("_mb%d", cfg.min_blocks_per_sm);
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
+  if (cfg.whole_strips) name += "_ws";
   return name;
 }
 
@@ -495,43 +535,61 @@ SplitFrame make_row_frame(Builder& b, Value cols, int64_t strip) { return make_s
 
 // The partials loop: this block's strips, each reduced by one pinned tree of
 // `strip` elements (the pass extent is the strip) and stored to ws[row*n + k/S].
-// `from` (cluster rows): the first strip's index k instead of part*S.
+// `from` (cluster rows): the first strip's index k instead of part*S; `whole`
+// (whole_strips): every strip the loop walks is wholly in the row, unmasked.
 template <class Leaf>
 void store_strip_partials(Builder& b, const SplitFrame& f, const ReduceDesc& d, int p, Value ws,
-                          Combine c, Leaf leaf, std::optional<Value> from = std::nullopt) {
+                          Combine c, Leaf leaf, std::optional<Value> from = std::nullopt,
+                          bool whole = false) {
   RowFrame line = with_extent(b, f.line, d.strip);
   Value strip = b.const_int(Elem::kI32, d.strip);
   Value lo = from ? *from : b.mul(f.part, strip);
   Value step = b.const_int(Elem::kI32, d.strip * p);
   std::vector<Value> loop = b.begin_for(lo, line.cols, step, {});
-  Value v = leaf(pass_index(b, line, loop[0]), identity(c));  // (S)
+  const PassIndex pi = whole ? whole_strip_index(b, line, loop[0], std::nullopt) : pass_index(b, line, loop[0]);
+  Value v = leaf(pi, identity(c));  // (S)
   Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip);   // identity (+) tree: the strip
   Value j = b.cast(b.div(loop[0], strip), Elem::kI64);
   b.store(ws, b.add(f.ws_base, j), r);
   b.end_for({});
 }
 
+// x (+) y for the combine c.
+Value combine_values(Builder& b, Combine c, Value x, Value y) {
+  return c == Combine::kAdd ? b.add(x, y) : c == Combine::kMax ? b.max(x, y) : b.min(x, y);
+}
+
 // The chain identity (+) ws[base] (+) ... (+) ws[base+n-1], in index order, as a
-// uniform scalar. kUnroll loads are issued per iteration before their combines so
-// their latencies overlap; a lane past n keeps the running value (select), so no
-// combine beyond the chain's own is ever applied.
+// uniform scalar. Groups of kUnroll loads are issued before their combines so their
+// latencies overlap: first the whole groups, unmasked (j < n - n % kUnroll), then at
+// most one masked group for the last n % kUnroll, where a lane past n keeps the
+// running value (select), so no combine beyond the chain's own is ever applied.
 Value fold_strips(Builder& b, const SplitFrame& f, Value ws, Combine c) {
   constexpr int kUnroll = 16;
   Value ident = b.const_f32(identity(c));
-  std::vector<Value> loop = b.begin_for(f.line.zero, f.n, b.const_int(Elem::kI32, kUnroll), {ident});
-  std::vector<Value> masks, vals;
+  Value unroll = b.const_int(Elem::kI32, kUnroll);
+  Value whole_end = b.mul(b.div(f.n, unroll), unroll);  // n rounded down to whole groups
+  std::vector<Value> loop = b.begin_for(f.line.zero, whole_end, unroll, {ident});
+  std::vector<Value> vals;
+  for (int u = 0; u < kUnroll; ++u) {
+    Value j = b.add(loop[0], b.const_int(Elem::kI32, u));
+    vals.push_back(b.load(ws, b.add(f.ws_base, b.cast(j, Elem::kI64))));
+  }
+  Value r = loop[1];
+  for (int u = 0; u < kUnroll; ++u) r = combine_values(b, c, r, vals[u]);
+  Value folded = b.end_for({r})[0];
+  // The last n % kUnroll: one masked group (no iteration when n is whole groups).
+  loop = b.begin_for(whole_end, f.n, unroll, {folded});
+  std::vector<Value> masks;
+  vals.clear();
   for (int u = 0; u < kUnroll; ++u) {
     Value j = b.add(loop[0], b.const_int(Elem::kI32, u));
     Value m = b.compare(tile::CompareOp::kLt, j, f.n);
     masks.push_back(m);
     vals.push_back(b.load(ws, b.add(f.ws_base, b.cast(j, Elem::kI64)), m, ident));
   }
-  Value r = loop[1];
-  for (int u = 0; u < kUnroll; ++u) {
-    Value next = c == Combine::kAdd ? b.add(r, vals[u]) : c == Combine::kMax ? b.max(r, vals[u])
-                                                                               : b.min(r, vals[u]);
-    r = b.select(masks[u], next, r);
-  }
+  r = loop[1];
+  for (int u = 0; u < kUnroll; ++u) r = b.select(masks[u], combine_values(b, c, r, vals[u]), r);
   return b.end_for({r})[0];
 }
 
@@ -697,6 +755,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
 // S-element pass at k = j_i * S; `stored` says j_i < n (a kept strip past the row's
 // end is all padding: neither stored to ws nor written to y). `rest` is the first
 // index k of the strips the block walks in a loop afterwards: (part + K*P) * S.
+// `whole` (whole_strips): a kept strip's mask is its flag j_i < n (whole_strip_index).
 struct KeptStrips {
   std::vector<PassIndex> pass;  // (S) each
   std::vector<Value> ws_off;    // i64 ws_base + j_i
@@ -704,14 +763,15 @@ struct KeptStrips {
   Value rest;                   // i32
 };
 KeptStrips kept_strips(Builder& b, const SplitFrame& f, const RowFrame& line, int64_t strip, int p,
-                       int kept) {
+                       int kept, bool whole) {
   KeptStrips k;
   Value s = b.const_int(Elem::kI32, strip);
   for (int i = 0; i < kept; ++i) {
     Value j = i == 0 ? f.part : b.add(f.part, b.const_int(Elem::kI32, int64_t{i} * p));
-    k.pass.push_back(pass_index(b, line, b.mul(j, s)));
+    Value stored = b.compare(tile::CompareOp::kLt, j, f.n);
+    k.pass.push_back(whole ? whole_strip_index(b, line, b.mul(j, s), stored) : pass_index(b, line, b.mul(j, s)));
     k.ws_off.push_back(b.add(f.ws_base, b.cast(j, Elem::kI64)));
-    k.stored.push_back(b.compare(tile::CompareOp::kLt, j, f.n));
+    k.stored.push_back(stored);
   }
   k.rest = b.mul(b.add(f.part, b.const_int(Elem::kI32, int64_t{kept} * p)), s);
   return k;
@@ -730,16 +790,17 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
   b.set_grid("row_blocks");
   b.set_cluster(p);
   // The rest of the block's strips (those not kept), S elements each, as `body` needs.
+  const bool whole = cfg.whole_strips;
   auto rest_strips = [&](const RowFrame& line, Value from, auto body) {
     std::vector<Value> loop = b.begin_for(from, line.cols, b.const_int(Elem::kI32, d.strip * p), {});
-    body(pass_index(b, line, loop[0]));
+    body(whole ? whole_strip_index(b, line, loop[0], std::nullopt) : pass_index(b, line, loop[0]));
     b.end_for({});
   };
   if (d.op == ReduceOp::kRmsNorm) {
     const auto [x, w, ws, y, cols, eps] = rms_norm_out_params(b, d);
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
-    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
+    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept, whole);
     auto square = [&](const PassIndex& pi, Value v, float pad) {
       return padded_square(b, pi, v, pad);  // (S) x_i*x_i, -0.0 padded
     };
@@ -752,7 +813,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     }
     store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       return square(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);
-    }, ks.rest);
+    }, ks.rest, whole);
     b.cluster_barrier();  // every ws[row*n + j] of the row is written and visible
     Value ss = fold_strips(b, f, ws, Combine::kAdd);
     Value r = rms_scale(b, ss, cols, eps);
@@ -761,7 +822,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     };
     // The kept strips' indices and masks are built again after the barrier (a new
     // arange), so they are not held across it.
-    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept);
+    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept, whole);
     for (int i = 0; i < kept; ++i) normalize(again.pass[i], kx.use(b, i));
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       normalize(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f));
@@ -770,7 +831,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     const auto [x, wsm, wss, y, cols] = softmax_out_params(b, d);
     SplitFrame f = make_split_frame(b, cols, d.strip, p);
     RowFrame line = with_extent(b, f.line, d.strip);
-    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept);
+    KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept, whole);
     // (S) each, padded with the max identity -inf
     const KeptX kx = load_kept(b, x, ks.pass, in, identity(Combine::kMax), cfg.keep_in_shared);
     for (int i = 0; i < kept; ++i) {
@@ -779,29 +840,29 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     }
     store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
       return load_f32(b, x, pi.off, pi.mask, in, pad);
-    }, ks.rest);
+    }, ks.rest, whole);
     b.cluster_barrier();  // the row's strip maxima
     Value m = fold_strips(b, f, wsm, Combine::kMax);
     auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
     std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
     for (int i = 0; i < kept; ++i) {
       ke.push_back(exp_of(kx.use(b, i)));
-      Value e = b.select(ks.pass[i].mask, ke[i], b.const_f32(identity(Combine::kAdd)));
+      Value e = padded(b, ks.pass[i], ke[i], identity(Combine::kAdd));
       b.store(wss, ks.ws_off[i], b.reduce(e, 0, Combine::kAdd, TreeOrder::kPinned, d.strip),
               ks.stored[i]);
     }
     store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       Value e = exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
-      return b.select(pi.mask, e, b.const_f32(pad));  // (S) e_i, -0.0 padded
-    }, ks.rest);
+      return padded(b, pi, e, pad);  // (S) e_i, -0.0 padded
+    }, ks.rest, whole);
     b.cluster_barrier();  // the row's strip sums
     Value s = fold_strips(b, f, wss, Combine::kAdd);
     auto store_y = [&](const PassIndex& pi, Value e) {
       Value yv = b.div(e, s);  // (S) e_i / s
-      b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
+      store_in_row(b, y, pi, out == Elem::kF32 ? yv : b.cast(yv, out));
     };
     // As for RMSNorm: the kept strips' indices and masks built again after the barrier.
-    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept);
+    const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept, whole);
     for (int i = 0; i < kept; ++i) store_y(again.pass[i], cfg.keep_in_shared ? exp_of(kx.use(b, i)) : ke[i]);
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       store_y(pi, exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f)));
@@ -815,10 +876,6 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
 }
 
 // ---- Coalesced column reductions (pinned kSum/kMax/kMin) ----------------------
-
-Value combine_values(Builder& b, Combine c, Value x, Value y) {
-  return c == Combine::kAdd ? b.add(x, y) : c == Combine::kMax ? b.max(x, y) : b.min(x, y);
-}
 
 // One chunk of the binary counter that merges the chunk trees of a strip (or of one
 // aligned part of it) into its balanced tree. Chunk m's tree t enters at level 0;

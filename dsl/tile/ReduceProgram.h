@@ -57,6 +57,8 @@
 // max partials -> barrier -> fold m -> exp partials (kept: from registers) -> barrier
 // -> fold s -> outputs. The same combines in the same order as the split phases: the
 // same bits for every P and K.
+// whole_strips (rows whose length is a multiple of S): the same kernel with a kept
+// strip's per-element masks replaced by its flag j < n and the other strips unmasked.
 //   kRmsNorm: cluster (x, w, ws, y, cols, eps)    kSoftmax: cluster (x, wsm, wss, y, cols)
 // Split columns (pinned kSum/kMax/kMin, axis=column, blocks_per_row = P > 1, a power
 // of two at most S/Rq): P blocks share each column group of C columns and the
@@ -153,6 +155,16 @@ struct ReduceConfig {
   // than L2 (phase_walks_rows_backward). Which block does which row only: every row's
   // combines are its own, so the bits are the same either way.
   bool alternate_row_order = false;
+  // cluster_rows only: the kernel is for rows whose length is a multiple of desc.strip
+  // (LLM hidden sizes), so every strip of a row is whole: a kept strip is either wholly
+  // in the row (strip index j < n) or wholly past it, and the strips after the kept ones
+  // are all in it. Its loads, stores and leaves then carry no per-element mask or pad
+  // select: a kept strip's accesses are guarded by its one flag j < n (a strip past the
+  // row is neither stored to ws nor written, as before), the other strips by nothing.
+  // The same values meet the same combines for such rows: the same bits. A runner
+  // refuses a problem whose line length is not a multiple of the strip
+  // (jit::ReduceRunner::upload); the name ends in _ws.
+  bool whole_strips = false;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'

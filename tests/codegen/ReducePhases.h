@@ -1,12 +1,14 @@
 // ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
 // interpreter, for the codegen tests that compare against them (reduce_split_test,
-// reduce_cluster_test, reduce_row_order_test).
+// reduce_cluster_test, reduce_row_order_test, reduce_whole_strips_test).
 // Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
 // with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
 // NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);
 // run_reduce_phases runs every phase block by block, in order, on one such set (with
 // cols, and rows for a phase that walks the rows backward), and returns y's bits;
-// phase_list prints the phases' names, grids and parameters.
+// run_clusters runs a cluster program (grid row_blocks) a cluster at a time over every
+// row on one such set and returns y's bits; phase_list prints the phases' names, grids
+// and parameters.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,19 @@ inline absl::StatusOr<std::vector<uint32_t>> run_reduce_phases(const dsl::Reduce
       absl::Status s = run_block(prog, b, {{"cols", p.cols}, {"rows", p.rows}}, {{"eps", p.eps}}, mem, cfg.lanes);
       if (!s.ok()) return s;
     }
+  }
+  return mem["y"].bits;
+}
+
+// The cluster program `prog` (grid row_blocks, clusters of prog.cluster blocks, each
+// cluster run together up to its barriers: run_cluster) over every row; y's bits.
+inline absl::StatusOr<std::vector<uint32_t>> run_clusters(const tile::Program& prog, const dsl::ReduceDesc& d,
+                                                          const dsl::reference::ReduceProblem& p, int lanes) {
+  if (prog.grid != "row_blocks") return absl::InternalError("unexpected grid " + prog.grid);
+  Buffers mem = reduce_buffers(d, p);
+  for (int64_t row = 0; row < p.rows; ++row) {
+    absl::Status s = run_cluster(prog, row * prog.cluster, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, lanes);
+    if (!s.ok()) return s;
   }
   return mem["y"].bits;
 }

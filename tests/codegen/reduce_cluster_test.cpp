@@ -34,19 +34,7 @@ using testing::Buffers;
 
 using testing::plain_bits;
 
-// Runs the cluster program `prog` (grid row_blocks, clusters of prog.cluster blocks)
-// over every row; returns y's bits.
-absl::StatusOr<std::vector<uint32_t>> run_clusters(const tile::Program& prog, const ReduceDesc& d,
-                                                   const dsl::reference::ReduceProblem& p, int lanes) {
-  if (prog.grid != "row_blocks") return absl::InternalError("unexpected grid " + prog.grid);
-  Buffers mem = testing::reduce_buffers(d, p);
-  for (int64_t row = 0; row < p.rows; ++row) {
-    absl::Status s = testing::run_cluster(prog, row * prog.cluster, {{"cols", p.cols}}, {{"eps", p.eps}},
-                                          mem, lanes);
-    if (!s.ok()) return s;
-  }
-  return mem["y"].bits;
-}
+using testing::run_clusters;
 
 std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t cols, int specials) {
   return absl::StrFormat("%s warps=%d ept=%d P=%d keep=%d cols=%d specials=%d", dsl::to_string(d),

@@ -7,7 +7,8 @@
 // over a workspace of strip_count(rows) * P * cols floats. A phase walking the rows
 // backward (alternate_row_order) gets its launch's row count last. Argument counts and
 // sizes are checked by Kernel::launch where the fake declares them. keep_in_shared keys a
-// kernel of its own.
+// kernel of its own; so does whole_strips, whose runner refuses a row that is not whole
+// strips (upload and share_inputs) and launches its one cluster kernel otherwise.
 #include <gtest/gtest.h>
 
 #include "jit/ReduceRunner.h"
@@ -356,6 +357,49 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
   ASSERT_EQ(r.driver->launches.size(), 1u);
   EXPECT_EQ(r.driver->launches[0].shared, 65536u);
   EXPECT_EQ(r.driver->raised_shared, 65536u);
+}
+
+TEST(ReduceSplitRunner, WholeStripsIsAKernelOfItsOwnForRowsOfWholeStrips) {
+  Rig& r = rig();
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
+                     .strip = 4096};
+  runtime::KernelCache memory{{.enabled = true, .dir = ""}};
+  std::vector<std::string> names;
+  for (bool whole : {false, true}) {
+    r.driver->launches.clear();
+    r.driver->expected_args = 6;  // x, w, ws, y, cols, eps
+    auto runner = jit::ReduceRunner::create(r.device, d,
+                                            {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 4,
+                                             .keep_passes = 2, .cluster_rows = true, .whole_strips = whole},
+                                            &memory);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(3, 8 * 4096)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    ASSERT_EQ(r.driver->launches.size(), 1u);
+    EXPECT_EQ(r.driver->launches[0].grid[0], 3u * 4u);
+    names.push_back(r.driver->launches[0].kernel);
+    // A row of 8 strips and one element: the masked kernel takes it, the whole one says
+    // which field refuses it.
+    absl::Status odd = runner->upload(problem(3, 8 * 4096 + 1));
+    if (!whole) {
+      EXPECT_TRUE(odd.ok()) << odd;
+      continue;
+    }
+    ASSERT_FALSE(odd.ok());
+    EXPECT_NE(std::string(odd.message()).find("ReduceConfig.whole_strips"), std::string::npos) << odd;
+    EXPECT_NE(std::string(odd.message()).find("ReduceProblem.cols 32769"), std::string::npos) << odd;
+    // Sharing another runner's inputs checks the same.
+    auto owner = jit::ReduceRunner::create(r.device, d, {.warps = 8, .elems_per_thread = 8}, &memory);
+    ASSERT_TRUE(owner.ok()) << owner.status();
+    ASSERT_TRUE(owner->upload(problem(2, 4096 + 5)).ok());
+    absl::Status shared = runner->share_inputs(*owner);
+    ASSERT_FALSE(shared.ok());
+    EXPECT_NE(std::string(shared.message()).find("ReduceConfig.whole_strips"), std::string::npos) << shared;
+    ASSERT_TRUE(owner->upload(problem(2, 2 * 4096)).ok());
+    EXPECT_TRUE(runner->share_inputs(*owner).ok());
+  }
+  EXPECT_EQ(names[0], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2_p4_cluster");
+  EXPECT_EQ(names[1], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2_p4_cluster_ws");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 //                    [--target nvptx|amdgpu]
 //                    [--emit asm|tile] [--blocks-per-row P] [--keep N]
 //                    [--cluster-rows 0|1] [--alternate-row-order 0|1] [--keep-in-shared 0|1]
+//                    [--whole-strips 0|1]
 //                    [--min-blocks N]
 //        emit_kernel '<gemm desc text>' [--warps N] [--rows N] [--block-n N]
 //                    [--warp-m-tiles N] [--warp-n-tiles N] [--emit asm|tile]
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     else if (flag == "--keep") cfg.keep_passes = std::atoi(value.c_str());
     else if (flag == "--cluster-rows") cfg.cluster_rows = value == "1";
     else if (flag == "--keep-in-shared") cfg.keep_in_shared = value == "1";
+    else if (flag == "--whole-strips") cfg.whole_strips = value == "1";
     else if (flag == "--min-blocks") cfg.min_blocks_per_sm = std::atoi(value.c_str());
     else if (flag == "--alternate-row-order") cfg.alternate_row_order = value == "1";
     else {
