@@ -15,7 +15,7 @@
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
 #                                                       test by test (<= 550 s)
 #          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
-#                                                       with and without it, one ncu (<= 500 s)
+#                                                       with and without it, one ncu (<= 450 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -123,7 +123,7 @@ case $what in
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
     # 1. The bits: whole_strips' cluster kernels against the reference, one test an op.
-    for t in RmsNorm:130 Softmax:130; do
+    for t in RmsNorm:110 Softmax:110; do
       el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
       L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
         >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
@@ -134,14 +134,14 @@ case $what in
     #    without whole_strips (label ws=1) in the same run (cache off: each compiles).
     el "reduce_bench"
     FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
-      L timeout 170 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
+      L timeout 150 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/(256|2048)/' \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
       --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/reduce_bench.log" 2>&1
     echo "reduce_bench rc=$?"
     # 3. The bench's kernel with whole strips under Nsight Compute (one launch).
     el "ncu"
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 90 $NCU --kernel-name \
+    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 70 $NCU --kernel-name \
       regex:'w16_e4_k8s_mb3_p4_cluster_ws' --launch-count 1 --section SpeedOfLight --section Occupancy \
       --section LaunchStats --section WarpStateStats --section SchedulerStats \
       --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \
