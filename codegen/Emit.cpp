@@ -12,6 +12,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/OptBisect.h"
+#include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -88,7 +89,15 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
+  // VectorCombine is left out: it turns a vector load whose lanes are only extracted into
+  // scalar loads, and when the element-by-element fallback beside it loads the same
+  // elements, SimplifyCFG then sinks both arms' loads into one set of scalar loads from
+  // phi'd addresses that no later pass can vectorize again (an unmasked bf16 pass lost
+  // its ld.global.v4 that way). Left alone, the vector paths stay vector loads.
+  llvm::PassInstrumentationCallbacks callbacks;
+  callbacks.registerShouldRunOptionalPassCallback(
+      [](llvm::StringRef pass, llvm::Any) { return pass != "VectorCombinePass"; });
+  llvm::PassBuilder pb(&tm, llvm::PipelineTuningOptions(), std::nullopt, &callbacks);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
