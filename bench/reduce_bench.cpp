@@ -24,7 +24,7 @@
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
 // sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
 // 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
-// (alt=1: alternating row order; ws=1: a cluster kernel for rows of whole strips,
+// (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order; ws=1: a cluster kernel for rows of whole strips,
 // whole_strips, tried again for each cluster candidate when cols is a multiple of the
 // strip; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
@@ -306,6 +306,30 @@ const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>&
   return &inputs.emplace(key, std::move(*r)).first->second;
 }
 
+// FIXBITS_BENCH_CLUSTER_PARTS=2,3,6,...: the cluster sizes P the cluster candidates take
+// (each in [2, 8], ascending); unset: 2, 4, 8. P need not be a power of two: rows * P
+// blocks then fill the GPU's block slots in other whole numbers of waves.
+std::vector<int> cluster_parts() {
+  static const std::vector<int> parts = [] {
+    std::vector<int> v;
+    const char* env = std::getenv("FIXBITS_BENCH_CLUSTER_PARTS");
+    if (env != nullptr) {
+      for (absl::string_view item : absl::StrSplit(env, ',', absl::SkipEmpty())) {
+        int p = 0;
+        if (!absl::SimpleAtoi(item, &p) || p < 2 || p > 8 || (!v.empty() && p <= v.back())) {
+          std::fprintf(stderr, "FIXBITS_BENCH_CLUSTER_PARTS: '%s' is not an ascending P in [2, 8]; ignored\n",
+                       std::string(item).c_str());
+          continue;
+        }
+        v.push_back(p);
+      }
+    }
+    if (v.empty()) v = {2, 4, 8};
+    return v;
+  }();
+  return parts;
+}
+
 // FIXBITS_BENCH_WHOLE_STRIPS=0: no whole_strips candidates (an A/B of the masks).
 bool whole_strips_on() {
   const char* v = std::getenv("FIXBITS_BENCH_WHOLE_STRIPS");
@@ -445,7 +469,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
       const int64_t strips = dsl::strip_count(desc, cols);
       const size_t first_cluster = candidates.size();
-      for (int parts : {2, 4, 8}) {
+      for (int parts : cluster_parts()) {
         if (parts > strips) break;
         dsl::ReduceConfig k = base;
         k.blocks_per_row = parts;

@@ -16,6 +16,8 @@
 #                                                       test by test (<= 550 s)
 #          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
 #                                                       with and without it, one ncu (<= 450 s)
+#          `bash scripts/next_device_calls.sh waves`   #4: whole_strips' GPU test, the bench
+#                                                       over cluster sizes 2..8, SASS (<= 330 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -39,6 +41,15 @@ case $what in
     strip .stage/bin/*
     cp profile/data/cublas_sm90.tsv.gz .stage/table.tsv.gz
     scripts/device_bundle.sh --build-dir .stage .stage/bin/*
+    # The PTX of the 256 x 131072 kernel (16 x 4, P 4, 8 strips in shared memory, mb 3),
+    # with and without whole_strips, for the SASS histogram of `waves`.
+    mkdir -p .stage/ptx
+    for ws in 0 1; do
+      build/tests/codegen/golden/fixbits_emit_kernel \
+        'reduce{op=rms_norm axis=row in=bf16 acc=f32 out=bf16 order=pinned strip=4096}' --warps 16 --ept 4 \
+        --blocks-per-row 4 --cluster-rows 1 --keep 8 --keep-in-shared 1 --min-blocks 3 --whole-strips $ws \
+        > .stage/ptx/rmsnorm_p4_k8s_mb3_ws$ws.ptx
+    done
     du -sh .stage
     ;;
   cublas)
@@ -153,6 +164,43 @@ case $what in
       | awk -F': ' '{print $NF " | " $1}' | sort -g | head -12 | cut -c1-160
     grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
     ;;
+  waves)
+    # #4, session 21: after VectorCombine left the pipeline (c3e36a8), whole_strips' bits
+    # again, then the 256 x 131072 RMSNorm over cluster sizes P = 2..8 (rows * P blocks
+    # fill the block slots in other numbers of waves), then what ptxas makes of the
+    # bench kernel (SASS opcode counts, with and without whole_strips).
+    source .device/env.sh
+    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+    B=.stage/bin
+    for t in RmsNorm:100 Softmax:100; do
+      el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
+      L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
+        >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
+    done
+    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/whole_bits.log" | head -10 | cut -c1-220
+    el "reduce_bench, P = 2..8"
+    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
+      FIXBITS_BENCH_CLUSTER_PARTS=2,3,4,5,6,7,8 FIXBITS_BENCH_WHOLE_STRIPS=1 \
+      L timeout 110 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/256/' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+      --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/reduce_bench.log" 2>&1
+    echo "reduce_bench rc=$?"
+    el "sass"
+    CU=$(dirname "$(command -v ncu || echo /usr/local/cuda/bin/ncu)")
+    for f in .stage/ptx/*.ptx; do
+      n=$(basename $f .ptx)
+      "$CU/ptxas" -arch=sm_90a -v $f -o /tmp/$n.cubin > "$OUT/$n.ptxas.txt" 2>&1 &&
+        "$CU/cuobjdump" -sass /tmp/$n.cubin > "$OUT/$n.sass" 2>&1
+      echo "$n: $(grep -cE '^ +/\*[0-9a-f]{4,}\*/' "$OUT/$n.sass") SASS instructions"
+      grep -oE '^ +/\*[0-9a-f]{4,}\*/ +(@!?U?P[0-9T] +)?[A-Z0-9_.]+' "$OUT/$n.sass" | awk '{print $NF}' \
+        | sed 's/\..*//' | sort | uniq -c | sort -rn | head -14 | tr '\n' ' '; echo
+    done
+    el done
+    echo "fastest cluster candidates, 256 x 131072:"
+    grep -E "^\[tune\].* 256x131072 .*cl=1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
+      | awk -F': ' '{print $NF " | " $1}' | sort -g | head -14 | cut -c1-150
+    grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
+    ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
     # withdrawing the four descriptors of classes 69, 143, 71 and 145: docs/cublas.md).
@@ -188,7 +236,7 @@ case $what in
     grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/bits.log" | head -20 | cut -c1-220
     ;;
   *)
-    echo "usage: $0 stage|cublas|reduce|match|bits|whole" >&2
+    echo "usage: $0 stage|cublas|reduce|match|bits|whole|waves" >&2
     exit 2
     ;;
 esac
