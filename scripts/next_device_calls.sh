@@ -17,7 +17,7 @@
 #          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
 #                                                       with and without it, one ncu (<= 450 s)
 #          `bash scripts/next_device_calls.sh waves`   #4: whole_strips' GPU test, the bench
-#                                                       over cluster sizes 2..8, SASS (<= 330 s)
+#                                                       over cluster sizes 2..8, SASS (<= 250 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -172,7 +172,7 @@ case $what in
     source .device/env.sh
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
-    for t in RmsNorm:100 Softmax:100; do
+    for t in RmsNorm:60 Softmax:75; do
       el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
       L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
         >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
@@ -181,7 +181,7 @@ case $what in
     el "reduce_bench, P = 2..8"
     FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
       FIXBITS_BENCH_CLUSTER_PARTS=2,3,4,5,6,7,8 FIXBITS_BENCH_WHOLE_STRIPS=1 \
-      L timeout 110 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/256/' \
+      L timeout 100 $B/reduce_bench --benchmark_filter='CopyBandwidth/1024|rmsnorm_pinned_bf16/256/' \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
       --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/reduce_bench.log" 2>&1
     echo "reduce_bench rc=$?"
