@@ -26,6 +26,17 @@ what=${1:-}
 L() { if command -v stdbuf >/dev/null; then stdbuf -oL -eL "$@"; else "$@"; fi; }
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+# gtests BIN LOG Name:limit...: each test of BIN whose name holds Name, under its own
+# limit, appended to $OUT/LOG, then the verdict lines.
+gtests() {
+  local bin=$1 log=$2 t; shift 2
+  for t in "$@"; do
+    el "$(basename $bin) *${t%%:*}*"
+    L timeout ${t##*:} $bin --gtest_filter="*${t%%:*}*" >> "$OUT/$log" 2>&1; echo "${t%%:*} rc=$?"
+  done
+  grep -c "^\[case\]" "$OUT/$log" | sed 's/^/cases started: /'
+  grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/$log" | head -20 | cut -c1-220
+}
 
 case $what in
   stage)
@@ -134,13 +145,7 @@ case $what in
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
     # 1. The bits: whole_strips' cluster kernels against the reference, one test an op.
-    for t in RmsNorm:110 Softmax:110; do
-      el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
-      L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
-        >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
-    done
-    grep -c "^\[case\]" "$OUT/whole_bits.log" | sed 's/^/cases started: /'
-    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/whole_bits.log" | head -20 | cut -c1-220
+    gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log RmsNorm:110 Softmax:110
     # 2. The speed: every candidate's median at 16 warps x 4, the cluster ones with and
     #    without whole_strips (label ws=1) in the same run (cache off: each compiles).
     el "reduce_bench"
@@ -172,12 +177,7 @@ case $what in
     source .device/env.sh
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
-    for t in RmsNorm:60 Softmax:75; do
-      el "jit_reduce_whole_strips_gpu_test *${t%%:*}*"
-      L timeout ${t##*:} $B/jit_reduce_whole_strips_gpu_test --gtest_filter="*${t%%:*}*" \
-        >> "$OUT/whole_bits.log" 2>&1; echo "whole bits ${t%%:*} rc=$?"
-    done
-    grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/whole_bits.log" | head -10 | cut -c1-220
+    gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log RmsNorm:60 Softmax:75
     el "reduce_bench, P = 2..8"
     FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
       FIXBITS_BENCH_CLUSTER_PARTS=2,3,4,5,6,7,8 FIXBITS_BENCH_WHOLE_STRIPS=1 \
