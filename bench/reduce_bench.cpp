@@ -24,9 +24,10 @@
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
 // sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
 // 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
-// (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order; ws=1: a cluster kernel for rows of whole strips,
-// whole_strips, tried again for each cluster candidate when cols is a multiple of the
-// strip; bpr=1:
+// (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order;
+// ws=1: a kernel for rows of whole passes, whole_strips, tried again for each pinned
+// row candidate in one block or one cluster when cols is a multiple of its pass extent;
+// bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -468,7 +469,6 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     // (softmax: three times); and each P once more keeping nothing (keep=0).
     if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
       const int64_t strips = dsl::strip_count(desc, cols);
-      const size_t first_cluster = candidates.size();
       for (int parts : cluster_parts()) {
         if (parts > strips) break;
         dsl::ReduceConfig k = base;
@@ -491,17 +491,18 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
           candidates.push_back(k);
         }
       }
-      // Rows of whole strips (cols a multiple of the strip, label ws=1): each cluster
-      // candidate again without per-element masks (whole_strips), unless
-      // FIXBITS_BENCH_WHOLE_STRIPS=0.
-      if (cols % desc.strip == 0 && whole_strips_on()) {
-        const size_t end = candidates.size();
-        for (size_t i = first_cluster; i < end; ++i) {
-          dsl::ReduceConfig w = candidates[i];
-          w.whole_strips = true;
-          candidates.push_back(w);
-        }
-      }
+    }
+  }
+  // Rows of whole passes (label ws=1): each pinned row candidate in one block or one
+  // cluster again without per-element masks (whole_strips) where cols is a multiple of its
+  // pass extent, unless FIXBITS_BENCH_WHOLE_STRIPS=0.
+  if (desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned && whole_strips_on()) {
+    const size_t end = candidates.size();
+    for (size_t i = 0; i < end; ++i) {
+      dsl::ReduceConfig w = candidates[i];
+      if ((w.blocks_per_row != 1 && !w.cluster_rows) || cols % dsl::pass_extent(desc, w) != 0) continue;
+      w.whole_strips = true;
+      candidates.push_back(w);
     }
   }
   return candidates;

@@ -97,7 +97,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   r.desc_ = desc;
   r.blocks_per_row_ = config.blocks_per_row;
   r.cluster_rows_ = config.cluster_rows;
-  r.whole_strips_ = config.whole_strips;
+  r.whole_extent_ = config.whole_strips ? dsl::pass_extent(desc, config) : 0;
   r.rows_per_launch_ = config.rows_per_launch;
   return r;
 }
@@ -140,11 +140,12 @@ int ReduceRunner::suggest_blocks_per_row(const dsl::ReduceDesc& desc, const dsl:
 }
 
 absl::Status ReduceRunner::check_whole_strips(int64_t line) const {
-  if (!whole_strips_ || line % desc_.strip == 0) return absl::OkStatus();
+  if (whole_extent_ == 0 || line % whole_extent_ == 0) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(
       "ReduceConfig.whole_strips: this runner's kernel is for rows whose length is a multiple "
-      "of the strip (%d); ReduceProblem.cols %d is not (build one without whole_strips).",
-      desc_.strip, line));
+      "of its pass extent (%d: the strip, or the block's elements where more); "
+      "ReduceProblem.cols %d is not (build one without whole_strips).",
+      whole_extent_, line));
 }
 
 absl::Status ReduceRunner::upload(const dsl::reference::ReduceProblem& p) {

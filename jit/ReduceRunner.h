@@ -15,8 +15,9 @@
 // with ReduceConfig.cluster_rows (RMSNorm/softmax rows,
 // NVIDIA) the one cluster kernel instead, one launch of rows * P blocks whose kernel
 // declares its cluster shape (P, 1, 1), same workspaces; the bits are the same for every P;
-// with ReduceConfig.whole_strips as well, upload() and share_inputs() refuse a problem
-// whose line length is not a multiple of the strip (InvalidArgument naming the field);
+// with ReduceConfig.whole_strips, upload() and share_inputs() refuse a problem whose
+// line length is not a multiple of the pass extent (dsl::pass_extent: the strip for a
+// cluster kernel; InvalidArgument naming the field);
 // download() returns outputs as uint32 bit patterns of out_dtype in the reference's
 // layout, so a caller compares them with memcmp.
 //
@@ -95,7 +96,7 @@ class ReduceRunner {
   std::vector<std::shared_ptr<const JitKernel>> phases_;
   int blocks_per_row_ = 1;
   bool cluster_rows_ = false;  // split rows as the one cluster kernel
-  bool whole_strips_ = false;  // its kernel takes rows of whole strips only (upload checks)
+  int64_t whole_extent_ = 0;   // whole_strips: rows must be multiples of this (upload checks)
   int64_t rows_per_launch_ = 0;  // split rows launched in groups of this many (0: all)
   std::vector<bool> walks_rows_backward_;  // per phase (split rows): takes rows last
   int64_t rows_ = 0, cols_ = 0;

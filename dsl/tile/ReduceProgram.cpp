@@ -208,10 +208,15 @@ Value kept_end(Builder& b, const RowFrame& f, int64_t q, int kept) {
   return b.const_int(Elem::kI32, kept * q);
 }
 
-// The indices of the first `kept` passes, k = 0, Q, ..., (kept-1)*Q.
-std::vector<PassIndex> kept_passes(Builder& b, const RowFrame& f, int64_t q, int kept) {
+// The indices of the first `kept` passes, k = 0, Q, ..., (kept-1)*Q; `whole`
+// (whole_strips, a row of whole passes): each pass's mask is its one flag k < cols.
+std::vector<PassIndex> kept_passes(Builder& b, const RowFrame& f, int64_t q, int kept, bool whole = false) {
   std::vector<PassIndex> out;
-  for (int j = 0; j < kept; ++j) out.push_back(pass_index(b, f, j == 0 ? f.zero : kept_end(b, f, q, j)));
+  for (int j = 0; j < kept; ++j) {
+    Value k = j == 0 ? f.zero : kept_end(b, f, q, j);
+    out.push_back(whole ? whole_strip_index(b, f, k, b.compare(tile::CompareOp::kLt, k, f.cols))
+                        : pass_index(b, f, k));
+  }
   return out;
 }
 
@@ -251,7 +256,7 @@ struct NoKept {
 };
 template <class Leaf, class KeptLeaf = NoKept>
 Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
-                 Combine c, Leaf leaf, int kept = 0, KeptLeaf kept_leaf = {}) {
+                 Combine c, Leaf leaf, int kept = 0, KeptLeaf kept_leaf = {}, bool whole = false) {
   Value ident = b.const_f32(identity(c));
   Value lo = kept_end(b, f, q, kept);
   if (d.order == TreeOrder::kPinned) {
@@ -260,7 +265,8 @@ Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, 
       acc0 = b.reduce(kept_leaf(j), 0, c, TreeOrder::kPinned, d.strip, acc0);  // (Q) -> chain
     }
     std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
-    Value v = leaf(pass_index(b, f, loop[0]), identity(c));
+    // whole (a row of whole passes, pinned only): every pass the loop walks is in the row.
+    Value v = leaf(whole ? whole_strip_index(b, f, loop[0], std::nullopt) : pass_index(b, f, loop[0]), identity(c));
     Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
     return b.end_for({r})[0];
   }
@@ -425,10 +431,13 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
           d.order == TreeOrder::kPinned ? "pinned" : "free"));
     }
   }
-  if (cfg.whole_strips && !cfg.cluster_rows) {
-    return absl::InvalidArgumentError(
-        "ReduceConfig.whole_strips applies to cluster_rows kernels (got cluster_rows false): "
-        "it drops the per-element masks of the cluster kernel's strips.");
+  if (cfg.whole_strips && (d.axis != ReduceAxis::kRow || d.order != TreeOrder::kPinned ||
+                           (cfg.blocks_per_row != 1 && !cfg.cluster_rows))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.whole_strips applies to pinned rows in one block (blocks_per_row 1) or one "
+        "cluster (cluster_rows); got axis=%s, order=%s, blocks_per_row %d%s.",
+        d.axis == ReduceAxis::kRow ? "row" : "column", d.order == TreeOrder::kPinned ? "pinned" : "free",
+        cfg.blocks_per_row, cfg.cluster_rows ? " with cluster_rows" : " without cluster_rows"));
   }
   if (cfg.alternate_row_order) {
     if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
@@ -1228,6 +1237,12 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
   b.set_num_warps(cfg.warps);
   const bool by_row = d.axis == ReduceAxis::kRow;
   b.set_grid(by_row ? "rows" : "cols");
+  // whole_strips: a row of whole passes (check_all: kRow, pinned), so the loops' passes
+  // are unmasked and a kept pass is guarded by its one flag (whole_strip_index).
+  const bool whole = cfg.whole_strips;
+  auto loop_pass = [&](const RowFrame& frame, Value k) {
+    return whole ? whole_strip_index(b, frame, k, std::nullopt) : pass_index(b, frame, k);
+  };
   // kRow: cols (i32); kColumn: rows, cols (i32, i32). Declared after the pointers.
   // Returns (line length, column stride if kColumn); emits no op.
   auto line_params = [&]() -> std::pair<Value, std::optional<Value>> {
@@ -1247,7 +1262,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       RowFrame f = make_frame(b, len, width, q);
       Value r = reduce_row(b, f, d, q, cfg.elems_per_thread, c, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      });
+      }, 0, NoKept{}, whole);
       b.store(y, f.row64, out == Elem::kF32 ? r : b.cast(r, out));
       break;
     }
@@ -1265,11 +1280,11 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       // before any combine, and kept in registers for the elementwise pass, so a row
       // of at most N*Q elements is read once.
       const int keep = cfg.keep_passes;
-      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
+      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
       const KeptX kx = load_kept(b, x, kp, in, 0.0f, cfg.keep_in_shared);  // (Q) each
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
-      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); });
+      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole);
       Value r = rms_scale(b, ss, f.cols, eps);
       auto normalize = [&](const PassIndex& p, Value xv) {
         store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
@@ -1277,7 +1292,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       for (int j = 0; j < keep; ++j) normalize(kp[j], kx.use(b, j));  // (Q) elements [jQ, jQ+Q), kept
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = pass_index(b, fe, loop[0]);
+      PassIndex p = loop_pass(fe, loop[0]);
       normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
       b.end_for({});
       break;
@@ -1291,30 +1306,30 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       // identity -inf, and serve all three passes (a padded lane's exp is never kept
       // or stored).
       const int keep = cfg.keep_passes;
-      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep);
+      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
       const KeptX kx = load_kept(b, x, kp, in, identity(Combine::kMax), cfg.keep_in_shared);
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      }, keep, [&](int j) { return kx.use(b, j); });
+      }, keep, [&](int j) { return kx.use(b, j); }, whole);
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
       std::vector<Value> ke;  // (Q) e_i of pass j
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
-        return b.select(p.mask, e, b.const_f32(pad));  // (Q) e_i, -0.0 padded
+        return padded(b, p, e, pad);  // (Q) e_i, -0.0 padded
       }, keep, [&](int j) {
         ke.push_back(exp_of(kx.use(b, j)));
-        return b.select(kp[j].mask, ke[j], b.const_f32(identity(Combine::kAdd)));
-      });
+        return padded(b, kp[j], ke[j], identity(Combine::kAdd));
+      }, whole);
       auto store_y = [&](const PassIndex& p, Value e) {
         Value yv = b.div(e, s);  // e_i / s
-        b.store(y, p.off, out == Elem::kF32 ? yv : b.cast(yv, out), p.mask);
+        store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));
       };
       for (int j = 0; j < keep; ++j) {  // (Q) elements [jQ, jQ+Q): e_i kept, or again from shared x
         store_y(kp[j], cfg.keep_in_shared ? exp_of(kx.use(b, j)) : ke[j]);
       }
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = pass_index(b, fe, loop[0]);
+      PassIndex p = loop_pass(fe, loop[0]);
       store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
       b.end_for({});
       break;

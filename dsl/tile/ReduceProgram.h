@@ -58,7 +58,8 @@
 // -> fold s -> outputs. The same combines in the same order as the split phases: the
 // same bits for every P and K.
 // whole_strips (rows whose length is a multiple of S): the same kernel with a kept
-// strip's per-element masks replaced by its flag j < n and the other strips unmasked.
+// strip's per-element masks replaced by its flag j < n and the other strips unmasked;
+// the one-block kernels likewise for rows of whole passes (ReduceConfig.whole_strips).
 //   kRmsNorm: cluster (x, w, ws, y, cols, eps)    kSoftmax: cluster (x, wsm, wss, y, cols)
 // Split columns (pinned kSum/kMax/kMin, axis=column, blocks_per_row = P > 1, a power
 // of two at most S/Rq): P blocks share each column group of C columns and the
@@ -155,15 +156,20 @@ struct ReduceConfig {
   // than L2 (phase_walks_rows_backward). Which block does which row only: every row's
   // combines are its own, so the bits are the same either way.
   bool alternate_row_order = false;
-  // cluster_rows only: the kernel is for rows whose length is a multiple of desc.strip
-  // (LLM hidden sizes), so every strip of a row is whole: a kept strip is either wholly
-  // in the row (strip index j < n) or wholly past it, and the strips after the kept ones
-  // are all in it. Its loads, stores and leaves then carry no per-element mask or pad
-  // select: a kept strip's accesses are guarded by its one flag j < n (a strip past the
-  // row is neither stored to ws nor written, as before), the other strips by nothing.
-  // The same values meet the same combines for such rows: the same bits. A runner
-  // refuses a problem whose line length is not a multiple of the strip
-  // (jit::ReduceRunner::upload); the name ends in _ws.
+  // Pinned rows in one block (blocks_per_row 1) or one cluster (cluster_rows): the kernel
+  // is for rows whose length is a multiple of the pass extent Q = pass_extent(desc,
+  // config) (the strip for a cluster kernel; LLM hidden sizes), so every pass of a row is
+  // whole: a kept pass (or kept strip) is either wholly in the row (k < cols; strip
+  // index j < n) or wholly past it, and the passes of the loops are all in it. Its
+  // loads, stores and leaves then carry no per-element mask or pad select: a kept pass is
+  // guarded by its one flag, the loops' passes by nothing. A kept pass past the row
+  // feeds its chain leaves of the loaded pad (0.0 squared is +0.0, not -0.0; softmax's
+  // exp of -inf is +0.0) where the masked kernel selects the identity; the link is the
+  // same value, as the running value is then +0.0 or more (a sum of squares or of
+  // exps, the row's first pass being in it) or a NaN, and (+0.0 or more) + (+0.0)
+  // changes nothing. So the same bits for such rows (tests/codegen/
+  // reduce_whole_strips_test). A runner refuses a problem whose line length is not a
+  // multiple of Q (jit::ReduceRunner::upload); the name ends in _ws.
   bool whole_strips = false;
 };
 

@@ -1,4 +1,5 @@
-// Whole strips (ReduceConfig.whole_strips), on the CPU: the cluster kernel for rows
+// Whole strips (ReduceConfig.whole_strips), on the CPU: the one-block kernels for rows of
+// whole passes (every op, kept passes past the row's end included) and the cluster kernel for rows
 // whose length is a multiple of the strip, its per-element masks replaced by one flag a
 // kept strip (j < n) and none on the strips of its loop, run by the test interpreter a
 // cluster at a time, gives exactly the CPU reference's bits -- memcmp -- for P = 2, 3,
@@ -83,6 +84,53 @@ TEST(ReduceWholeStrips, BitIdenticalToReferenceOnRowsOfWholeStrips) {
   EXPECT_EQ(cases, 2 * 3 * 4 * 4 * 2 * 7);
 }
 
+// One block a row (blocks_per_row 1): rows of 1, 2 and 5 whole passes, with the pass the
+// strip (Q = S = 64 > the block's 32) or the block (Q = 128 > S = 64), keeping 0, 1, 2
+// and 4 passes (so kept passes past the row's end, whose leaves are the loaded pad, not
+// the identity) in registers and in shared memory; RMSNorm, softmax, sum, max and min;
+// memcmp-equal to the reference, also on rows with NaN, inf, -0.0 and subnormals.
+TEST(ReduceWholeStrips, OneBlockBitIdenticalOnRowsOfWholePasses) {
+  int cases = 0, kept_past_end = 0;
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax, ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+    const bool two_pass = op == ReduceOp::kRmsNorm || op == ReduceOp::kSoftmax;
+    for (DType in : {DType::kF32, DType::kBF16, DType::kF16}) {
+      const ReduceDesc d{.op = op, .in_dtype = in, .out_dtype = in, .strip = 64};
+      for (ReduceConfig c : {ReduceConfig{.warps = 1, .elems_per_thread = 1},    // Q = S = 64
+                             ReduceConfig{.warps = 2, .elems_per_thread = 2}}) {  // Q = B = 128
+        c.whole_strips = true;
+        const int64_t q = dsl::pass_extent(d, c);
+        for (int64_t passes : {1, 2, 5}) {
+          const int64_t cols = passes * q;
+          for (int specials = 0; specials < 2; ++specials) {
+            const uint32_t seed = static_cast<uint32_t>(cols * 13 + static_cast<int>(op) * 3 + specials);
+            const dsl::reference::ReduceProblem prob = testing::fused_row_problem(d, 3, cols, seed, specials);
+            auto ref = dsl::reference::reduce(d, prob);
+            ASSERT_TRUE(ref.ok()) << ref.status();
+            for (int keep : {0, 1, 2, 4}) {
+              for (bool shared : {false, true}) {
+                if ((!two_pass && keep > 0) || (shared && keep == 0)) continue;
+                ReduceConfig k = c;
+                k.keep_passes = keep;
+                k.keep_in_shared = shared;
+                auto got = testing::run_reduce_phases(d, k, prob);
+                ASSERT_TRUE(got.ok()) << where(d, k, cols, specials) << ": " << got.status();
+                ASSERT_EQ(got->size(), ref->size());
+                ASSERT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
+                    << where(d, k, cols, specials);
+                ++cases;
+                kept_past_end += keep > passes;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  // Two-pass ops: 7 keep/shared settings; sum/max/min: keep 0 only.
+  EXPECT_EQ(cases, (2 * 7 + 3 * 1) * 3 * 2 * 3 * 2);
+  EXPECT_GT(kept_past_end, 0);
+}
+
 // The masks it drops are the ones a row of whole strips does not need: one more element
 // and the kernel either reads past the row or does not write the last element; the
 // masked kernel is right there.
@@ -110,18 +158,27 @@ TEST(ReduceWholeStrips, ARowWithAPartialStripNeedsTheMasks) {
   }
 }
 
-TEST(ReduceWholeStrips, KnobNeedsClusterRowsAndNamesTheKernel) {
+TEST(ReduceWholeStrips, KnobAppliesToPinnedRowsAndNamesTheKernel) {
   const ReduceDesc rms{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
                        .strip = 4096};
   ReduceConfig c{.warps = 16, .elems_per_thread = 4, .blocks_per_row = 4, .whole_strips = true};
   auto no_cluster = dsl::reduce_phases(rms, c);
   ASSERT_FALSE(no_cluster.ok());
-  EXPECT_NE(std::string(no_cluster.status().message()).find("ReduceConfig.whole_strips applies to cluster_rows"),
+  EXPECT_NE(std::string(no_cluster.status().message()).find("ReduceConfig.whole_strips applies to pinned rows"),
             std::string::npos) << no_cluster.status();
-  auto one = dsl::reduce(rms, {.whole_strips = true});
+  EXPECT_NE(std::string(no_cluster.status().message()).find("blocks_per_row 4 without cluster_rows"),
+            std::string::npos) << no_cluster.status();
+  // One block a row takes it (pinned rows); the free order and columns do not.
+  EXPECT_TRUE(dsl::reduce(rms, {.whole_strips = true}).ok());
+  ReduceDesc free = rms;
+  free.order = dsl::TreeOrder::kFree;
+  auto one = dsl::reduce(free, {.whole_strips = true});
   ASSERT_FALSE(one.ok());
-  EXPECT_NE(std::string(one.status().message()).find("ReduceConfig.whole_strips"), std::string::npos)
-      << one.status();
+  EXPECT_NE(std::string(one.status().message()).find("ReduceConfig.whole_strips applies to pinned rows"),
+            std::string::npos) << one.status();
+  ReduceDesc col = rms;
+  col.axis = dsl::ReduceAxis::kColumn;
+  EXPECT_FALSE(dsl::reduce(col, {.whole_strips = true}).ok());
   c.cluster_rows = true;
   c.keep_passes = 8;
   auto progs = dsl::reduce_phases(rms, c);

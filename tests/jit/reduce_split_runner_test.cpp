@@ -359,7 +359,7 @@ TEST(ReduceSplitRunner, KeepInSharedIsAKernelOfItsOwn) {
   EXPECT_EQ(r.driver->raised_shared, 65536u);
 }
 
-TEST(ReduceSplitRunner, WholeStripsIsAKernelOfItsOwnForRowsOfWholeStrips) {
+TEST(ReduceSplitRunner, WholeStripsIsAKernelOfItsOwnForRowsOfWholePasses) {
   Rig& r = rig();
   const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
                      .strip = 4096};
@@ -400,6 +400,20 @@ TEST(ReduceSplitRunner, WholeStripsIsAKernelOfItsOwnForRowsOfWholeStrips) {
   }
   EXPECT_EQ(names[0], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2_p4_cluster");
   EXPECT_EQ(names[1], "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w8_e8_k2_p4_cluster_ws");
+  // One block a row: rows of whole passes (Q = 32 warps x 32 x 8 = 8192 > the strip).
+  r.driver->launches.clear();
+  r.driver->expected_args = 5;  // x, w, y, cols, eps
+  auto one = jit::ReduceRunner::create(r.device, d, {.warps = 32, .elems_per_thread = 8, .whole_strips = true},
+                                       &memory);
+  ASSERT_TRUE(one.ok()) << one.status();
+  absl::Status strips_only = one->upload(problem(2, 3 * 4096));  // whole strips, not whole passes
+  ASSERT_FALSE(strips_only.ok());
+  EXPECT_NE(std::string(strips_only.message()).find("multiple of its pass extent (8192"), std::string::npos)
+      << strips_only;
+  ASSERT_TRUE(one->upload(problem(2, 2 * 8192)).ok());
+  ASSERT_TRUE(one->launch().ok());
+  ASSERT_EQ(r.driver->launches.size(), 1u);
+  EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w32_e8_ws");
 }
 
 }  // namespace
