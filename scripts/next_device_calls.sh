@@ -17,7 +17,7 @@
 #          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
 #                                                       with and without it, one ncu (<= 450 s)
 #          `bash scripts/next_device_calls.sh waves`   #4: whole_strips' GPU test, the bench
-#                                                       over cluster sizes 2..8, SASS (<= 250 s)
+#                                                       over cluster sizes 2..8, SASS (<= 300 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -177,7 +177,7 @@ case $what in
     source .device/env.sh
     export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     B=.stage/bin
-    gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log RmsNorm:60 Softmax:75
+    gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log OneBlock:40 RmsNorm:60 Softmax:75
     el "reduce_bench, P = 2..8"
     FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
       FIXBITS_BENCH_CLUSTER_PARTS=2,3,4,5,6,7,8 FIXBITS_BENCH_WHOLE_STRIPS=1 \

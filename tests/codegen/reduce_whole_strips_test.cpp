@@ -9,8 +9,8 @@
 // length needs: the same kernel on a row of whole strips plus one element reads past
 // the row (the interpreter refuses it) or leaves the last element unwritten. Also: the
 // knob's error names the field, the name ends in _ws, the tile program has no
-// per-element select where the masked one has one, and the PTX of the bench's kernel
-// has no selp.f32 and no per-element compare in its strip trees.
+// per-element select where the masked one has one, and the PTX of the bench's kernels
+// (cluster and one block a row) has no selp.f32 and no per-element compare in its trees.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -219,6 +219,19 @@ TEST(ReduceWholeStrips, PtxTreesHaveNoPerElementMask) {
   EXPECT_GE(count_of(km->text, "setp.lt.s32"), 9 * 8);
   EXPECT_LT(count_of(kw->text, "setp.lt.s32"), 8);
   EXPECT_LT(kw->text.size(), km->text.size());
+  // One block a row (the 2048 x 16384 bench kernel: 16 x 4, 4 passes in shared memory):
+  // the same 8 selp.f32 a pass gone from its 4 kept passes and its loop's pass.
+  ReduceConfig one{.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .keep_in_shared = true,
+                   .min_blocks_per_sm = 3};
+  auto om = dsl::reduce(d, one);
+  one.whole_strips = true;
+  auto ow = dsl::reduce(d, one);
+  ASSERT_TRUE(om.ok() && ow.ok());
+  auto pm = codegen::compile(*om, codegen::Target::kNvptxSm90a);
+  auto pw = codegen::compile(*ow, codegen::Target::kNvptxSm90a);
+  ASSERT_TRUE(pm.ok() && pw.ok());
+  EXPECT_EQ(count_of(pm->text, "selp.f32") - count_of(pw->text, "selp.f32"), 5 * 8);
+  EXPECT_LT(count_of(pw->text, "setp.lt.s32"), count_of(pm->text, "setp.lt.s32") / 4);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // a fold of two whole groups of 16 and a partial one), warps 16 x 4 and 8 x 8, P = 2, 4,
 // 8, keeping 0 strips, 1 and the block's share in shared memory and 1 in registers. Row 2
 // of each problem has NaN, +-inf, subnormals, -0.0 and +-L. Each case prints a line with
-// its time to stderr. Without a device the test prints [SKIP] <reason>.
+// its time to stderr. Also one block a row on rows of whole passes (OneBlock...). Without a
+// device the tests print [SKIP] <reason>.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -90,6 +91,43 @@ class ReduceWholeStripsGpuTest : public testing::SeededGpuTest {
     return ran;
   }
 };
+
+// One block a row on rows of whole passes: RMSNorm, softmax and sum, bf16 2048 x 16384
+// (the bench's row) and f32 / f16 3 x 8192; 16 x 4 keeping none and 4 passes in shared
+// memory (on 3 x 8192, whose passes are 4096, the last 2 past the row's end), 8 x 8
+// keeping 1 in registers; each memcmp-equal to the reference.
+TEST_F(ReduceWholeStripsGpuTest, OneBlockMatchesTheReference) {
+  int ran = 0;
+  struct Shape {
+    DType dtype;
+    int64_t rows, cols;
+  };
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax, ReduceOp::kSum}) {
+    for (Shape s : {Shape{DType::kBF16, 2048, 16384}, Shape{DType::kF32, 3, 8192}, Shape{DType::kF16, 3, 8192}}) {
+      const ReduceDesc d{.op = op, .in_dtype = s.dtype, .out_dtype = s.dtype, .strip = 4096};
+      const auto p = testing::fused_gpu_problem(d, s.rows, s.cols, rng_);
+      auto ref = dsl::reference::reduce(d, p);
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      const bool two_pass = op != ReduceOp::kSum;
+      for (ReduceConfig c : {ReduceConfig{.warps = 16, .elems_per_thread = 4},
+                             ReduceConfig{.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .keep_in_shared = true},
+                             ReduceConfig{.warps = 8, .elems_per_thread = 8, .keep_passes = 1}}) {
+        if (!two_pass && c.keep_passes > 0) continue;
+        c.whole_strips = true;
+        const std::string where = absl::StrFormat("%s warps=%d elems=%d keep=%d%s whole_strips rows=%d cols=%d seed=%d",
+                                                  dsl::to_string(d), c.warps, c.elems_per_thread, c.keep_passes,
+                                                  c.keep_in_shared ? " shared" : "", p.rows, p.cols, seed_);
+        std::fprintf(stderr, "[case] %s\n", where.c_str());
+        auto got = testing::run_reduce(device_, d, c, p);
+        ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+        ASSERT_EQ(got->size(), ref->size()) << where;
+        EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0) << where;
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran, (2 * 3 + 1) * 3);
+}
 
 TEST_F(ReduceWholeStripsGpuTest, RmsNormMatchesTheReference) {
   EXPECT_EQ(cases(ReduceOp::kRmsNorm), 4 * 2 * 3 * 4);
