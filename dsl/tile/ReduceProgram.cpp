@@ -98,10 +98,11 @@ RowFrame with_extent(Builder& b, RowFrame f, int64_t q) {
 
 // Inside a pass at line index k: the (Q) line indices, their in-bounds mask and
 // global offsets.
-// A whole-strip pass (whole_strips) has `whole` set: its mask, if any, is one flag for
-// every element (the strip is wholly in the row or wholly past it), so no pad ever
-// reaches a stored result and the leaves need no pad select; no mask at all (mask.id
-// < 0): every element is in the row.
+// A whole pass (whole_strips) has `whole` set: its mask, if any, is one flag for every
+// element (the pass is wholly in the row or wholly past it), so its leaves need no pad
+// select: a pad is never stored, and where one enters a chain (a one-block kernel's
+// kept pass past the row) the link leaves the running value as it is (ReduceProgram.h,
+// whole_strips); no mask at all (mask.id < 0): every element is in the row.
 struct PassIndex {
   Value idx, mask, off;
   bool whole = false;
@@ -116,10 +117,10 @@ PassIndex pass_index(Builder& b, const RowFrame& f, Value k) {
   return p;
 }
 
-// The pass at line index k of a row whose strips are whole (ReduceConfig.whole_strips,
-// kRow): with `in_row`, a kept strip's pass whose every element is in the row exactly
+// The pass at line index k of a row whose passes are whole (ReduceConfig.whole_strips,
+// kRow): with `in_row`, a kept pass (or strip) whose every element is in the row exactly
 // when that uniform flag holds (its mask is the flag, splat); without, a pass a loop
-// bounded by cols walks in steps of whole strips, every element in the row (no mask).
+// bounded by cols walks in steps of whole passes, every element in the row (no mask).
 PassIndex whole_strip_index(Builder& b, const RowFrame& f, Value k, std::optional<Value> in_row) {
   PassIndex p;
   p.whole = true;
@@ -129,6 +130,11 @@ PassIndex whole_strip_index(Builder& b, const RowFrame& f, Value k, std::optiona
   return p;
 }
 
+// The pass at k of a loop bounded by the row's length: unmasked when `whole`.
+PassIndex loop_pass_index(Builder& b, const RowFrame& f, Value k, bool whole) {
+  return whole ? whole_strip_index(b, f, k, std::nullopt) : pass_index(b, f, k);
+}
+
 // x[off] as f32, `pad` (exact in the input type) where masked off; no mask (id < 0):
 // every element is read.
 Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad) {
@@ -136,8 +142,8 @@ Value load_f32(Builder& b, Value ptr, Value off, Value mask, Elem in, float pad)
   return in == Elem::kF32 ? v : b.cast(v, Elem::kF32);
 }
 
-// v where p is in the row, the pad elsewhere; a whole pass's pads are never stored
-// (PassIndex), so its leaves are v as they are.
+// v where p is in the row, the pad elsewhere; a whole pass's leaves are v as they are
+// (PassIndex).
 Value padded(Builder& b, const PassIndex& p, Value v, float pad) {
   return p.whole ? v : b.select(p.mask, v, b.const_f32(pad));
 }
@@ -266,7 +272,7 @@ Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, 
     }
     std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
     // whole (a row of whole passes, pinned only): every pass the loop walks is in the row.
-    Value v = leaf(whole ? whole_strip_index(b, f, loop[0], std::nullopt) : pass_index(b, f, loop[0]), identity(c));
+    Value v = leaf(loop_pass_index(b, f, loop[0], whole), identity(c));
     Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip, loop[1]);
     return b.end_for({r})[0];
   }
@@ -555,8 +561,7 @@ void store_strip_partials(Builder& b, const SplitFrame& f, const ReduceDesc& d, 
   Value lo = from ? *from : b.mul(f.part, strip);
   Value step = b.const_int(Elem::kI32, d.strip * p);
   std::vector<Value> loop = b.begin_for(lo, line.cols, step, {});
-  const PassIndex pi = whole ? whole_strip_index(b, line, loop[0], std::nullopt) : pass_index(b, line, loop[0]);
-  Value v = leaf(pi, identity(c));  // (S)
+  Value v = leaf(loop_pass_index(b, line, loop[0], whole), identity(c));  // (S)
   Value r = b.reduce(v, 0, c, TreeOrder::kPinned, d.strip);   // identity (+) tree: the strip
   Value j = b.cast(b.div(loop[0], strip), Elem::kI64);
   b.store(ws, b.add(f.ws_base, j), r);
@@ -802,7 +807,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
   const bool whole = cfg.whole_strips;
   auto rest_strips = [&](const RowFrame& line, Value from, auto body) {
     std::vector<Value> loop = b.begin_for(from, line.cols, b.const_int(Elem::kI32, d.strip * p), {});
-    body(whole ? whole_strip_index(b, line, loop[0], std::nullopt) : pass_index(b, line, loop[0]));
+    body(loop_pass_index(b, line, loop[0], whole));
     b.end_for({});
   };
   if (d.op == ReduceOp::kRmsNorm) {
@@ -1240,9 +1245,6 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
   // whole_strips: a row of whole passes (check_all: kRow, pinned), so the loops' passes
   // are unmasked and a kept pass is guarded by its one flag (whole_strip_index).
   const bool whole = cfg.whole_strips;
-  auto loop_pass = [&](const RowFrame& frame, Value k) {
-    return whole ? whole_strip_index(b, frame, k, std::nullopt) : pass_index(b, frame, k);
-  };
   // kRow: cols (i32); kColumn: rows, cols (i32, i32). Declared after the pointers.
   // Returns (line length, column stride if kColumn); emits no op.
   auto line_params = [&]() -> std::pair<Value, std::optional<Value>> {
@@ -1292,7 +1294,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       for (int j = 0; j < keep; ++j) normalize(kp[j], kx.use(b, j));  // (Q) elements [jQ, jQ+Q), kept
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = loop_pass(fe, loop[0]);
+      PassIndex p = loop_pass_index(b, fe, loop[0], whole);
       normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
       b.end_for({});
       break;
@@ -1329,7 +1331,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       }
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = loop_pass(fe, loop[0]);
+      PassIndex p = loop_pass_index(b, fe, loop[0], whole);
       store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
       b.end_for({});
       break;
