@@ -668,12 +668,19 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
         }
         for (int64_t tile : tiles) {
           if (tile > (int64_t{1} << 30)) continue;
+          // Each lane's first element in part 0 (-1: the lane gets none), dealt as the
+          // references deal (gemv_contiguous_span; strided: tile l).
+          GemmDesc deal;
+          deal.lanes = lanes;
+          deal.lane_tile = static_cast<int>(tile);
           std::vector<int64_t> first(static_cast<size_t>(lanes), -1);
-          const int64_t ntiles = (range + tile - 1) / tile;
-          const int64_t run = (ntiles + lanes - 1) / lanes * tile;
           for (int l = 0; l < lanes; ++l) {
-            const int64_t at = layout == LaneLayout::kContiguous ? l * run : l * tile;
-            if (at < range) first[l] = at;
+            if (layout == LaneLayout::kContiguous) {
+              const auto [e0, e1] = gemv_contiguous_span(deal, l, 0, range);
+              if (e0 < e1) first[l] = e0;
+            } else if (l * tile < range) {
+              first[l] = l * tile;
+            }
           }
           // The fold the walks give this lane map (when they are consistent with one),
           // then the lanes chained in index order (gemv2T; the same as a butterfly
