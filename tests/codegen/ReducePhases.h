@@ -1,6 +1,6 @@
 // ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
 // interpreter, for the codegen tests that compare against them (reduce_split_test,
-// reduce_cluster_test, reduce_row_order_test, reduce_whole_strips_test).
+// reduce_cluster_test, reduce_row_order_test, reduce_staged_test, reduce_whole_strips_test).
 // Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
 // with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
 // NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);

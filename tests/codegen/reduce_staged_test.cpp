@@ -38,23 +38,11 @@ namespace {
 using dsl::ReduceConfig;
 using dsl::ReduceDesc;
 using dsl::ReduceOp;
-using testing::Buffers;
 
 using testing::count_of;
 
 dsl::reference::ReduceProblem make_problem(const ReduceDesc& d, int64_t cols, uint32_t seed, bool specials) {
   return testing::fused_row_problem(d, 2, cols, seed, specials);
-}
-
-// Runs a cluster program over every row, a cluster at a time; returns y's bits.
-absl::StatusOr<std::vector<uint32_t>> run_clusters(const tile::Program& prog, const ReduceDesc& d,
-                                                   const dsl::reference::ReduceProblem& p) {
-  Buffers mem = testing::reduce_buffers(d, p);
-  for (int64_t row = 0; row < p.rows; ++row) {
-    absl::Status s = testing::run_cluster(prog, row * prog.cluster, {{"cols", p.cols}}, {{"eps", p.eps}}, mem, 32);
-    if (!s.ok()) return s;
-  }
-  return mem["y"].bits;
 }
 
 // The staged loads of a program (top level only, as the rules ask) and, for each, the
@@ -152,7 +140,7 @@ TEST(ReduceStaged, ClusterRowsBitIdenticalToReference) {
               const auto prob = make_problem(d, cols, static_cast<uint32_t>(cols * 13 + p + specials), specials);
               auto ref = dsl::reference::reduce(d, prob);
               ASSERT_TRUE(ref.ok()) << ref.status();
-              auto got = run_clusters(progs->front(), d, prob);
+              auto got = testing::run_clusters(progs->front(), d, prob, 32);
               ASSERT_TRUE(got.ok()) << got.status();
               ASSERT_EQ(got->size(), ref->size());
               EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
