@@ -7,7 +7,8 @@
 // run_reduce_phases runs every phase block by block, in order, on one such set (with
 // cols, and rows for a phase that walks the rows backward), and returns y's bits;
 // run_clusters runs a cluster program (grid row_blocks) a cluster at a time over every
-// row on one such set and returns y's bits; phase_list prints the phases' names, grids
+// row on one such set and returns y's bits; run_cluster_config builds a cluster_rows
+// config's one program (an error if there is not exactly one) and runs it so; phase_list prints the phases' names, grids
 // and parameters.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "dsl/reference/Reference.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
@@ -75,6 +77,18 @@ inline absl::StatusOr<std::vector<uint32_t>> run_clusters(const tile::Program& p
     if (!s.ok()) return s;
   }
   return mem["y"].bits;
+}
+
+// dsl::reduce_phases(d, cfg) for a cluster_rows config: exactly one program, run by
+// run_clusters; y's bits.
+inline absl::StatusOr<std::vector<uint32_t>> run_cluster_config(const dsl::ReduceDesc& d, const dsl::ReduceConfig& cfg,
+                                                                const dsl::reference::ReduceProblem& p) {
+  absl::StatusOr<std::vector<tile::Program>> progs = dsl::reduce_phases(d, cfg);
+  if (!progs.ok()) return progs.status();
+  if (progs->size() != 1) {
+    return absl::InternalError(absl::StrCat("a cluster_rows config built ", progs->size(), " programs, not 1"));
+  }
+  return run_clusters(progs->front(), d, p, cfg.lanes);
 }
 
 }  // namespace fixbits::testing

@@ -68,10 +68,7 @@ TEST(ReduceCluster, BitIdenticalToReferenceAndSplitForEveryPAndKeep) {
                 ReduceConfig k = split;
                 k.cluster_rows = true;
                 k.keep_passes = static_cast<int>(keep);
-                auto progs = dsl::reduce_phases(d, k);
-                ASSERT_TRUE(progs.ok()) << where(d, k, cols, specials) << ": " << progs.status();
-                ASSERT_EQ(progs->size(), 1u);
-                auto got = run_clusters(progs->front(), d, prob, k.lanes);
+                auto got = testing::run_cluster_config(d, k, prob);  // one program, or an error
                 ASSERT_TRUE(got.ok()) << where(d, k, cols, specials) << ": " << got.status();
                 // memcmp-equal to the reference (and so to the split phases).
                 ASSERT_EQ(got->size(), ref->size());

@@ -66,9 +66,7 @@ TEST(ReduceWholeStrips, BitIdenticalToReferenceOnRowsOfWholeStrips) {
                 k.whole_strips = true;
                 k.keep_passes = keep;
                 k.keep_in_shared = shared;
-                auto progs = dsl::reduce_phases(d, k);
-                ASSERT_TRUE(progs.ok()) << where(d, k, cols, specials) << ": " << progs.status();
-                auto got = run_clusters(progs->front(), d, prob, k.lanes);
+                auto got = testing::run_cluster_config(d, k, prob);
                 ASSERT_TRUE(got.ok()) << where(d, k, cols, specials) << ": " << got.status();
                 ASSERT_EQ(got->size(), ref->size());
                 ASSERT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
