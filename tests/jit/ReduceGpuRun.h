@@ -1,21 +1,37 @@
 // ReduceGpuRun: what the reduction GPU tests share: one run of a reduction through
 // jit::ReduceRunner (create, upload, launch, download: y's bits) and random problems
 // for fused rows.
+// first_difference names the first element where two outputs' bits differ.
 // Invariant: run_reduce gives the runner's error unchanged (the config's Status names
 // its field); fused_gpu_problem draws from `rng` only, so a test's seed fixes its rows.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
 #include "dsl/reference/Reference.h"
 #include "jit/ReduceRunner.h"
 #include "tests/jit/RandomInputs.h"
 
 namespace fixbits::testing {
+
+// "" when `got` and `want` are the same bits (memcmp); otherwise what differs: the
+// lengths, or the first differing element and both values in hex.
+inline std::string first_difference(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want) {
+  if (got.size() != want.size()) {
+    return absl::StrFormat("%d elements, want %d", got.size(), want.size());
+  }
+  if (std::memcmp(got.data(), want.data(), got.size() * 4) == 0) return "";
+  size_t i = 0;
+  while (got[i] == want[i]) ++i;
+  return absl::StrFormat("element %d is 0x%x, want 0x%x", i, got[i], want[i]);
+}
 
 // y's bits of one launch; `launches` (when given) gets the runner's kernel count.
 inline absl::StatusOr<std::vector<uint32_t>> run_reduce(const std::shared_ptr<runtime::Device>& device,

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -50,11 +49,8 @@ class ReduceKeepInSharedGpuTest : public testing::SeededGpuTest {
   // `got` against `want` (memcmp), naming the first differing element.
   static void expect_same(const std::vector<uint32_t>& got, const std::vector<uint32_t>& want,
                           const std::string& what) {
-    ASSERT_EQ(got.size(), want.size()) << what;
-    if (std::memcmp(got.data(), want.data(), got.size() * 4) == 0) return;
-    size_t i = 0;
-    while (got[i] == want[i]) ++i;
-    ADD_FAILURE() << what << ": element " << i << " is 0x" << std::hex << got[i] << ", want 0x" << want[i];
+    const std::string diff = testing::first_difference(got, want);
+    if (!diff.empty()) ADD_FAILURE() << what << ": " << diff;
   }
   // The bench's cluster case of one op (bf16, strip 4096), K = 1 and the block's share up
   // to 8 strips: each kept strip is unrolled code, and K = 25 took 20-45 s a kernel to

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -74,13 +73,9 @@ class ReduceWholeStripsGpuTest : public testing::SeededGpuTest {
                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
             EXPECT_TRUE(got.ok()) << where << ": " << got.status();
             if (!got.ok()) return ran;
-            EXPECT_EQ(got->size(), ref->size()) << where;
-            if (got->size() != ref->size()) return ran;
-            if (std::memcmp(got->data(), ref->data(), ref->size() * 4) != 0) {
-              size_t i = 0;
-              while ((*got)[i] == (*ref)[i]) ++i;
-              ADD_FAILURE() << where << ": element " << i << " is 0x" << std::hex << (*got)[i] << ", want 0x"
-                            << (*ref)[i];
+            const std::string diff = testing::first_difference(*got, *ref);  // memcmp
+            if (!diff.empty()) {
+              ADD_FAILURE() << where << ": " << diff;
               return ran;
             }
             ++ran;
@@ -120,8 +115,7 @@ TEST_F(ReduceWholeStripsGpuTest, OneBlockMatchesTheReference) {
         std::fprintf(stderr, "[case] %s\n", where.c_str());
         auto got = testing::run_reduce(device_, d, c, p);
         ASSERT_TRUE(got.ok()) << where << ": " << got.status();
-        ASSERT_EQ(got->size(), ref->size()) << where;
-        EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0) << where;
+        EXPECT_EQ(testing::first_difference(*got, *ref), "") << where;  // memcmp
         ++ran;
       }
     }
