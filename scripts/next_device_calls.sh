@@ -26,6 +26,12 @@ what=${1:-}
 L() { if command -v stdbuf >/dev/null; then stdbuf -oL -eL "$@"; else "$@"; fi; }
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+# fastest PATTERN N: the N fastest [tune] lines of $OUT/reduce_bench.log matching PATTERN,
+# as "<median> | <knobs>" (the descriptor text dropped).
+fastest() {
+  grep -E "^\[tune\].*$1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
+    | awk -F': ' '{print $NF " | " $1}' | sort -g | head -$2 | cut -c1-160
+}
 # gtests BIN LOG Name:limit...: each test of BIN whose name holds Name, under its own
 # limit, appended to $OUT/LOG, then the verdict lines.
 gtests() {
@@ -165,8 +171,7 @@ case $what in
     el done
     grep -E "Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Issued Warp|Spilling Requests  " "$OUT/ncu.log" | head -12 | cut -c1-160
     echo "fastest candidates, 256 x 131072 (ws=1: whole strips):"
-    grep -E "^\[tune\].* 256x131072 .*cl=1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
-      | awk -F': ' '{print $NF " | " $1}' | sort -g | head -12 | cut -c1-160
+    fastest " 256x131072 .*cl=1" 12
     grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
     ;;
   waves)
@@ -197,8 +202,7 @@ case $what in
     done
     el done
     echo "fastest cluster candidates, 256 x 131072:"
-    grep -E "^\[tune\].* 256x131072 .*cl=1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
-      | awk -F': ' '{print $NF " | " $1}' | sort -g | head -14 | cut -c1-150
+    fastest " 256x131072 .*cl=1" 14
     grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
     ;;
   match)
