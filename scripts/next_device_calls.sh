@@ -2,10 +2,11 @@
 # next_device_calls.sh: the device calls the open issues wait for, written down when a
 # session had no device (2026-12-04, session 16), so the next one runs them as they are.
 #   here:  cmake --build build && scripts/next_device_calls.sh stage
-#          (the binaries below, stripped, their libraries and the committed cuBLAS table
-#          into .stage/; ../shared/device/prepare.sh fills .device/)
+#          (every GPU test, sample and bench, stripped, with their libraries, packed in
+#          .stage/all.tar.xz, and the committed cuBLAS table; ../shared/device/prepare.sh
+#          fills .device/)
 #   there: device run, carry [".device", ".stage"], command one of
-#          `bash scripts/next_device_calls.sh cublas`  #7: retry classes 204 and 89, then
+#          `bash scripts/next_device_calls.sh cublas`  #7: the classes without a descriptor, then
 #                                                       the match (~560 s; on an H200: the
 #                                                       map is the H200's heuristic)
 #          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU tests, then
@@ -16,8 +17,12 @@
 #                                                       test by test (<= 550 s)
 #          `bash scripts/next_device_calls.sh whole`   #4: whole_strips' GPU test, the bench
 #                                                       with and without it, one ncu (<= 450 s)
-#          `bash scripts/next_device_calls.sh waves`   #4: whole_strips' GPU test, the bench
-#                                                       over cluster sizes 2..8, SASS (<= 300 s)
+#          `bash scripts/next_device_calls.sh waves`   #4: the bench over cluster sizes 2..8,
+#                                                       SASS (<= 130 s)
+#          `bash scripts/next_device_calls.sh gputests` #4/#7: every *_gpu_test, in turn, under
+#                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
+#          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
+#                                                       against free and the copy (<= 290 s)
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -46,18 +51,14 @@ gtests() {
 
 case $what in
   stage)
+    # Every GPU test, sample and bench (scripts/device_stage.sh's set), stripped, with
+    # their libraries, packed into .stage/all.tar.xz (about 12 MB: the unpacked 50 MB
+    # would not fit the 64 MiB a call carries beside .device and the tree); each step
+    # below unpacks it there first.
     set -e
-    exclude=$(git rev-parse --git-path info/exclude)
-    mkdir -p "$(dirname "$exclude")"
-    grep -qx '/.stage/' "$exclude" 2>/dev/null || echo '/.stage/' >> "$exclude"
-    rm -rf .stage && mkdir -p .stage/bin
-    cp build/samples/cublas_scan/fixbits-cublas-scan build/samples/cublas_match/fixbits-cublas-match \
-       build/tests/jit_reduce_keep_in_shared_gpu_test build/tests/jit_reduce_cluster_gpu_test \
-       build/tests/jit_reduce_whole_strips_gpu_test \
-       build/bench/reduce_bench .stage/bin/
+    bash scripts/device_stage.sh >/dev/null
     strip .stage/bin/*
     cp profile/data/cublas_sm90.tsv.gz .stage/table.tsv.gz
-    scripts/device_bundle.sh --build-dir .stage .stage/bin/*
     # The PTX of the 256 x 131072 kernel (16 x 4, P 4, 8 strips in shared memory, mb 3),
     # with and without whole_strips, for the SASS histogram of `waves`.
     mkdir -p .stage/ptx
@@ -67,31 +68,74 @@ case $what in
         --blocks-per-row 4 --cluster-rows 1 --keep 8 --keep-in-shared 1 --min-blocks 3 --whole-strips $ws \
         > .stage/ptx/rmsnorm_p4_k8s_mb3_ws$ws.ptx
     done
+    tar -C .stage -cJf .stage/all.tar.xz bin devlibs
+    rm -rf .stage/bin .stage/devlibs
     du -sh .stage
+    exit 0
+    ;;
+esac
+# There: the staged binaries unpacked (once per machine), the device's libraries.
+if [ -f .stage/all.tar.xz ] && [ ! -d .stage/bin ]; then
+  tar -C .stage -xJf .stage/all.tar.xz
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+source .device/env.sh
+export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
+B=.stage/bin
+case $what in
+  gputests)
+    # #4 and #7: every staged *_gpu_test (all of `ctest -L gpu`), cheap ones first, each
+    # under its own limit and all under FIXBITS_GPUTESTS_DEADLINE seconds; binaries named
+    # in FIXBITS_GPUTESTS_SKIP (space-separated) are left to another call. One line a
+    # binary: rc, seconds, gtest's verdict; the whole output in $OUT/gputests.log.
+    deadline=${FIXBITS_GPUTESTS_DEADLINE:-540}
+    order="runtime_driver_gpu_test runtime_byte_scatter_gpu_test runtime_cublaslt_gpu_test
+      jit_dot_gpu_test jit_hardware_truth_gpu_test jit_autotune_gpu_test
+      jit_reduce_keep_first_pass_gpu_test profile_cublas_match_gpu_test jit_gemm_gpu_test
+      jit_reduce_gpu_test jit_reduce_cluster_gpu_test jit_reduce_whole_strips_gpu_test
+      jit_reduce_keep_in_shared_gpu_test"
+    order=$(echo $order)
+    for t in $B/*_gpu_test; do  # a test binary the list above forgot still runs, last
+      case " $order " in *" $(basename $t) "*) ;; *) order="$order $(basename $t)" ;; esac
+    done
+    declare -a rows
+    for n in $order; do
+      case " ${FIXBITS_GPUTESTS_SKIP:-} " in *" $n "*) rows+=("$n: skipped (another call)"); continue ;; esac
+      left=$(( deadline - ($(date +%s) - T0) ))
+      if [ $left -lt 20 ]; then rows+=("$n: not run (deadline)"); continue; fi
+      s=$(date +%s)
+      el "$n (limit $left s)"
+      L timeout $left $B/$n > /tmp/$n.log 2>&1; rc=$?
+      { echo "==== $n rc=$rc $(( $(date +%s) - s )) s"; cat /tmp/$n.log; } >> "$OUT/gputests.log"
+      grep -E "Failure|^\[  FAILED|\[SKIP\]" /tmp/$n.log | head -6 | cut -c1-200
+      rows+=("$n: rc=$rc $(( $(date +%s) - s )) s $(grep -E '^\[==========\] [0-9]+ tests? from .* ran|^\[  PASSED|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test' /tmp/$n.log | sed 's/ from [0-9]* test suites\? ran.*//' | tr '\n' ' ')")
+    done
+    el done
+    printf '%s\n' "${rows[@]}"
     ;;
   cublas)
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
-    B=.stage/bin
     zcat .stage/table.tsv.gz > /tmp/t0.tsv
     T=/tmp/t0.tsv
-    # 1. The classes left (docs/cublas.md, session 20): 204 (its second probe now goes to
-    #    the nearest K above min_probe_k, not K = 131072, where it passed 150 s twice)
-    #    and 89 (its cap's separating points were answered with another algorithm on
-    #    the H100 session 20 got; on the H200 they may not be). 8 slices take turns on
-    #    the GPU; the budget counts from program start (resume load included), a probe
-    #    stops at 150 s, then the merge.
-    el "scan --jobs=8 --retry-failed --classes=..."
-    L timeout 330 $B/fixbits-cublas-scan --resume=$T --jobs=8 --retry-failed \
-      --classes=204,89 --dtypes=f16,bf16 --small-probe-k=16 \
-      --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=131072 --probe-timeout-s=150 \
-      --probe-budget-s=160 --out=/tmp/t1.tsv > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
+    # 1. The classes left without a descriptor (the table's reason column): by default
+    #    the 23 whose probes the budget of earlier scans never reached (or cut short, or
+    #    a 90 s limit stopped: 205), fp8's four included; FIXBITS_SCAN_CLASSES and
+    #    FIXBITS_SCAN_MAXK pick others (the 29 classes seen only at K > 65536 need a
+    #    larger --max-probe-k). 8 slices take turns on the GPU; the budget counts from
+    #    program start (resume load included), a probe stops at 150 s, then the merge.
+    classes=${FIXBITS_SCAN_CLASSES:-20,26,30,54,76,101,104,133,146,149,157,158,159,160,199,205,244,287,288,316,352}
+    el "scan --jobs=8 --retry-failed --classes=$classes"
+    L timeout ${FIXBITS_SCAN_TIMEOUT:-330} $B/fixbits-cublas-scan --resume=$T --jobs=8 --retry-failed \
+      --classes=$classes --dtypes=f16,bf16,f8e4m3 --small-probe-k=16 \
+      --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=${FIXBITS_SCAN_MAXK:-131072} \
+      --probe-timeout-s=150 --probe-budget-s=${FIXBITS_SCAN_BUDGET:-160} --out=/tmp/t1.tsv \
+      > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
     grep -h -E "^probe |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
     tail -4 "$OUT/scan.log" | cut -c1-240
+    awk -F'\t' -v c=",$classes," '$1=="class" && index(c, ","$2",") {print "class " $2 ": " ($7 ~ /^gemm/ ? substr($7,1,110) : substr($8,1,110))}' $T
     # 2. The match on that table (it also checks the tile cap on classes 5/24/25).
-    left=$(( 560 - ($(date +%s) - T0) )); mb=$(( left - 15 ))
+    left=$(( ${FIXBITS_CUBLAS_END:-560} - ($(date +%s) - T0) )); mb=$(( left - 15 ))
     el "match on $T (timeout $left, budget $mb)"
     L timeout $left $B/fixbits-cublas-match --table=$T --jobs=14 --draws=2 --budget-s=$mb --show=60 \
       --differing-shapes-out="$OUT/differing.txt" --no-desc-shapes-out="$OUT/nodesc.txt" \
@@ -101,9 +145,6 @@ case $what in
     grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150
     ;;
   reduce)
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
-    B=.stage/bin
     # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit
     #    group a kept pass since session 20), against the reference and the register-kept
     #    kernels, each of the test's three tests under its own limit.
@@ -147,9 +188,6 @@ case $what in
   whole)
     # #4, session 21: the cluster kernel for rows of whole strips (ReduceConfig.whole_strips,
     # no per-element masks) and the fold of whole groups of 16 strip results.
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
-    B=.stage/bin
     # 1. The bits: whole_strips' cluster kernels against the reference, one test an op.
     gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log RmsNorm:110 Softmax:110
     # 2. The speed: every candidate's median at 16 warps x 4, the cluster ones with and
@@ -179,10 +217,7 @@ case $what in
     # again, then the 256 x 131072 RMSNorm over cluster sizes P = 2..8 (rows * P blocks
     # fill the block slots in other numbers of waves), then what ptxas makes of the
     # bench kernel (SASS opcode counts, with and without whole_strips).
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
-    B=.stage/bin
-    gtests $B/jit_reduce_whole_strips_gpu_test whole_bits.log OneBlock:40 RmsNorm:60 Softmax:75
+    # (whole_strips' GPU tests run in `gputests`.)
     el "reduce_bench, P = 2..8"
     FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=16x4 \
       FIXBITS_BENCH_CLUSTER_PARTS=2,3,4,5,6,7,8 FIXBITS_BENCH_WHOLE_STRIPS=1 \
@@ -205,11 +240,23 @@ case $what in
     fastest " 256x131072 .*cl=1" 14
     grep -E "_median|CopyBandwidth" "$OUT/reduce_bench.log" | cut -c1-230
     ;;
+  table)
+    # #4: the RMSNorm and softmax rows of the bench's five sizes, pinned against free
+    # order (vs_free) and the copy (vs_copy), over four warps x elements configurations
+    # (the fastest of every earlier table among them), whole strips and clusters in.
+    el "reduce_bench (rmsnorm|softmax) pinned vs free"
+    FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=2x8,4x8,8x8,16x4 FIXBITS_CACHE_DIR=/tmp/fixbits-cache \
+      L timeout ${FIXBITS_TABLE_TIMEOUT:-280} $B/reduce_bench \
+      --benchmark_filter='CopyBandwidth/1024|(rmsnorm|softmax)_pinned_bf16/' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+      --benchmark_out="$OUT/table_bench.json" --benchmark_out_format=json > "$OUT/table_bench.log" 2>&1
+    echo "reduce_bench rc=$?"
+    el done
+    grep -E "_median|CopyBandwidth" "$OUT/table_bench.log" | cut -c1-250
+    ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
     # withdrawing the four descriptors of classes 69, 143, 71 and 145: docs/cublas.md).
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     zcat .stage/table.tsv.gz > /tmp/t0.tsv
     el "match on the staged table"
     L timeout 250 .stage/bin/fixbits-cublas-match --table=/tmp/t0.tsv --jobs=14 --draws=2 --budget-s=230 --show=60 \
@@ -224,8 +271,6 @@ case $what in
   bits)
     # #4: keep_in_shared's bits alone, each case's line and time in the log (session 18:
     # the test passed its 200 s limit in `reduce` without a verdict).
-    source .device/env.sh
-    export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
     # Each of the test's three tests in its own run and limit, so each gets a verdict
     # (the kept kernels build in about 2 s since session 19's codegen gate, 17-44 s before).
     for t in TheBenchClusterCase:190 SoftmaxClusterCase:190 OneBlockPerRow:170; do
@@ -240,7 +285,7 @@ case $what in
     grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/bits.log" | head -20 | cut -c1-220
     ;;
   *)
-    echo "usage: $0 stage|cublas|reduce|match|bits|whole|waves" >&2
+    echo "usage: $0 stage|gputests|table|cublas|reduce|match|bits|whole|waves" >&2
     exit 2
     ;;
 esac
