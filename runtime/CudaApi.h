@@ -38,6 +38,7 @@ inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
 
 // CUfunction_attribute values.
+inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 // CUjit_option values (cuModuleLoadDataEx).
@@ -68,6 +69,7 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0;
   X(CUresult, cuModuleGetFunction, (CUfunction*, CUmodule, const char*))              \
   X(CUresult, cuModuleGetGlobal_v2, (CUdeviceptr*, size_t*, CUmodule, const char*))   \
   X(CUresult, cuFuncSetAttribute, (CUfunction, CUfunction_attribute, int))            \
+  X(CUresult, cuFuncGetAttribute, (int*, CUfunction_attribute, CUfunction))           \
   X(CUresult, cuMemAlloc_v2, (CUdeviceptr*, size_t))                                  \
   X(CUresult, cuMemFree_v2, (CUdeviceptr))                                            \
   X(CUresult, cuMemcpyHtoD_v2, (CUdeviceptr, const void*, size_t))                    \

@@ -228,6 +228,14 @@ class CudaDriver final : public Driver {
     return absl::InternalError("cuFuncGetParamInfo reported more than 4096 kernel parameters.");
   }
 
+  absl::StatusOr<uint32_t> static_shared_bytes(void* function) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    int bytes = 0;
+    FIXBITS_CU(cuFuncGetAttribute, &bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+               static_cast<CUfunction>(function));
+    return static_cast<uint32_t>(bytes);
+  }
+
   absl::Status set_max_dynamic_shared(void* function, uint32_t bytes) override {
     FIXBITS_CU(cuCtxSetCurrent, ctx_);
     FIXBITS_CU(cuFuncSetAttribute, static_cast<CUfunction>(function),

@@ -188,6 +188,9 @@ absl::StatusOr<Kernel> Module::kernel(const std::string& entry) const {
   } else if (!absl::IsUnimplemented(sizes.status())) {
     return sizes.status();
   }
+  absl::StatusOr<uint32_t> fixed = driver_->static_shared_bytes(*fn);
+  if (!fixed.ok()) return fixed.status();
+  k.static_shared_bytes_ = *fixed;
   return k;
 }
 
@@ -217,15 +220,21 @@ absl::Status Kernel::launch(const LaunchConfig& config, absl::Span<const KernelA
         name_, config.block.x, config.block.y, config.block.z, threads,
         info.max_threads_per_block));
   }
+  // The static and dynamic shared bytes share one per-block limit: the opt-in one, and
+  // past the default (48 KiB on CUDA) only once the dynamic limit is raised, even when
+  // the dynamic bytes alone are under it (a launch of 48 KiB dynamic plus any static
+  // bytes is refused with CUDA_ERROR_INVALID_VALUE otherwise).
+  const uint64_t shared = uint64_t{static_shared_bytes_} + config.dynamic_shared_bytes;
   if (info.max_shared_bytes_per_block_optin > 0 &&
-      config.dynamic_shared_bytes > uint32_t(info.max_shared_bytes_per_block_optin)) {
+      shared > uint64_t(info.max_shared_bytes_per_block_optin)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "Kernel '%s': %d bytes of dynamic shared memory exceed the device's limit of %d "
-        "bytes per block.",
-        name_, config.dynamic_shared_bytes, info.max_shared_bytes_per_block_optin));
+        "Kernel '%s': %d bytes of dynamic shared memory (and %d static) exceed the device's "
+        "limit of %d bytes per block.",
+        name_, config.dynamic_shared_bytes, static_shared_bytes_,
+        info.max_shared_bytes_per_block_optin));
   }
-  if (info.max_shared_bytes_per_block > 0 &&
-      config.dynamic_shared_bytes > uint32_t(info.max_shared_bytes_per_block)) {
+  if (info.max_shared_bytes_per_block > 0 && config.dynamic_shared_bytes > 0 &&
+      shared > uint64_t(info.max_shared_bytes_per_block)) {
     if (auto s = module_->driver_->set_max_dynamic_shared(function_, config.dynamic_shared_bytes);
         !s.ok()) {
       return s;

@@ -170,6 +170,9 @@ class Kernel {
   void* function_ = nullptr;
   std::string name_;
   std::vector<size_t> param_sizes_;
+  // The kernel's static shared bytes, which count against the per-block limit with the
+  // launch's dynamic bytes.
+  uint32_t static_shared_bytes_ = 0;
   bool params_known_ = false;
 };
 

@@ -55,7 +55,11 @@ class Driver {
   // The byte size of each kernel parameter, in order; Unimplemented when the driver
   // cannot say (then launch arguments are passed unchecked).
   virtual absl::StatusOr<std::vector<size_t>> param_sizes(void* function) = 0;
-  // Raises the function's dynamic shared memory limit (CUDA opt-in above 48 KiB).
+  // The function's statically declared shared memory, in bytes (it counts against the
+  // same per-block limit as the dynamic bytes a launch asks for).
+  virtual absl::StatusOr<uint32_t> static_shared_bytes(void* function) = 0;
+  // Raises the function's dynamic shared memory limit (CUDA opt-in: needed once the
+  // static and dynamic bytes together pass 48 KiB).
   virtual absl::Status set_max_dynamic_shared(void* function, uint32_t bytes) = 0;
   // `args[i]` points at the i-th kernel parameter's value.
   virtual absl::Status launch(void* function, const uint32_t grid[3],

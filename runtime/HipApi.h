@@ -19,6 +19,7 @@ using hipFunction_t = struct ihipModuleSymbol_t*;
 using hipStream_t = struct ihipStream_t*;
 using hipEvent_t = struct ihipEvent_t*;
 using hipDeviceAttribute_t = int;
+using hipFunction_attribute = int;
 
 inline constexpr hipError_t hipSuccess = 0;
 inline constexpr hipError_t hipErrorNoDevice = 100;
@@ -27,6 +28,8 @@ inline constexpr hipDeviceAttribute_t hipDeviceAttributeMaxThreadsPerBlock = 56;
 inline constexpr hipDeviceAttribute_t hipDeviceAttributeMultiprocessorCount = 63;
 inline constexpr hipDeviceAttribute_t hipDeviceAttributeMaxSharedMemoryPerBlock = 74;
 inline constexpr hipDeviceAttribute_t hipDeviceAttributeWarpSize = 87;
+
+inline constexpr hipFunction_attribute HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
 
 inline constexpr unsigned hipStreamNonBlocking = 1;
 
@@ -45,6 +48,7 @@ inline constexpr unsigned hipStreamNonBlocking = 1;
   X(hipError_t, hipModuleLoadData, (hipModule_t*, const void*))                       \
   X(hipError_t, hipModuleUnload, (hipModule_t))                                       \
   X(hipError_t, hipModuleGetFunction, (hipFunction_t*, hipModule_t, const char*))     \
+  X(hipError_t, hipFuncGetAttribute, (int*, hipFunction_attribute, hipFunction_t))    \
   X(hipError_t, hipMalloc, (void**, size_t))                                          \
   X(hipError_t, hipFree, (void*))                                                     \
   X(hipError_t, hipMemcpyHtoD, (hipDeviceptr_t, void*, size_t))                       \

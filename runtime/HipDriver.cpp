@@ -194,6 +194,14 @@ class HipDriver final : public Driver {
     return absl::UnimplementedError("The HIP runtime cannot list a kernel's parameters.");
   }
 
+  absl::StatusOr<uint32_t> static_shared_bytes(void* function) override {
+    FIXBITS_HIP(hipSetDevice, ordinal_);
+    int bytes = 0;
+    FIXBITS_HIP(hipFuncGetAttribute, &bytes, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                static_cast<hipFunction_t>(function));
+    return static_cast<uint32_t>(bytes);
+  }
+
   absl::Status set_max_dynamic_shared(void* function, uint32_t bytes) override {
     // AMD has no opt-in: the per-block limit is the whole LDS, checked by launch().
     return absl::OkStatus();

@@ -94,6 +94,7 @@ class FakeDriver final : public Driver {
     if (!declared_params_known) return absl::UnimplementedError("fake: parameters unknown");
     return declared_params;
   }
+  absl::StatusOr<uint32_t> static_shared_bytes(void*) override { return static_shared; }
   absl::Status set_max_dynamic_shared(void*, uint32_t bytes) override {
     raised_shared = bytes;
     return absl::OkStatus();
@@ -133,6 +134,8 @@ class FakeDriver final : public Driver {
   bool declared_params_known = false;  // param_sizes() answers declared_params when set
   std::vector<size_t> declared_params;
   uint32_t raised_shared = 0;
+  // What static_shared_bytes() answers for every kernel (its static __shared__ bytes).
+  uint32_t static_shared = 0;
   int destroyed_streams = 0;
   int destroyed_events = 0;
 

@@ -82,6 +82,7 @@ class HostDriver final : public Driver {
   absl::StatusOr<std::vector<size_t>> param_sizes(void* fn) override {
     return std::vector<size_t>(fn == reinterpret_cast<void*>(kCopy) ? 6 : 3, 8);
   }
+  absl::StatusOr<uint32_t> static_shared_bytes(void*) override { return 0u; }
   absl::Status set_max_dynamic_shared(void*, uint32_t) override { return absl::OkStatus(); }
   absl::Status launch(void* fn, const uint32_t grid[3], const uint32_t block[3], uint32_t, void*,
                       void** args) override {

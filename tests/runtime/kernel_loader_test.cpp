@@ -242,8 +242,8 @@ TEST_F(KernelLoaderTest, LaunchIsValidatedAndPassesArguments) {
   absl::Status too_much = k->kernel.launch({{1}, {32}, 228 * 1024}, args);
   EXPECT_EQ(too_much.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(too_much.message(),
-            "Kernel 'add_one': 233472 bytes of dynamic shared memory exceed the device's limit "
-            "of 232448 bytes per block.");
+            "Kernel 'add_one': 233472 bytes of dynamic shared memory (and 0 static) exceed the "
+            "device's limit of 232448 bytes per block.");
   absl::Status zero = k->kernel.launch({{0, 1, 1}, {32}, 0}, args);
   EXPECT_EQ(zero.message(),
             "The launch grid (0, 1, 1) has a zero dimension; every dimension must be at least 1.");
@@ -252,6 +252,30 @@ TEST_F(KernelLoaderTest, LaunchIsValidatedAndPassesArguments) {
             "Kernel 'add_one': the block (32, 33, 1) has 1056 threads, more than the device's "
             "limit of 1024 threads per block.");
   EXPECT_EQ(driver->launches.size(), 2u);
+}
+
+// The static bytes count with the dynamic ones: 48 KiB of dynamic shared memory is under
+// the default limit alone, over it with the kernel's static bytes (the cluster reduction
+// of 6 kept strips of 4096 bf16 was refused with CUDA_ERROR_INVALID_VALUE on the device
+// until the limit was raised for it too), and the opt-in limit holds the two together.
+TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
+  driver->static_shared = 2048;
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok());
+  driver->expected_args = 2;
+  const KernelArg args[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<uint32_t>(1)};
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 46 * 1024}, args).ok());
+  EXPECT_EQ(driver->raised_shared, 0u);  // 46 KiB + 2 KiB = the default 48 KiB
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 48 * 1024}, args).ok());
+  EXPECT_EQ(driver->raised_shared, 48u * 1024);
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 227 * 1024 - 2048}, args).ok());
+  absl::Status over = k->kernel.launch({{1}, {32}, 227 * 1024 - 2047}, args);
+  EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.message(),
+            "Kernel 'add_one': 230401 bytes of dynamic shared memory (and 2048 static) exceed "
+            "the device's limit of 232448 bytes per block.");
+  EXPECT_EQ(driver->launches.size(), 3u);
 }
 
 TEST_F(KernelLoaderTest, ArgumentsAreCheckedAgainstKnownParameters) {
