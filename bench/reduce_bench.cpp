@@ -16,7 +16,7 @@
 // the rows' passes and the register bound dsl::max_keep_passes; pinned RMSNorm and
 // softmax rows that get a split also try each split in alternating row order
 // (alternate_row_order: a later phase starts on the rows the one before read last,
-// still in L2), as one cluster kernel (cluster_rows, P = 2, 4, 8, each block keeping
+// still in L2), as one cluster kernel (cluster_rows, P = 2, 4, 6, 8 (cluster_parts()), each keeping
 // its share of strips, or none: keep=0, its share read again from the L2), and, where
 // x passes 24 MiB, as separate kernels launched for
 // groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
@@ -308,8 +308,11 @@ const jit::ReduceRunner* uploaded_inputs(const std::shared_ptr<runtime::Device>&
 }
 
 // FIXBITS_BENCH_CLUSTER_PARTS=2,3,6,...: the cluster sizes P the cluster candidates take
-// (each in [2, 8], ascending); unset: 2, 4, 8. P need not be a power of two: rows * P
-// blocks then fill the GPU's block slots in other whole numbers of waves.
+// (each in [2, 8], ascending); unset: 2, 4, 6, 8. P need not be a power of two: rows * P
+// blocks then fill the GPU's block slots in other whole numbers of waves (P 6 at 256 rows
+// of 131072 bf16: 6 kept strips, 3 blocks an SM, 3.88 waves on 132 SMs against P 4's
+// 2.59; its kept 48 KiB failed to launch until the runtime counted the static shared
+// bytes, so session 22's sweep of P = 2..8 on an H100 has no number for it).
 std::vector<int> cluster_parts() {
   static const std::vector<int> parts = [] {
     std::vector<int> v;
@@ -325,7 +328,7 @@ std::vector<int> cluster_parts() {
         v.push_back(p);
       }
     }
-    if (v.empty()) v = {2, 4, 8};
+    if (v.empty()) v = {2, 4, 6, 8};
     return v;
   }();
   return parts;
@@ -463,7 +466,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
       }
     }
     // Cluster rows (label cl=1; NVIDIA sm_90): an RMSNorm/softmax split row as one
-    // kernel, its P = 2, 4, 8 blocks one thread-block cluster, each keeping its share of
+    // kernel, its P = 2, 4, 6, 8 blocks one thread-block cluster, each keeping its share of
     // the row's strips in registers (keep=K strips a block; at most the register bound,
     // then the rest is read again), so x is read from memory once instead of twice
     // (softmax: three times); and each P once more keeping nothing (keep=0).
