@@ -82,8 +82,10 @@ void recover(benchmark::State& state, const GemmDesc& truth,
 void BM_RecoverSplitK(benchmark::State& state) { recover(state, split_desc(state.range(0) / 16)); }
 void BM_RecoverGemv(benchmark::State& state) { recover(state, gemv_desc()); }
 
-BENCHMARK(BM_RecoverSplitK)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK(BM_RecoverGemv)->Arg(4096)->Arg(32768)->Arg(131072)->Unit(benchmark::kSecond)->Iterations(1);
+// 524288: the cuBLAS classes still without a descriptor that cuBLASLt answers only at
+// K > 65536 (up to 500897; docs/cublas.md, session 22) need probes this deep.
+BENCHMARK(BM_RecoverSplitK)->Arg(4096)->Arg(32768)->Arg(131072)->Arg(524288)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RecoverGemv)->Arg(4096)->Arg(32768)->Arg(131072)->Arg(524288)->Unit(benchmark::kSecond)->Iterations(1);
 // At an N = 1 shape, as the scan batches it there (128 rows, one column).
 void BM_RecoverGemv2T(benchmark::State& state) {
   recover(state, gemv2t_desc(state.range(0), state.range(1)), probe::BatchLimits{128, 1});

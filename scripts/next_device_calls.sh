@@ -23,6 +23,16 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
+# Session 22 left, in this order (one warm machine; issue each call as the last returns):
+#   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`; on
+#      an H100 all 68 passed in session 22; keep_in_shared alone takes ~290 s there, so
+#      FIXBITS_GPUTESTS_SKIP it in the first call and run it in the second);
+#   2. `bash scripts/next_device_calls.sh waves; bash scripts/next_device_calls.sh table`
+#      (P 6's kept strips launch since 502014a; the RMSNorm/softmax table on the H200);
+#   3. the 29 classes cuBLASLt answers only at K > 65536 (docs/cublas.md, session 22):
+#      FIXBITS_SCAN_CLASSES=10,13,15,16,19,22,51,61,70,87,90,91,92,93,94,97,98,99,106,108,128,129,144,176,224,294,314,319,364
+#      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
+#      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
