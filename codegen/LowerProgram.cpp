@@ -20,18 +20,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "codegen/LowerDot.h"
+#include "codegen/LowerExp.h"
 #include "codegen/LowerMma.h"
 #include "codegen/LowerReduce.h"
 #include "codegen/Lowering.h"
-#include "dsl/reference/ExpF32.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Intrinsics.h"
 
 namespace fixbits::codegen {
 namespace {
-
-namespace ref = dsl::reference;
 
 absl::Status unsupported(const tile::Op& op, int n, const std::string& what) {
   return absl::UnimplementedError(absl::StrFormat("%s #%d: %s", tile::op_name(op), n, what));
@@ -52,39 +50,6 @@ llvm::Type* llvm_type(llvm::LLVMContext& c, tile::Elem e, unsigned global_as) {
   return nullptr;
 }
 
-llvm::Value* f32_const(llvm::IRBuilder<>& b, uint32_t bits) {
-  return llvm::ConstantFP::get(b.getFloatTy(), std::bit_cast<float>(bits));
-}
-
-// fixbits_exp, the op sequence of dsl/reference/ExpF32.h (fma only where it says fma).
-llvm::Value* emit_fixbits_exp(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Type* f = b.getFloatTy();
-  llvm::Value* is_nan = b.CreateFCmpUNO(x, x);
-  llvm::Value* over = b.CreateFCmpOGT(x, llvm::ConstantFP::get(f, ref::kExpOverflow));
-  llvm::Value* under = b.CreateFCmpOLT(x, llvm::ConstantFP::get(f, ref::kExpUnderflow));
-  llvm::Value* special = b.CreateOr(is_nan, b.CreateOr(over, under));
-  llvm::Value* xc = b.CreateSelect(special, llvm::ConstantFP::get(f, 0.0), x);  // keeps step 6 in range
-  llvm::Value* t = b.CreateFMul(xc, f32_const(b, ref::kExpLog2eBits));          // 1
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, t);             // 2: cvt.rni
-  llvm::Value* neg_n = b.CreateFNeg(n);
-  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f},
-                                     {neg_n, f32_const(b, ref::kExpLn2HiBits), xc});  // 3
-  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {neg_n, f32_const(b, ref::kExpLn2LoBits), r});  // 4
-  llvm::Value* p = f32_const(b, ref::kExpCoeffBits[7]);                          // 5
-  for (int k = 6; k >= 0; --k) {
-    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {p, r, f32_const(b, ref::kExpCoeffBits[k])});
-  }
-  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());                           // 6
-  llvm::Value* n1 = b.CreateSDiv(ni, b.getInt32(2));
-  llvm::Value* n2 = b.CreateSub(ni, n1);
-  auto pow2 = [&](llvm::Value* e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), f);
-  };
-  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));            // 7
-  y = b.CreateSelect(under, llvm::ConstantFP::get(f, 0.0), y);
-  y = b.CreateSelect(over, llvm::ConstantFP::getInfinity(f), y);
-  return b.CreateSelect(is_nan, b.CreateFAdd(x, x), y, "exp");
-}
 
 class Lowerer {
  public:
@@ -295,9 +260,12 @@ class Lowerer {
       case tile::OpKind::kUnary:
         for (size_t r = 0; r < count; ++r) {
           llvm::Value* x = at(op, 0, r);
-          out.regs.push_back(op.un == tile::UnaryOp::kNeg    ? b_.CreateFNeg(x)
-                             : op.un == tile::UnaryOp::kSqrt ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x)
-                                                             : emit_fixbits_exp(b_, x));
+          out.regs.push_back(
+              op.un == tile::UnaryOp::kNeg    ? b_.CreateFNeg(x)
+              : op.un == tile::UnaryOp::kSqrt ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x)
+                                              : emit_fixbits_exp(b_, x,
+                                                                 {.nan_is_canonical = ctx_.target.nan_results_are_canonical(),
+                                                                  .arg_non_positive = op.un == tile::UnaryOp::kExpNonPositive}));
         }
         return set_result(op, out);
       case tile::OpKind::kCompare: {

@@ -37,6 +37,10 @@ class TargetInfo {
   // Shared memory one block may take, static and dynamic together, once the launch opts
   // in (sm_90: 227 KiB; gfx942: the 64 KiB of LDS a work-group may have).
   virtual int64_t max_shared_bytes() const = 0;
+  // Whether every f32 arithmetic result that is a NaN is the target's one canonical NaN,
+  // whatever NaN operands it had (PTX: 0x7fffffff), so a NaN need not be selected apart
+  // to get its bits (codegen/LowerExp.h). False keeps the reference's select.
+  virtual bool nan_results_are_canonical() const { return false; }
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;  // i32 within the block
   // The thread index read again, as a value no optimizer merges with an earlier read,
   // so what code after a barrier computes from it is computed there rather than kept

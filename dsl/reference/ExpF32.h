@@ -5,7 +5,8 @@
 // Invariant: fixbits_exp(x) is exactly the result of the sequence below, every op
 // correctly rounded to nearest-even binary32, no contraction beyond the listed
 // fmas, no flush of subnormals. Accuracy (tested, not part of the contract): within
-// 2 ulp of exp(x) for normal results.
+// 2 ulp of exp(x) for normal results. Codegen emits this sequence and may leave out a
+// test that cannot change a result's bits on its target (codegen/LowerExp.h).
 //
 // The sequence (constants as f32 bit patterns):
 //   0. if x is NaN                -> return x + x            (quiet NaN)

@@ -73,6 +73,7 @@ const char* un_name(UnaryOp u) {
     case UnaryOp::kNeg: return "neg";
     case UnaryOp::kSqrt: return "sqrt";
     case UnaryOp::kExp: return "exp";
+    case UnaryOp::kExpNonPositive: return "exp_nonpos";
   }
   return "?";
 }

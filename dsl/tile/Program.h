@@ -115,7 +115,11 @@ enum class OpKind : uint8_t {
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
-enum class UnaryOp : uint8_t { kNeg, kSqrt, kExp };
+// kExp is dsl/reference/ExpF32.h's fixbits_exp. kExpNonPositive is the same function for
+// an argument the program guarantees is <= 0 or NaN (softmax's x - max(row)), so codegen
+// may leave out the overflow branch; a positive argument gives an unspecified value,
+// which the program must not use (a masked-off lane's may be computed and dropped).
+enum class UnaryOp : uint8_t { kNeg, kSqrt, kExp, kExpNonPositive };
 enum class CompareOp : uint8_t { kLt, kLe, kGt, kGe, kEq, kNe };
 enum class Combine : uint8_t { kAdd, kMax, kMin };
 

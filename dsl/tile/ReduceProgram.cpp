@@ -739,7 +739,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Value m = fold_strips(b, f, wsm, Combine::kMax);
         store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
           Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
-          Value e = b.unary(tile::UnaryOp::kExp, b.sub(v, m));
+          Value e = b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m));
           return b.select(pi.mask, e, b.const_f32(pad));  // (S) e_i, -0.0 padded
         });
         if (absl::Status s = finish(b); !s.ok()) return s;
@@ -752,7 +752,7 @@ absl::StatusOr<std::vector<tile::Program>> split_phases(const ReduceDesc& d, con
         Value s = fold_strips(b, f, wss, Combine::kAdd);
         split_elementwise(b, f, block, p, [&](const PassIndex& pi) {
           Value v = load_f32(b, x, pi.off, pi.mask, in, 0.0f);
-          Value yv = b.div(b.unary(tile::UnaryOp::kExp, b.sub(v, m)), s);  // (B) e_i / s
+          Value yv = b.div(b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)), s);  // (B) e_i / s
           b.store(y, pi.off, out == Elem::kF32 ? yv : b.cast(yv, out), pi.mask);
         });
         if (absl::Status st = finish(b); !st.ok()) return st;
@@ -857,7 +857,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     }, ks.rest, whole);
     b.cluster_barrier();  // the row's strip maxima
     Value m = fold_strips(b, f, wsm, Combine::kMax);
-    auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
+    auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
     std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
     for (int i = 0; i < kept; ++i) {
       ke.push_back(exp_of(kx.use(b, i)));
@@ -1313,7 +1313,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
       }, keep, [&](int j) { return kx.use(b, j); }, whole);
-      auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExp, b.sub(v, m)); };
+      auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
       std::vector<Value> ke;  // (Q) e_i of pass j
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));

@@ -188,9 +188,13 @@ class Interpreter {
       case tile::OpKind::kUnary:
         for (size_t r = 0; r < n; ++r) {
           float a = fat(op.args[0], r);
+          // kExpNonPositive of a positive argument is unspecified: a NaN here, so a
+          // program that uses one differs from the reference.
           out.f.push_back(op.un == tile::UnaryOp::kNeg    ? -a
                           : op.un == tile::UnaryOp::kSqrt ? std::sqrt(a)
-                                                          : dsl::reference::fixbits_exp(a));
+                          : op.un == tile::UnaryOp::kExpNonPositive && a > 0.0f
+                              ? std::bit_cast<float>(0x7fa00badu)
+                              : dsl::reference::fixbits_exp(a));
         }
         break;
       case tile::OpKind::kCompare: {

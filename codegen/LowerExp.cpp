@@ -1,0 +1,116 @@
+// LowerExp: see LowerExp.h. The steps are numbered as in dsl/reference/ExpF32.h.
+#include "codegen/LowerExp.h"
+
+#include <bit>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "dsl/reference/ExpF32.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace fixbits::codegen {
+namespace {
+
+namespace ref = dsl::reference;
+
+llvm::Value* f32_const(llvm::IRBuilder<>& b, uint32_t bits) {
+  return llvm::ConstantFP::get(b.getFloatTy(), std::bit_cast<float>(bits));
+}
+
+}  // namespace
+
+llvm::Value* emit_fixbits_exp(llvm::IRBuilder<>& b, llvm::Value* x, ExpLowering how) {
+  llvm::Type* f = b.getFloatTy();
+  llvm::Value* zero = llvm::ConstantFP::get(f, 0.0);
+  // 0. The special arguments; what `how` rules out is not tested.
+  llvm::Value* is_nan = how.nan_is_canonical ? nullptr : b.CreateFCmpUNO(x, x);
+  llvm::Value* over = how.arg_non_positive
+                          ? nullptr
+                          : b.CreateFCmpOGT(x, llvm::ConstantFP::get(f, ref::kExpOverflow));
+  llvm::Value* under = b.CreateFCmpOLT(x, llvm::ConstantFP::get(f, ref::kExpUnderflow));
+  llvm::Value* special = under;
+  if (over != nullptr) special = b.CreateOr(over, special);
+  if (is_nan != nullptr) special = b.CreateOr(is_nan, special);
+  llvm::Value* xc = b.CreateSelect(special, zero, x);  // keeps step 6 in range
+  llvm::Value* t = b.CreateFMul(xc, f32_const(b, ref::kExpLog2eBits));          // 1
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, t);             // 2: cvt.rni
+  llvm::Value* neg_n = b.CreateFNeg(n);
+  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f},
+                                     {neg_n, f32_const(b, ref::kExpLn2HiBits), xc});  // 3
+  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {neg_n, f32_const(b, ref::kExpLn2LoBits), r});  // 4
+  llvm::Value* p = f32_const(b, ref::kExpCoeffBits[7]);                          // 5
+  for (int k = 6; k >= 0; --k) {
+    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {p, r, f32_const(b, ref::kExpCoeffBits[k])});
+  }
+  // 6. A NaN n (nan_is_canonical) or one out of range (a positive argument under
+  // arg_non_positive) makes fptosi poison; frozen, it is some integer, and the result
+  // is then NaN (NaN p) or the unspecified value the contract allows.
+  llvm::Value* ni = b.CreateFreeze(b.CreateFPToSI(n, b.getInt32Ty()));
+  llvm::Value* n1 = b.CreateSDiv(ni, b.getInt32(2));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), f);
+  };
+  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));            // 7
+  y = b.CreateSelect(under, zero, y);
+  if (over != nullptr) y = b.CreateSelect(over, llvm::ConstantFP::getInfinity(f), y);
+  if (is_nan != nullptr) y = b.CreateSelect(is_nan, b.CreateFAdd(x, x), y);
+  y->setName("exp");
+  return y;
+}
+
+namespace {
+
+class JitExp final : public HostExp {
+ public:
+  JitExp(std::unique_ptr<llvm::orc::LLJIT> jit, float (*fn)(float)) : jit_(std::move(jit)), fn_(fn) {}
+  float operator()(float x) const override { return fn_(x); }
+
+ private:
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  float (*fn_)(float);
+};
+
+absl::Status internal(const std::string& what, llvm::Error e) {
+  return absl::InternalError(absl::StrCat("host_exp: ", what, ": ", llvm::toString(std::move(e))));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HostExp>> host_exp(ExpLowering how) {
+  static std::once_flag native;  // LLVM's target registry: initialized once per process
+  std::call_once(native, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>("fixbits_host_exp", *ctx);
+  llvm::IRBuilder<> b(*ctx);
+  llvm::Function* fn = llvm::Function::Create(
+      llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false),
+      llvm::Function::ExternalLinkage, "fixbits_host_exp", module.get());
+  b.SetInsertPoint(llvm::BasicBlock::Create(*ctx, "entry", fn));
+  b.CreateRet(emit_fixbits_exp(b, fn->getArg(0), how));
+  std::string broken;
+  llvm::raw_string_ostream os(broken);
+  if (llvm::verifyFunction(*fn, &os)) return absl::InternalError("host_exp: invalid IR: " + broken);
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) return internal("no JIT for this host", jit.takeError());
+  if (llvm::Error e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+    return internal("the module was refused", std::move(e));
+  }
+  llvm::Expected<llvm::orc::ExecutorAddr> sym = (*jit)->lookup("fixbits_host_exp");
+  if (!sym) return internal("no compiled function", sym.takeError());
+  auto* f = sym->toPtr<float (*)(float)>();
+  return std::unique_ptr<HostExp>(new JitExp(std::move(*jit), f));
+}
+
+}  // namespace fixbits::codegen
