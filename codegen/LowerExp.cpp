@@ -36,25 +36,27 @@ llvm::Value* emit_fixbits_exp(llvm::IRBuilder<>& b, llvm::Value* x, ExpLowering 
                           ? nullptr
                           : b.CreateFCmpOGT(x, llvm::ConstantFP::get(f, ref::kExpOverflow));
   llvm::Value* under = b.CreateFCmpOLT(x, llvm::ConstantFP::get(f, ref::kExpUnderflow));
-  llvm::Value* special = under;
-  if (over != nullptr) special = b.CreateOr(over, special);
-  if (is_nan != nullptr) special = b.CreateOr(is_nan, special);
-  llvm::Value* xc = b.CreateSelect(special, zero, x);  // keeps step 6 in range
-  llvm::Value* t = b.CreateFMul(xc, f32_const(b, ref::kExpLog2eBits));          // 1
+  // Steps 1-7 run on x itself: a special argument's arithmetic is replaced by the
+  // selects at the end, and its float-to-int step is frozen (step 6).
+  llvm::Value* t = b.CreateFMul(x, f32_const(b, ref::kExpLog2eBits));           // 1
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, t);             // 2: cvt.rni
   llvm::Value* neg_n = b.CreateFNeg(n);
   llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f},
-                                     {neg_n, f32_const(b, ref::kExpLn2HiBits), xc});  // 3
+                                     {neg_n, f32_const(b, ref::kExpLn2HiBits), x});  // 3
   r = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {neg_n, f32_const(b, ref::kExpLn2LoBits), r});  // 4
   llvm::Value* p = f32_const(b, ref::kExpCoeffBits[7]);                          // 5
   for (int k = 6; k >= 0; --k) {
     p = b.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {p, r, f32_const(b, ref::kExpCoeffBits[k])});
   }
-  // 6. A NaN n (nan_is_canonical) or one out of range (a positive argument under
-  // arg_non_positive) makes fptosi poison; frozen, it is some integer, and the result
-  // is then NaN (NaN p) or the unspecified value the contract allows.
+  // 6. A NaN n or one out of int range (a special argument) makes fptosi poison;
+  // frozen, it is some integer, and the selects below replace what it gives (or, for a
+  // NaN under nan_is_canonical, the result is the NaN p carries).
+  // n1 = floor(ni / 2) (an arithmetic shift) where the reference takes ni / 2 toward
+  // zero: for an in-range argument ni is in [-150, 128], so either split gives
+  // n1, n2 in [-75, 64], p * 2^n1 is exact (p is in (0.7, 1.42), so it stays normal) and
+  // the one rounding is of p * 2^ni both ways: the same bits.
   llvm::Value* ni = b.CreateFreeze(b.CreateFPToSI(n, b.getInt32Ty()));
-  llvm::Value* n1 = b.CreateSDiv(ni, b.getInt32(2));
+  llvm::Value* n1 = b.CreateAShr(ni, 1);
   llvm::Value* n2 = b.CreateSub(ni, n1);
   auto pow2 = [&](llvm::Value* e) {
     return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), f);
