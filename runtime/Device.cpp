@@ -189,8 +189,11 @@ absl::StatusOr<Kernel> Module::kernel(const std::string& entry) const {
     return sizes.status();
   }
   absl::StatusOr<uint32_t> fixed = driver_->static_shared_bytes(*fn);
-  if (!fixed.ok()) return fixed.status();
-  k.static_shared_bytes_ = *fixed;
+  if (fixed.ok()) {
+    k.static_shared_bytes_ = *fixed;
+  } else if (!absl::IsUnimplemented(fixed.status())) {
+    return fixed.status();
+  }
   return k;
 }
 

@@ -171,7 +171,7 @@ class Kernel {
   std::string name_;
   std::vector<size_t> param_sizes_;
   // The kernel's static shared bytes, which count against the per-block limit with the
-  // launch's dynamic bytes.
+  // launch's dynamic bytes (0 where the driver cannot say).
   uint32_t static_shared_bytes_ = 0;
   bool params_known_ = false;
 };

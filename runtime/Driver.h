@@ -56,7 +56,8 @@ class Driver {
   // cannot say (then launch arguments are passed unchecked).
   virtual absl::StatusOr<std::vector<size_t>> param_sizes(void* function) = 0;
   // The function's statically declared shared memory, in bytes (it counts against the
-  // same per-block limit as the dynamic bytes a launch asks for).
+  // same per-block limit as the dynamic bytes a launch asks for); Unimplemented when the
+  // driver cannot say (then it is taken as 0).
   virtual absl::StatusOr<uint32_t> static_shared_bytes(void* function) = 0;
   // Raises the function's dynamic shared memory limit (CUDA opt-in: needed once the
   // static and dynamic bytes together pass 48 KiB).

@@ -197,8 +197,13 @@ class HipDriver final : public Driver {
   absl::StatusOr<uint32_t> static_shared_bytes(void* function) override {
     FIXBITS_HIP(hipSetDevice, ordinal_);
     int bytes = 0;
-    FIXBITS_HIP(hipFuncGetAttribute, &bytes, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                static_cast<hipFunction_t>(function));
+    // Not every HIP answers this for a module's function; then the kernel's static bytes
+    // are unknown (AMD has no opt-in, so only the total check loses them).
+    const hipError_t r = lib_->hipFuncGetAttribute(&bytes, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                                   static_cast<hipFunction_t>(function));
+    if (r != hipSuccess) {
+      return absl::UnimplementedError(lib_->error("hipFuncGetAttribute", r).message());
+    }
     return static_cast<uint32_t>(bytes);
   }
 

@@ -94,7 +94,10 @@ class FakeDriver final : public Driver {
     if (!declared_params_known) return absl::UnimplementedError("fake: parameters unknown");
     return declared_params;
   }
-  absl::StatusOr<uint32_t> static_shared_bytes(void*) override { return static_shared; }
+  absl::StatusOr<uint32_t> static_shared_bytes(void*) override {
+    if (!static_shared_known) return absl::UnimplementedError("fake: static shared bytes unknown");
+    return static_shared;
+  }
   absl::Status set_max_dynamic_shared(void*, uint32_t bytes) override {
     raised_shared = bytes;
     return absl::OkStatus();
@@ -136,6 +139,7 @@ class FakeDriver final : public Driver {
   uint32_t raised_shared = 0;
   // What static_shared_bytes() answers for every kernel (its static __shared__ bytes).
   uint32_t static_shared = 0;
+  bool static_shared_known = true;
   int destroyed_streams = 0;
   int destroyed_events = 0;
 

@@ -278,6 +278,19 @@ TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
   EXPECT_EQ(driver->launches.size(), 3u);
 }
 
+// A driver that cannot say (some HIP versions) leaves them 0: the kernel still loads.
+TEST_F(KernelLoaderTest, UnknownStaticSharedBytesCountAsZero) {
+  driver->static_shared = 2048;
+  driver->static_shared_known = false;
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  driver->expected_args = 2;
+  const KernelArg args[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<uint32_t>(1)};
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 48 * 1024}, args).ok());
+  EXPECT_EQ(driver->raised_shared, 0u);
+}
+
 TEST_F(KernelLoaderTest, ArgumentsAreCheckedAgainstKnownParameters) {
   driver->declared_params_known = true;
   driver->declared_params = {8, 4};
