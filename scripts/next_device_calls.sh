@@ -25,8 +25,10 @@
 #                                                       against free and the copy (<= 290 s)
 # Session 22 left, in this order (one warm machine; issue each call as the last returns):
 #   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`; on
-#      an H100 all 68 passed in session 22; keep_in_shared alone takes ~290 s there, so
-#      FIXBITS_GPUTESTS_SKIP it in the first call and run it in the second);
+#      an H100 all 68 passed in session 22, before the exp lowering of e000086/41cfa83,
+#      whose softmax bits and NaNs these tests are the first device check of;
+#      keep_in_shared alone takes ~290 s there, so FIXBITS_GPUTESTS_SKIP it in the first
+#      call and run it in the second);
 #   2. `bash scripts/next_device_calls.sh waves; bash scripts/next_device_calls.sh table`
 #      (P 6's kept strips launch since 502014a; the RMSNorm/softmax table on the H200);
 #   3. the 29 classes cuBLASLt answers only at K > 65536 (docs/cublas.md, session 22):
