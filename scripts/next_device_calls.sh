@@ -35,6 +35,11 @@
 #      FIXBITS_SCAN_CLASSES=10,13,15,16,19,22,51,61,70,87,90,91,92,93,94,97,98,99,106,108,128,129,144,176,224,294,314,319,364
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
+#   4. classes 20 and 146, whose probes saw one K / split count: a probe at another K of
+#      the same answer (the table's map: class 20 only at 1x124, K 10000-10042, 16 parts;
+#      class 146 at 8449x2, K 13065-16383 among others)
+#      FIXBITS_SCAN_CLASSES=20,146 FIXBITS_SCAN_EXTRA=--probe-at=1x124x10042:f16,8449x2x16383:bf16
+#      bash scripts/next_device_calls.sh cublas
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -132,7 +137,8 @@ case $what in
     #    the 23 whose probes the budget of earlier scans never reached (or cut short, or
     #    a 90 s limit stopped: 205), fp8's four included; FIXBITS_SCAN_CLASSES and
     #    FIXBITS_SCAN_MAXK pick others (the 29 classes seen only at K > 65536 need a
-    #    larger --max-probe-k). 8 slices take turns on the GPU; the budget counts from
+    #    larger --max-probe-k; FIXBITS_SCAN_EXTRA adds arguments, e.g. --probe-at=...).
+    #    8 slices take turns on the GPU; the budget counts from
     #    program start (resume load included), a probe stops at 150 s, then the merge.
     classes=${FIXBITS_SCAN_CLASSES:-20,26,30,54,76,101,104,133,146,149,157,158,159,160,199,205,244,287,288,316,352}
     el "scan --jobs=8 --retry-failed --classes=$classes"
@@ -140,7 +146,7 @@ case $what in
       --classes=$classes --dtypes=f16,bf16,f8e4m3 --small-probe-k=16 \
       --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=${FIXBITS_SCAN_MAXK:-131072} \
       --probe-timeout-s=150 --probe-budget-s=${FIXBITS_SCAN_BUDGET:-160} --out=/tmp/t1.tsv \
-      > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
+      ${FIXBITS_SCAN_EXTRA:-} > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
     grep -h -E "^probe |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
