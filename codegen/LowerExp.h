@@ -1,9 +1,10 @@
 // LowerExp: fixbits_exp (dsl/reference/ExpF32.h) as LLVM IR, and the same IR compiled
 // for the host CPU, so its bits can be checked against the reference without a GPU.
 //
-// Invariant: emit_fixbits_exp(b, x, how) is the reference's op sequence (fma only where
-// it says fma) and returns reference::fixbits_exp(x)'s bits for every x, except where
-// `how` allows less:
+// Invariant: emit_fixbits_exp(b, x, how) is the reference's arithmetic (fma only where
+// it says fma; the power-of-two split of step 6 may differ, as no split that keeps the
+// first product exact changes the one rounding) and returns reference::fixbits_exp(x)'s
+// bits for every x, except where `how` allows less:
 //   - nan_is_canonical (a target whose f32 arithmetic returns one canonical NaN for any
 //     NaN operand, as NVPTX's does): a NaN x runs through the arithmetic instead of the
 //     select of x + x. Both give that target's canonical NaN, so its bits are the same;
