@@ -237,10 +237,16 @@ absl::Status Kernel::launch(const LaunchConfig& config, absl::Span<const KernelA
         info.max_shared_bytes_per_block_optin));
   }
   if (info.max_shared_bytes_per_block > 0 && config.dynamic_shared_bytes > 0 &&
-      shared > uint64_t(info.max_shared_bytes_per_block)) {
+      shared > uint64_t(info.max_shared_bytes_per_block) &&
+      config.dynamic_shared_bytes > raised_shared_->load(std::memory_order_relaxed)) {
     if (auto s = module_->driver_->set_max_dynamic_shared(function_, config.dynamic_shared_bytes);
         !s.ok()) {
       return s;
+    }
+    // Two launches racing here both raise it; the larger value stays recorded.
+    uint32_t seen = raised_shared_->load(std::memory_order_relaxed);
+    while (seen < config.dynamic_shared_bytes &&
+           !raised_shared_->compare_exchange_weak(seen, config.dynamic_shared_bytes)) {
     }
   }
   if (params_known_) {

@@ -16,6 +16,7 @@
 //             KernelArg::scalar<uint32_t>(n)});
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -173,6 +174,10 @@ class Kernel {
   // The kernel's static shared bytes, which count against the per-block limit with the
   // launch's dynamic bytes (0 where the driver cannot say).
   uint32_t static_shared_bytes_ = 0;
+  // The dynamic shared limit this kernel's function was raised to (0: never), shared by
+  // the kernel's copies, so a launch calls the driver only to raise it further, not on
+  // every launch past 48 KiB.
+  std::shared_ptr<std::atomic<uint32_t>> raised_shared_ = std::make_shared<std::atomic<uint32_t>>(0);
   bool params_known_ = false;
 };
 

@@ -100,6 +100,7 @@ class FakeDriver final : public Driver {
   }
   absl::Status set_max_dynamic_shared(void*, uint32_t bytes) override {
     raised_shared = bytes;
+    ++raise_calls;
     return absl::OkStatus();
   }
   absl::Status launch(void* fn, const uint32_t grid[3], const uint32_t block[3], uint32_t shared,
@@ -137,6 +138,7 @@ class FakeDriver final : public Driver {
   bool declared_params_known = false;  // param_sizes() answers declared_params when set
   std::vector<size_t> declared_params;
   uint32_t raised_shared = 0;
+  int raise_calls = 0;  // set_max_dynamic_shared calls
   // What static_shared_bytes() answers for every kernel (its static __shared__ bytes).
   uint32_t static_shared = 0;
   bool static_shared_known = true;

@@ -269,13 +269,19 @@ TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
   EXPECT_EQ(driver->raised_shared, 0u);  // 46 KiB + 2 KiB = the default 48 KiB
   ASSERT_TRUE(k->kernel.launch({{1}, {32}, 48 * 1024}, args).ok());
   EXPECT_EQ(driver->raised_shared, 48u * 1024);
+  // Raised once: the same or fewer bytes again call the driver no more.
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 48 * 1024}, args).ok());
+  ASSERT_TRUE(k->kernel.launch({{1}, {32}, 47 * 1024}, args).ok());
+  EXPECT_EQ(driver->raise_calls, 1);
   ASSERT_TRUE(k->kernel.launch({{1}, {32}, 227 * 1024 - 2048}, args).ok());
+  EXPECT_EQ(driver->raise_calls, 2);
+  EXPECT_EQ(driver->raised_shared, 227u * 1024 - 2048);
   absl::Status over = k->kernel.launch({{1}, {32}, 227 * 1024 - 2047}, args);
   EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(over.message(),
             "Kernel 'add_one': 230401 bytes of dynamic shared memory (and 2048 static) exceed "
             "the device's limit of 232448 bytes per block.");
-  EXPECT_EQ(driver->launches.size(), 3u);
+  EXPECT_EQ(driver->launches.size(), 5u);
 }
 
 // A driver that cannot say (some HIP versions) leaves them 0: the kernel still loads.
