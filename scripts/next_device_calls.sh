@@ -101,34 +101,60 @@ export LD_LIBRARY_PATH=$PWD/.stage/devlibs:${LD_LIBRARY_PATH:-}
 B=.stage/bin
 case $what in
   gputests)
-    # #4 and #7: every staged *_gpu_test (all of `ctest -L gpu`), cheap ones first, each
-    # under its own limit and all under FIXBITS_GPUTESTS_DEADLINE seconds; binaries named
-    # in FIXBITS_GPUTESTS_SKIP (space-separated) are left to another call. One line a
-    # binary: rc, seconds, gtest's verdict; the whole output in $OUT/gputests.log.
+    # #4 and #7: every staged *_gpu_test (all of `ctest -L gpu`), each gtest test in its
+    # own process, FIXBITS_GPUTESTS_JOBS (default 12) at once: the tests are one thread
+    # each and mostly compile with LLVM, so the device's 16 cores run them side by side
+    # (bits do not depend on what else shares the GPU). Slow binaries' tests start first;
+    # all run under FIXBITS_GPUTESTS_DEADLINE seconds; binaries named in
+    # FIXBITS_GPUTESTS_SKIP (space-separated) are left out. One line a binary: tests
+    # passed / failed / skipped / cut, the slowest test's seconds; every test's output in
+    # $OUT/gputests.log.
     deadline=${FIXBITS_GPUTESTS_DEADLINE:-540}
-    order="runtime_driver_gpu_test runtime_byte_scatter_gpu_test runtime_cublaslt_gpu_test
-      jit_dot_gpu_test jit_hardware_truth_gpu_test jit_autotune_gpu_test
-      jit_reduce_keep_first_pass_gpu_test profile_cublas_match_gpu_test jit_gemm_gpu_test
-      jit_reduce_gpu_test jit_reduce_cluster_gpu_test jit_reduce_whole_strips_gpu_test
-      jit_reduce_keep_in_shared_gpu_test"
+    jobs=${FIXBITS_GPUTESTS_JOBS:-12}
+    order="jit_reduce_keep_in_shared_gpu_test jit_reduce_gpu_test jit_gemm_gpu_test
+      jit_reduce_whole_strips_gpu_test jit_hardware_truth_gpu_test jit_reduce_cluster_gpu_test
+      jit_reduce_keep_first_pass_gpu_test jit_dot_gpu_test runtime_cublaslt_gpu_test
+      profile_cublas_match_gpu_test jit_autotune_gpu_test runtime_driver_gpu_test
+      runtime_byte_scatter_gpu_test"
     order=$(echo $order)
     for t in $B/*_gpu_test; do  # a test binary the list above forgot still runs, last
       case " $order " in *" $(basename $t) "*) ;; *) order="$order $(basename $t)" ;; esac
     done
-    declare -a rows
+    G=/tmp/gputests; rm -rf $G; mkdir -p $G
     for n in $order; do
-      case " ${FIXBITS_GPUTESTS_SKIP:-} " in *" $n "*) rows+=("$n: skipped (another call)"); continue ;; esac
-      left=$(( deadline - ($(date +%s) - T0) ))
-      if [ $left -lt 20 ]; then rows+=("$n: not run (deadline)"); continue; fi
-      s=$(date +%s)
-      el "$n (limit $left s)"
-      L timeout $left $B/$n > /tmp/$n.log 2>&1; rc=$?
-      { echo "==== $n rc=$rc $(( $(date +%s) - s )) s"; cat /tmp/$n.log; } >> "$OUT/gputests.log"
-      grep -E "Failure|^\[  FAILED|\[SKIP\]" /tmp/$n.log | head -6 | cut -c1-200
-      rows+=("$n: rc=$rc $(( $(date +%s) - s )) s $(grep -E '^\[==========\] [0-9]+ tests? from .* ran|^\[  PASSED|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test' /tmp/$n.log | sed 's/ from [0-9]* test suites\? ran.*//' | tr '\n' ' ')")
+      case " ${FIXBITS_GPUTESTS_SKIP:-} " in *" $n "*) echo "$n skipped" >> $G/skipped; continue ;; esac
+      # gtest's list: "Suite." lines, then indented test names (a "  # param" tail dropped)
+      $B/$n --gtest_list_tests 2>/dev/null | awk -v n=$n '
+        /^[^ ]/ { suite = $1; next }
+        /^  [^ ]/ { print n " " suite $1 }' >> $G/jobs
     done
+    echo "$(wc -l < $G/jobs) tests, $jobs at once"
+    export B G T0 deadline
+    run1() {  # BIN TEST: one test under what is left of the deadline
+      local left=$(( deadline - ($(date +%s) - T0) )) s=$(date +%s) rc
+      if [ $left -lt 15 ]; then echo "$1 $2 cut 0" >> $G/results; return; fi
+      timeout $left $B/$1 --gtest_filter="$2" > "$G/$1.$2.log" 2>&1; rc=$?
+      local v=pass
+      grep -q '^\[  SKIPPED \] [0-9]* test' "$G/$1.$2.log" && v=skip
+      [ $rc -ne 0 ] && v=fail; [ $rc -eq 124 ] && v=cut
+      echo "$1 $2 $v $(( $(date +%s) - s ))" >> $G/results
+      [ $v = fail ] && grep -E "Failure|^\[  FAILED" "$G/$1.$2.log" | head -4 | cut -c1-200
+      return 0
+    }
+    export -f run1
+    L xargs -a $G/jobs -P $jobs -L 1 bash -c 'run1 "$@"' _
     el done
-    printf '%s\n' "${rows[@]}"
+    for f in $(cut -d' ' -f1,2 $G/jobs | tr ' ' '%'); do
+      n=${f%%%*}; t=${f#*%}
+      { echo "==== $n $t: $(grep "^$n $t " $G/results | cut -d' ' -f3-)"; cat "$G/$n.$t.log" 2>/dev/null; } >> "$OUT/gputests.log"
+    done
+    cat $G/skipped 2>/dev/null
+    for n in $order; do
+      grep -q "^$n " $G/results || continue
+      awk -v n=$n '$1 == n { c[$3]++; if ($4 > m) { m = $4; w = $2 } }
+        END { printf "%s: pass %d fail %d skip %d cut %d; slowest %s %d s\n", n, c["pass"], c["fail"], c["skip"], c["cut"], w, m }' $G/results
+    done
+    awk '{ c[$3]++ } END { printf "all: pass %d fail %d skip %d cut %d\n", c["pass"], c["fail"], c["skip"], c["cut"] }' $G/results
     ;;
   cublas)
     zcat .stage/table.tsv.gz > /tmp/t0.tsv
