@@ -959,9 +959,10 @@ class ClassProber {
       if (listed) listed_probes_[ci] = static_cast<int>(cls.probes.size());
       if (options_.revalidate > static_cast<int>(cls.probes.size()) || separable || listed) {
         // The class keeps its descriptor, rules, probes and note until its visit
-        // (process()), so a table saved before then, or a run cut short, still has them
-        // (session 8's device run 3, killed at its time limit, saved 39 such classes
-        // without their descriptors and 247 without their notes).
+        // writes its outcome (begin_outcome()), so a table saved before then, or a run
+        // cut short, still has them (session 8's device run 3, killed at its time
+        // limit, saved 39 such classes without their descriptors and 247 without their
+        // notes).
         revalidating_.insert(ci);
         ++stats_.revalidated;
         work_.push_back(ci);
@@ -1325,15 +1326,14 @@ class ClassProber {
   template <typename Elapsed>
   void process(int c, const Elapsed& elapsed) {
     // The first visit of a class replaces what the earlier run left (a class split
-    // off during this run is visited again with the note the split gave it).
-    if (revalidating_.count(c) && !visited_.count(c)) {
-      TableClass& cls = table_.classes[c];
-      cls.desc.reset();
-      cls.rules.clear();
-      cls.probes.clear();
-      cls.note = "revalidated";
-    } else if (stale_note_.count(c) && !visited_.count(c)) {
-      table_.classes[c].note.clear();
+    // off during this run is visited again with the note the split gave it), but only
+    // when the visit writes its outcome (begin_outcome).
+    if (!visited_.count(c)) {
+      if (revalidating_.count(c)) {
+        fresh_note_[c] = "revalidated";
+      } else if (stale_note_.count(c)) {
+        fresh_note_[c] = "";
+      }
     }
     visited_.insert(c);
     std::vector<ProbeResult>& done = results_[c];
@@ -1450,12 +1450,31 @@ class ClassProber {
     finish(c);
   }
 
+  // The visit of class c writes its outcome: what the earlier run left goes now, not
+  // at the visit's start, so a table saved between the visit's probes (the sample saves
+  // every 30 s) or by a run cut short in it keeps the descriptor, rules, probes and note
+  // it had (session 23's device run 6, stopped at its time limit, saved six classes
+  // with no note at all).
+  void begin_outcome(int c) {
+    auto it = fresh_note_.find(c);
+    if (it == fresh_note_.end()) return;
+    TableClass& cls = table_.classes[c];
+    if (revalidating_.count(c)) {
+      cls.desc.reset();
+      cls.rules.clear();
+      cls.probes.clear();
+    }
+    cls.note = std::move(it->second);
+    fresh_note_.erase(it);
+  }
+
   // Ends class c's visit before its probes are complete (the budget spent, a probe past
   // its time limit), saying why. A class being revalidated keeps the descriptor its
   // earlier probes (and any new ones, which agreed) give: an unfinished revalidation is
   // no evidence against it (device run 1 of 2026-12-03 lost 20 descriptors that way).
   // Any other class keeps none.
   void stop_early(int c, const std::string& why) {
+    begin_outcome(c);
     const std::vector<ProbeResult>& done = results_[c];
     if (revalidating_.count(c) && !done.empty() && done[0].desc.ok()) {
       TableClass& cls = table_.classes[c];
@@ -1473,6 +1492,7 @@ class ClassProber {
   }
 
   void fail(int c, const std::string& note) {
+    begin_outcome(c);
     TableClass& cls = table_.classes[c];
     cls.desc.reset();
     cls.rules.clear();
@@ -1483,6 +1503,7 @@ class ClassProber {
   }
 
   void finish(int c) {
+    begin_outcome(c);
     std::vector<ProbeResult>& done = results_[c];
     TableClass& cls = table_.classes[c];
     // Instrument failures at the class's variants, for its note.
@@ -1558,6 +1579,7 @@ class ClassProber {
   // Probe j disagrees with the ones before it: split the class by the fields outside
   // its mask in which j's variant differs from theirs, or give up when there are none.
   void disagree(int c, size_t j, const std::string& why) {
+    begin_outcome(c);
     // Taken out first: results_ grows below.
     std::vector<ProbeResult> done = std::move(results_[c]);
     results_[c].clear();
@@ -1619,6 +1641,7 @@ class ClassProber {
   std::vector<std::vector<ProbeResult>> results_;  // per class
   std::set<int> revalidating_;  // classes that had a descriptor and are probed again
   std::set<int> stale_note_;    // classes whose earlier run's note process() replaces
+  std::map<int, std::string> fresh_note_;  // visited, outcome not written: its first note
   std::set<int> visited_;       // classes process() has started on
   std::map<int, std::deque<ProbePoint>> extras_;  // extra_points not probed yet, by class
   ProbeStats stats_;

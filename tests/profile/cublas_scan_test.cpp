@@ -749,9 +749,10 @@ TEST(CublasScan, AnAlignedSplitGranuleGetsASeparatingProbe) {
 }
 
 // A class waiting for its revalidation keeps its descriptor, probes and note until its
-// visit, so a table saved meanwhile (the sample saves every 30 s; session 8's device run
-// 3 was killed at its time limit) has them: while one class's separating probe runs,
-// the other class still has its descriptor.
+// visit writes its outcome, so a table saved meanwhile (the sample saves every 30 s
+// between probes; session 8's device run 3 was killed at its time limit) has them:
+// while a class's probes run, that class and the other one still have their
+// descriptors and notes.
 // Two classes: id 66 at M >= 4, id 24 at M = 1 (grid K 1, 2, 17, 257, 259); two_ids is
 // the heuristic that answers so.
 const HeuristicFn two_ids = [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
@@ -776,14 +777,15 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
   for (const TableClass& c : t.classes) ASSERT_TRUE(c.desc.has_value()) << c.note;
   const std::vector<std::string> notes = {t.classes[0].note, t.classes[1].note};
   int checked = 0;
+  int probing = 0;  // checks of the class whose visit is under way
   const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
     for (size_t i = 0; i < t.classes.size(); ++i) {
       const TableClass& c = t.classes[i];
-      if (c.cls.values.id == key.id) continue;  // the class being probed
       if (c.note.find("revalidated;") != std::string::npos) continue;  // visited already
-      EXPECT_TRUE(c.desc.has_value()) << "class " << i << " lost its descriptor before its visit";
+      EXPECT_TRUE(c.desc.has_value()) << "class " << i << " lost its descriptor before its outcome";
       EXPECT_EQ(c.note, notes[i]);
       ++checked;
+      probing += c.cls.values.id == key.id;
     }
     return truth(s, key);
   };
@@ -792,10 +794,49 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
   absl::StatusOr<ProbeStats> stats = probe_classes(t, st, watch, o);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->revalidated, 2);
-  EXPECT_GT(checked, 0);
+  EXPECT_GT(checked, probing);
+  EXPECT_GT(probing, 0);
   for (const TableClass& c : t.classes) {
     ASSERT_TRUE(c.desc.has_value()) << c.note;
     EXPECT_EQ(c.desc->k_loop_step.step, 64) << *c.desc;
+  }
+}
+
+// A class without a descriptor keeps the note of the run before while its probes run,
+// and gets its own when the visit ends (session 23's device run 6, stopped at its time
+// limit inside six classes' visits, saved them with no note at all).
+TEST(CublasScan, AClassBeingProbedKeepsItsEarlierNoteUntilItsOutcome) {
+  dsl::GemmDesc step64;
+  step64.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_NO_FATAL_FAILURE(scan_two_ids(t, st));
+  int probes = 0;
+  const ProbeFn truth = reference_probe([&](const GemmShape&, int64_t) { return step64; }, &probes);
+  // A spent budget: both classes keep no descriptor and say why.
+  ASSERT_TRUE(probe_classes(t, st, truth, ProbeOptions{.max_probe_k = 4096, .budget_s = -1}).ok());
+  std::vector<std::string> notes;
+  for (const TableClass& c : t.classes) {
+    ASSERT_FALSE(c.desc.has_value());
+    ASSERT_TRUE(has(c.note, "probe budget")) << c.note;
+    notes.push_back(c.note);
+  }
+  int checked = 0;
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+    for (size_t i = 0; i < t.classes.size(); ++i) {
+      const TableClass& c = t.classes[i];
+      if (c.cls.values.id != key.id) continue;  // the class whose visit is under way
+      EXPECT_EQ(c.note, notes[i]) << "class " << i << " lost its note before its outcome";
+      ++checked;
+    }
+    return truth(s, key);
+  };
+  ASSERT_TRUE(probe_classes(t, st, watch, ProbeOptions{.max_probe_k = 4096}).ok());
+  EXPECT_GT(checked, 0);
+  for (const TableClass& c : t.classes) {
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    EXPECT_FALSE(has(c.note, "probe budget")) << c.note;
+    EXPECT_TRUE(has(c.note, "probe(s) agree")) << c.note;
   }
 }
 
