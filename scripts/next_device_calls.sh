@@ -19,27 +19,26 @@
 #                                                       with and without it, one ncu (<= 450 s)
 #          `bash scripts/next_device_calls.sh waves`   #4: the bench over cluster sizes 2..8,
 #                                                       SASS (<= 130 s)
-#          `bash scripts/next_device_calls.sh gputests` #4/#7: every *_gpu_test, in turn, under
+#          `bash scripts/next_device_calls.sh gputests` #4/#7: every *_gpu_test test, 12 at once, under
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
-# Session 22 left, in this order (one warm machine; issue each call as the last returns):
-#   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`; on
-#      an H100 all 68 passed in session 22, before the exp lowering of e000086/41cfa83,
-#      whose softmax bits and NaNs these tests are the first device check of;
-#      keep_in_shared alone takes ~290 s there, so FIXBITS_GPUTESTS_SKIP it in the first
-#      call and run it in the second);
-#   2. `bash scripts/next_device_calls.sh waves; bash scripts/next_device_calls.sh table`
-#      (P 6's kept strips launch since 502014a; the RMSNorm/softmax table on the H200);
-#   3. the 29 classes cuBLASLt answers only at K > 65536 (docs/cublas.md, session 22):
-#      FIXBITS_SCAN_CLASSES=10,13,15,16,19,22,51,61,70,87,90,91,92,93,94,97,98,99,106,108,128,129,144,176,224,294,314,319,364
+# Session 23 left, in this order (one warm machine; issue each call as the last returns;
+# every call of sessions 22 and 23 got an H100):
+#   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`, each
+#      test its own process, 12 at once: 138 s on the H100 in session 23, 68 of 68 passed);
+#   2. `bash scripts/next_device_calls.sh waves`, then the table in two calls:
+#      `FIXBITS_TABLE_ROWS=rmsnorm_pinned_bf16/ bash scripts/next_device_calls.sh table` and
+#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_TABLE_TIMEOUT=420 bash
+#      scripts/next_device_calls.sh table` (softmax 256 x 131072 is not measured since the
+#      exp lowering);
+#   3. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
+#      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
-#   4. classes 20 and 146, whose probes saw one K / split count: a probe at another K of
-#      the same answer (the table's map: class 20 only at 1x124, K 10000-10042, 16 parts;
-#      class 146 at 8449x2, K 13065-16383 among others)
-#      FIXBITS_SCAN_CLASSES=20,146 FIXBITS_SCAN_EXTRA=--probe-at=1x124x10042:f16,8449x2x16383:bf16
-#      bash scripts/next_device_calls.sh cublas
+#   4. the 5 classes whose probe passed its 150 s limit (54, 70, 99, 144, 176; operands of
+#      2 to 4 GB): the same with FIXBITS_SCAN_CLASSES=54,70,99,144,176
+#      FIXBITS_SCAN_PROBE_TIMEOUT=400 FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450.
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -171,7 +170,7 @@ case $what in
     L timeout ${FIXBITS_SCAN_TIMEOUT:-330} $B/fixbits-cublas-scan --resume=$T --jobs=8 --retry-failed \
       --classes=$classes --dtypes=f16,bf16,f8e4m3 --small-probe-k=16 \
       --probe-batch=128 --max-probe-mnk=8589934592 --max-probe-k=${FIXBITS_SCAN_MAXK:-131072} \
-      --probe-timeout-s=150 --probe-budget-s=${FIXBITS_SCAN_BUDGET:-160} --out=/tmp/t1.tsv \
+      --probe-timeout-s=${FIXBITS_SCAN_PROBE_TIMEOUT:-150} --probe-budget-s=${FIXBITS_SCAN_BUDGET:-160} --out=/tmp/t1.tsv \
       ${FIXBITS_SCAN_EXTRA:-} > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
@@ -186,7 +185,7 @@ case $what in
       > "$OUT/match.log" 2>&1; echo "match rc=$?"
     el done
     grep -A16 "^family" "$OUT/match.log" | cut -c1-200
-    grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150
+    grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150 || true
     ;;
   reduce)
     # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit
@@ -288,10 +287,14 @@ case $what in
     # #4: the RMSNorm and softmax rows of the bench's five sizes, pinned against free
     # order (vs_free) and the copy (vs_copy), over four warps x elements configurations
     # (the fastest of every earlier table among them), whole strips and clusters in.
-    el "reduce_bench (rmsnorm|softmax) pinned vs free"
+    # FIXBITS_TABLE_ROWS picks the rows (a regex over the benchmark names after
+    # "BM_Reduce/"; the two ops take more than one call's 280 s: session 23 ran
+    # 'rmsnorm_pinned_bf16/' and 'softmax_pinned_bf16/' in two calls).
+    rows=${FIXBITS_TABLE_ROWS:-(rmsnorm|softmax)_pinned_bf16/}
+    el "reduce_bench $rows pinned vs free"
     FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=2x8,4x8,8x8,16x4 FIXBITS_CACHE_DIR=/tmp/fixbits-cache \
       L timeout ${FIXBITS_TABLE_TIMEOUT:-280} $B/reduce_bench \
-      --benchmark_filter='CopyBandwidth/1024|(rmsnorm|softmax)_pinned_bf16/' \
+      --benchmark_filter="CopyBandwidth/1024|$rows" \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
       --benchmark_out="$OUT/table_bench.json" --benchmark_out_format=json > "$OUT/table_bench.log" 2>&1
     echo "reduce_bench rc=$?"
