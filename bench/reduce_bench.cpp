@@ -23,7 +23,8 @@
 // L2). Kept passes and kept cluster strips are also tried in shared memory
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
 // sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
-// 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N). The label says which won
+// 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N; with FIXBITS_BENCH_REG_CAP=R,
+// pinned passes kept in registers also ask for the blocks R registers allow). The label says which won
 // (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order;
 // ws=1: a kernel for rows of whole passes, whole_strips, tried again for each pinned
 // row candidate in one block or one cluster when cols is a multiple of its pass extent;
@@ -371,6 +372,25 @@ bool config_selected(const dsl::ReduceConfig& c) {
 // (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
 // the threads permitting), since the registers, not the shared bytes, then bound how
 // many blocks an SM holds.
+// FIXBITS_BENCH_REG_CAP: registers a thread for the extra min_blocks_per_sm candidates
+// of register-kept rows (candidates_of); unset, empty or not a number in [16, 255]: 0,
+// none.
+// Read once (a static's initialisation), so a bad value is reported once.
+int64_t reg_cap() {
+  static const int64_t cap = [] () -> int64_t {
+    const char* v = std::getenv("FIXBITS_BENCH_REG_CAP");
+    if (v == nullptr || *v == '\0') return 0;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end != '\0' || r < 16 || r > 255) {
+      std::fprintf(stderr, "FIXBITS_BENCH_REG_CAP=%s: not a register count in [16, 255]; ignored\n", v);
+      return 0;
+    }
+    return r;
+  }();
+  return cap;
+}
+
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
@@ -401,15 +421,32 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
       // whole row's passes, no more than the row has and the registers allow.
       const int64_t need = (line - 1) / dsl::pass_extent(desc, c) + 1;
       const int64_t most = std::min<int64_t>(need, dsl::max_keep_passes(desc, c));
+      // With FIXBITS_BENCH_REG_CAP=R, a pinned one also asks ptxas for as many blocks
+      // an SM as R registers a thread allow (label mb=N): session 22's exp lowering
+      // took the 8 x 8 softmax kernel from 48 to 54 registers, 5 blocks an SM to 4;
+      // with mb=5 ptxas fits it in 48 without spills, while 4 x 8 spills 212 bytes at
+      // its 48 (performance.md, session 23). Off by default: a spilling candidate only
+      // costs the table's time.
+      auto add_kept = [&](dsl::ReduceConfig k) {
+        candidates.push_back(k);
+        const int64_t cap = reg_cap();
+        const int64_t threads = int64_t{k.lanes} * k.warps;
+        const int64_t mb = cap > 0 ? 65536 / (threads * cap) : 0;
+        if (desc.order == dsl::TreeOrder::kPinned && mb >= 2 &&
+            mb <= std::min<int64_t>(32, 2048 / threads)) {
+          k.min_blocks_per_sm = static_cast<int>(mb);
+          candidates.push_back(k);
+        }
+      };
       for (int64_t n = 1; n <= most; n *= 2) {
         dsl::ReduceConfig k = c;
         k.keep_passes = static_cast<int>(n);
-        candidates.push_back(k);
+        add_kept(k);
       }
       if (most == need && (need & (need - 1)) != 0) {
         dsl::ReduceConfig k = c;
         k.keep_passes = static_cast<int>(need);
-        candidates.push_back(k);
+        add_kept(k);
       }
       // And in shared memory (label sh=1): as many passes as the row has, up to the
       // shared bound, so the registers stay free across the reduction.
