@@ -152,7 +152,7 @@ case $what in
     cat $G/skipped 2>/dev/null
     for n in $order; do
       grep -q "^$n " $G/results || continue
-      awk -v n=$n '$1 == n { c[$3]++; if ($4 > m) { m = $4; w = $2 } }
+      awk -v n=$n '$1 == n { c[$3]++; if (w == "" || $4 > m) { m = $4; w = $2 } }
         END { printf "%s: pass %d fail %d skip %d cut %d; slowest %s %d s\n", n, c["pass"], c["fail"], c["skip"], c["cut"], w, m }' $G/results
     done
     awk '{ c[$3]++ } END { printf "all: pass %d fail %d skip %d cut %d\n", c["pass"], c["fail"], c["skip"], c["cut"] }' $G/results
