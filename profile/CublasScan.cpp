@@ -431,7 +431,12 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
       return true;
     };
     std::vector<SpanRule> tries;
-    if (i == 0 && split) {
+    // A split count that is no count at every probe (split_count_unset: SPLITK_NUM -1,
+    // whose kernel makes no split) gives split/G the span min(K, G), which only the
+    // whole K explains beyond G: no split rule then.
+    bool unset = true;
+    for (uint32_t p : splitks) unset = unset && split_count_unset(p);
+    if (i == 0 && split && !unset) {
       tries = split_rules();
     }
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kWhole});
@@ -1099,9 +1104,13 @@ class ClassProber {
         const ProbePoint pt{.variant = static_cast<int>(v), .m = mn.first, .n = mn.second,
                             .k = k, .splitk = p};
         if (tried_.count({pt.variant, k, p})) continue;
+        // (With no split count, split_count_unset, ceil(K / P) is 1 everywhere: a new K
+        // is what tells the span rules apart.)
         bool new_ratio = true;
         for (const ProbeResult& r : done) {
-          new_ratio &= ceil_div(r.at.k, r.at.splitk) != ceil_div(k, p);
+          new_ratio &= split_count_unset(p) && split_count_unset(r.at.splitk)
+                           ? r.at.k != k
+                           : ceil_div(r.at.k, r.at.splitk) != ceil_div(k, p);
         }
         // With small_probe_k, a class whose probes so far all ran at K >= min_probe_k
         // takes its next probe at a K in [small_probe_k, min_probe_k) where it has one:
@@ -1542,12 +1551,27 @@ class ClassProber {
     // span of one is given by every granule up to it (session 12's device run 6 validated
     // class 177 from its only probe, K = 16384 and P = 64, as split/256; cuBLAS rounds to
     // 8 there, and all 19 of the match's shapes of the class differed).
+    // A split count that is no count (split_count_unset: cuBLASLt's SPLITK_NUM -1, class
+    // 146 in session 23, whose kernel makes no split) gives ceil(K / P) = 1 at every K,
+    // and fit_span_rules no split rule: the spans the probes saw pin the rule ("whole"
+    // or "fixed") once they come from two K.
     if (cls.cls.values.split && !done[0].desc->k_cuts.empty()) {
-      std::set<int64_t> parts;
+      std::set<int64_t> parts, ks;
+      bool unset = true;
       for (const ProbeResult& r : done) {
-        if (r.desc.ok()) parts.insert(ceil_div(r.at.k, r.at.splitk));
+        if (!r.desc.ok()) continue;
+        parts.insert(ceil_div(r.at.k, r.at.splitk));
+        ks.insert(r.at.k);
+        unset = unset && split_count_unset(r.at.splitk);
       }
-      if (parts.size() < 2) {
+      if (unset && ks.size() < 2) {
+        return fail(c, absl::StrFormat(
+            "not validated: the probes saw one K (%s, span %d) with no split count (SPLITK_NUM "
+            "-1), which fits a fixed span and the whole K alike; a probe at another K is "
+            "needed (--probe-at)",
+            where(done[0].at), done[0].desc->k_cuts[0].span));
+      }
+      if (!unset && parts.size() < 2) {
         return fail(c, absl::StrFormat(
             "not validated: the probes saw one K / P (%s, span %d), which fits every split "
             "granule up to its span; a probe at another K / P is needed (--probe-at)",

@@ -81,8 +81,10 @@
 //   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
 //     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
 //     (split/G), else the first split/G/A of split_rules() (granule A at K that are
-//     multiples of A, G elsewhere); else "whole" when every probe saw span == K, else
-//     "fixed" when all agree; anything else is FailedPrecondition naming the level and
+//     multiples of A, G elsewhere; none when every probe's P is no count of parts:
+//     split_count_unset, SPLITK_NUM -1, which makes no split); else "whole" when every
+//     probe saw span == K, else "fixed" when all agree; anything else is
+//     FailedPrecondition naming the level and
 //     the spans. descs[0] must have the most levels: a probe with fewer (an inner cut
 //     its K did not show) is left out of the levels it lacks. probe_classes fits with
 //     each probe's replay: a rule whose span differs from a probe's fits that probe

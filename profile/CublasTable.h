@@ -87,6 +87,11 @@ struct SpanRule {
 // "fixed", "whole", "split/64", "split/8/64", "parts/4"
 std::string to_string(const SpanRule& r);
 absl::StatusOr<SpanRule> parse_span_rule(std::string_view text);
+// Whether a split count is cuBLASLt's SPLITK_NUM read as a negative int32 (-1, i.e.
+// 4294967295: class 146, id 42, session 23) rather than a count of parts. Probes of
+// such an answer show no split: one chain over the whole K.
+inline bool split_count_unset(uint32_t splitk) { return splitk >= 0x80000000u; }
+
 // The span rule `r` gives a level at depth K with split count `splitk`; `fixed_span`
 // is the recovered span.
 int64_t apply_span_rule(const SpanRule& r, int64_t fixed_span, int64_t k, int64_t splitk);

@@ -40,7 +40,11 @@
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
 #   4. the 5 classes whose probe passed its 150 s limit (54, 70, 99, 144, 176; operands of
 #      2 to 4 GB): the same with FIXBITS_SCAN_CLASSES=54,70,99,144,176
-#      FIXBITS_SCAN_PROBE_TIMEOUT=400 FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450.
+#      FIXBITS_SCAN_PROBE_TIMEOUT=400 FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450;
+#   5. class 146 (SPLITK_NUM -1, no split; the scan takes such a class from probes at two K
+#      since session 23): FIXBITS_SCAN_CLASSES=146
+#      FIXBITS_SCAN_EXTRA=--probe-at=8449x2x16383:bf16 bash scripts/next_device_calls.sh cublas
+#      (fits in a call with item 4's classes: add 146 to its list and the EXTRA).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail

@@ -1292,6 +1292,43 @@ TEST(CublasScan, ASplitClassProbedAtOneKOverPIsNotValidated) {
   }
 }
 
+// cuBLASLt answers some split classes with SPLITK_NUM 4294967295 (-1 as int32: class
+// 146, id 42, session 23's device run 5), and its kernel makes no split: one chain over
+// the whole K. Then ceil(K / P) is 1 at every K, so the probes' split counts cannot pin
+// the span rule; their K can: probes at two K validate the class (the rule is "whole"),
+// one K does not.
+TEST(CublasScan, ASplitCountOfMinusOneIsPinnedByTheProbesK) {
+  const AlgoConfig unset{.id = 42, .splitk_num = 0xFFFFFFFFu, .reduction_scheme = 2};
+  const auto truth = [](const GemmShape&, int64_t k) {
+    dsl::GemmDesc d;
+    d.family = dsl::GemmFamily::kSplitK;
+    d.k_cuts = {{k, dsl::Fold::kChain}};
+    return d;
+  };
+  for (const bool two : {false, true}) {
+    const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
+                        .ks = two ? std::vector<int64_t>{1, 2, 391, 1000}
+                                  : std::vector<int64_t>{1, 2, 391}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    int probes = 0;
+    absl::StatusOr<ProbeStats> stats =
+        scan_and_probe(t, st, unset, grid, truth, ProbeOptions{.max_probe_k = 4096}, &probes);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.cls.values.split);
+    if (!two) {
+      EXPECT_FALSE(c.desc.has_value()) << *c.desc;
+      EXPECT_TRUE(has(c.note, "a probe at another K is needed")) << c.note;
+    } else {
+      ASSERT_TRUE(c.desc.has_value()) << c.note;
+      ASSERT_EQ(c.rules.size(), 1u);
+      EXPECT_EQ(to_string(c.rules[0]), "whole");  // not split/1024, which fits K <= 1024
+      ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {391, 700, 999}));
+    }
+  }
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which
