@@ -1264,6 +1264,23 @@ TEST(CublasScan, AClassWithoutShortKTakesItsNextProbeAtTheSmallestKAbove) {
   ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {433, 700, 1000, 5000}));
 }
 
+// Scans answer `a` over K = 1, 2, 391 (and 1000 when `two`) and probes its one class
+// through the reference of truth: the table it leaves.
+CublasTable probed_at_one_or_two_k(const AlgoConfig& a,
+                                   const std::function<dsl::GemmDesc(const GemmShape&, int64_t)>& truth,
+                                   bool two) {
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
+                      .ks = two ? std::vector<int64_t>{1, 2, 391, 1000}
+                                : std::vector<int64_t>{1, 2, 391}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  int probes = 0;
+  absl::StatusOr<ProbeStats> stats =
+      scan_and_probe(t, st, a, grid, truth, ProbeOptions{.max_probe_k = 4096}, &probes);
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  return t;
+}
+
 // A split class probed at one K / P only is not validated: its span fits every
 // granule up to it (session 12's device run 6: class 177's only probe, K = 16384 and
 // P = 64, gave split/256 where cuBLAS rounds to 8, and all 19 of the match's shapes of
@@ -1271,15 +1288,8 @@ TEST(CublasScan, AClassWithoutShortKTakesItsNextProbeAtTheSmallestKAbove) {
 TEST(CublasScan, ASplitClassProbedAtOneKOverPIsNotValidated) {
   const auto truth = split3_truth(8, {});
   for (const bool two : {false, true}) {
-    const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
-                        .ks = two ? std::vector<int64_t>{1, 2, 391, 1000}
-                                  : std::vector<int64_t>{1, 2, 391}};
-    CublasTable t{.arch = "sm_90"};
-    ScanState st;
-    int probes = 0;
-    absl::StatusOr<ProbeStats> stats =
-        scan_and_probe(t, st, kSplit3, grid, truth, ProbeOptions{.max_probe_k = 4096}, &probes);
-    ASSERT_TRUE(stats.ok()) << stats.status();
+    const CublasTable t = probed_at_one_or_two_k(kSplit3, truth, two);
+    ASSERT_EQ(t.classes.size(), 1u);
     const TableClass& c = t.classes[0];
     if (!two) {
       EXPECT_FALSE(c.desc.has_value()) << *c.desc;
@@ -1306,15 +1316,8 @@ TEST(CublasScan, ASplitCountOfMinusOneIsPinnedByTheProbesK) {
     return d;
   };
   for (const bool two : {false, true}) {
-    const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3},
-                        .ks = two ? std::vector<int64_t>{1, 2, 391, 1000}
-                                  : std::vector<int64_t>{1, 2, 391}};
-    CublasTable t{.arch = "sm_90"};
-    ScanState st;
-    int probes = 0;
-    absl::StatusOr<ProbeStats> stats =
-        scan_and_probe(t, st, unset, grid, truth, ProbeOptions{.max_probe_k = 4096}, &probes);
-    ASSERT_TRUE(stats.ok()) << stats.status();
+    const CublasTable t = probed_at_one_or_two_k(unset, truth, two);
+    ASSERT_EQ(t.classes.size(), 1u);
     const TableClass& c = t.classes[0];
     ASSERT_TRUE(c.cls.values.split);
     if (!two) {
