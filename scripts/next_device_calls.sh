@@ -137,13 +137,14 @@ case $what in
     export B G T0 deadline
     run1() {  # BIN TEST: one test under what is left of the deadline
       local left=$(( deadline - ($(date +%s) - T0) )) s=$(date +%s) rc
+      local log="$G/$1.${2//\//_}.log"  # a parameterized test's name has slashes
       if [ $left -lt 15 ]; then echo "$1 $2 cut 0" >> $G/results; return; fi
-      timeout $left $B/$1 --gtest_filter="$2" > "$G/$1.$2.log" 2>&1; rc=$?
+      timeout $left $B/$1 --gtest_filter="$2" > "$log" 2>&1; rc=$?
       local v=pass
-      grep -q '^\[  SKIPPED \] [0-9]* test' "$G/$1.$2.log" && v=skip
+      grep -q '^\[  SKIPPED \] [0-9]* test' "$log" && v=skip
       [ $rc -ne 0 ] && v=fail; [ $rc -eq 124 ] && v=cut
       echo "$1 $2 $v $(( $(date +%s) - s ))" >> $G/results
-      [ $v = fail ] && grep -E "Failure|^\[  FAILED" "$G/$1.$2.log" | head -4 | cut -c1-200
+      [ $v = fail ] && grep -E "Failure|^\[  FAILED" "$log" | head -4 | cut -c1-200
       return 0
     }
     export -f run1
@@ -151,7 +152,7 @@ case $what in
     el done
     for f in $(cut -d' ' -f1,2 $G/jobs | tr ' ' '%'); do
       n=${f%%%*}; t=${f#*%}
-      { echo "==== $n $t: $(grep "^$n $t " $G/results | cut -d' ' -f3-)"; cat "$G/$n.$t.log" 2>/dev/null; } >> "$OUT/gputests.log"
+      { echo "==== $n $t: $(grep "^$n $t " $G/results | cut -d' ' -f3-)"; cat "$G/$n.${t//\//_}.log" 2>/dev/null; } >> "$OUT/gputests.log"
     done
     cat $G/skipped 2>/dev/null
     for n in $order; do
