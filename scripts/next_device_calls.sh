@@ -26,7 +26,9 @@
 # Session 23 left, in this order (one warm machine; issue each call as the last returns;
 # every call of sessions 22 and 23 got an H100):
 #   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`, each
-#      test its own process, 12 at once: 138 s on the H100 in session 23, 68 of 68 passed);
+#      test its own process, 12 at once: 138 s on the H100 in session 23, 68 of 68 passed;
+#      70 tests since keep_in_shared's cluster tests were split by configuration, so the
+#      slowest, and the step, should take about 70 s);
 #   2. `bash scripts/next_device_calls.sh waves`, then the table in two calls:
 #      `FIXBITS_TABLE_ROWS=rmsnorm_pinned_bf16/ bash scripts/next_device_calls.sh table` and
 #      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_BENCH_REG_CAP=48
