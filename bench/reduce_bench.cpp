@@ -24,7 +24,8 @@
 // (keep_in_shared: cp.async copies read back at each use, no registers held; label
 // sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
 // 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N; with FIXBITS_BENCH_REG_CAP=R,
-// pinned passes kept in registers also ask for the blocks R registers allow). The label says which won
+// pinned passes kept in registers also ask for the blocks R registers allow). The
+// label says which won
 // (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order;
 // ws=1: a kernel for rows of whole passes, whole_strips, tried again for each pinned
 // row candidate in one block or one cluster when cols is a multiple of its pass extent;
@@ -365,13 +366,6 @@ bool config_selected(const dsl::ReduceConfig& c) {
   return std::find(only.begin(), only.end(), std::make_pair(c.warps, c.elems_per_thread)) != only.end();
 }
 
-// The candidates of one case: kConfigs whose pass is at most twice the line (or
-// 1024), and per config (pinned) the suggested split and twice it (columns: and
-// half), (RMSNorm/softmax rows) the kept-pass variants.
-// A kept-in-shared candidate `k`, and the same asking for 2, 3 and 4 blocks an SM
-// (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
-// the threads permitting), since the registers, not the shared bytes, then bound how
-// many blocks an SM holds.
 // FIXBITS_BENCH_REG_CAP: registers a thread for the extra min_blocks_per_sm candidates
 // of register-kept rows (candidates_of); unset, empty or not a number in [16, 255]: 0,
 // none.
@@ -391,6 +385,13 @@ int64_t reg_cap() {
   return cap;
 }
 
+// The candidates of one case: kConfigs whose pass is at most twice the line (or
+// 1024), and per config (pinned) the suggested split and twice it (columns: and
+// half), (RMSNorm/softmax rows) the kept-pass variants.
+// A kept-in-shared candidate `k`, and the same asking for 2, 3 and 4 blocks an SM
+// (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
+// the threads permitting), since the registers, not the shared bytes, then bound how
+// many blocks an SM holds.
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
