@@ -2,12 +2,16 @@
 // order (offsets 1,2,4,8,16) or the free one (16,8,4,2,1), correctly rounded adds,
 // no fma outside fixbits_exp, barriers exactly where the plan needs shared memory;
 // bad programs come back as a Status naming the op. Also AMDGPU gfx942 emission,
-// FIXBITS_DUMP, and ReduceConfig.min_blocks_per_sm (.minnctapersm; the same body).
+// FIXBITS_DUMP, and ReduceConfig.min_blocks_per_sm (.minnctapersm; the same body);
+// compiles on several threads at once give the text one thread gives.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "codegen/Compile.h"
 #include "dsl/tile/ReduceProgram.h"
@@ -218,6 +222,47 @@ TEST(Compile, DumpWritesEveryStage) {
     EXPECT_TRUE(std::filesystem::exists(dir / (k.entry + suffix))) << suffix;
   }
   std::filesystem::remove_all(dir);
+}
+
+// codegen::compile from several threads at once (a server building kernels for
+// concurrent requests; reduce_bench builds its candidates on every core): each thread,
+// walking the programs in its own order, gets exactly the text one thread gets, for
+// both targets. LLVM's targets are set up once (call_once); each compile has its own
+// LLVMContext.
+TEST(Compile, ThreadsCompileTheTextOneThreadDoes) {
+  std::vector<tile::Program> programs;
+  for (const ReduceOp op : {ReduceOp::kSoftmax, ReduceOp::kRmsNorm, ReduceOp::kSum}) {
+    const ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 1024};
+    absl::StatusOr<tile::Program> p = dsl::reduce(d, {.warps = 4, .elems_per_thread = 4});
+    ASSERT_TRUE(p.ok()) << p.status();
+    programs.push_back(*std::move(p));
+  }
+  const Target targets[] = {Target::kNvptxSm90a, Target::kAmdgpuGfx942};
+  const size_t n = programs.size() * 2;
+  std::vector<std::string> want(n);
+  for (size_t i = 0; i < n; ++i) {
+    absl::StatusOr<CompiledKernel> k = compile(programs[i / 2], targets[i % 2]);
+    ASSERT_TRUE(k.ok()) << k.status();
+    want[i] = k->text;
+  }
+  constexpr int kThreads = 3;
+  std::vector<std::vector<std::string>> got(kThreads, std::vector<std::string>(n));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t j = 0; j < n; ++j) {
+        const size_t i = (j + static_cast<size_t>(t) * 2) % n;  // each thread its own order
+        absl::StatusOr<CompiledKernel> k = compile(programs[i / 2], targets[i % 2]);
+        got[t][i] = k.ok() ? k->text : "error: " + std::string(k.status().message());
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(got[t][i], want[i]) << "thread " << t << ", program " << i / 2 << ", target " << i % 2;
+    }
+  }
 }
 
 }  // namespace
