@@ -61,6 +61,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <cstdio>
@@ -69,6 +70,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -549,6 +551,46 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
   return candidates;
 }
 
+// FIXBITS_BENCH_BUILD_THREADS: threads that build a case's candidates before its timing
+// loop (prebuild); unset: the machine's cores, at most 16; 1 or a bad value: none.
+int build_threads() {
+  static const int n = [] {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const char* v = std::getenv("FIXBITS_BENCH_BUILD_THREADS");
+    int want = std::min(cores, 16);
+    if (v != nullptr && *v != '\0' && (!absl::SimpleAtoi(v, &want) || want < 1 || want > 256)) {
+      std::fprintf(stderr, "FIXBITS_BENCH_BUILD_THREADS=%s: not a thread count in [1, 256]; 1\n", v);
+      want = 1;
+    }
+    return want;
+  }();
+  return n;
+}
+
+// Builds every candidate's kernels (codegen, the verifier, the driver's load) on
+// build_threads() threads, dropping the runners: the loaded kernels stay in jit's
+// process-wide table, so the timing loop's ReduceRunner::create finds each one loaded
+// and the case costs its slowest builds, not their sum. The table step was bound by
+// building (session 23: 280 s for the four RMSNorm rows, 36-224 candidates each, on one
+// of the device's 16 cores). A candidate that fails here fails again in the loop, which
+// reports it. With the kernel cache off (FIXBITS_CACHE=off) nothing is kept loaded, so
+// nothing is built ahead.
+void prebuild(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
+              const std::vector<dsl::ReduceConfig>& candidates) {
+  const int threads = std::min<int>(build_threads(), static_cast<int>(candidates.size()));
+  if (threads < 2 || !runtime::KernelCache::global().options().enabled) return;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < candidates.size(); i = next++) {
+        (void)jit::ReduceRunner::create(dev, desc, candidates[i]);
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
 // Tunes `desc` over candidates_of() once per case (20 timed batches each, on the
 // shared inputs) and returns the fastest; later calls for the same case return it.
 const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
@@ -567,7 +609,9 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
   // why it did not run), so a device run shows what lost and what failed.
   const char* trace_env = std::getenv("FIXBITS_BENCH_TRACE");
   const bool trace = trace_env != nullptr && std::string(trace_env) == "1";
-  for (const auto& c : candidates_of(dev, desc, rows, cols)) {
+  const std::vector<dsl::ReduceConfig> candidates = candidates_of(dev, desc, rows, cols);
+  prebuild(dev, desc, candidates);
+  for (const auto& c : candidates) {
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
