@@ -29,10 +29,12 @@
 #      test its own process, 12 at once: 138 s on the H100 in session 23, 68 of 68 passed;
 #      70 tests since keep_in_shared's cluster tests were split by configuration, so the
 #      slowest, and the step, should take about 70 s);
-#   2. `bash scripts/next_device_calls.sh waves`, then the table in two calls:
-#      `FIXBITS_TABLE_ROWS=rmsnorm_pinned_bf16/ bash scripts/next_device_calls.sh table` and
-#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_BENCH_REG_CAP=48
-#      FIXBITS_TABLE_TIMEOUT=420 bash scripts/next_device_calls.sh table` (softmax
+#   2. `bash scripts/next_device_calls.sh waves`, then the table: since 6b5cf7b the bench
+#      builds a case's candidates on all 16 cores first, so try it whole in one call
+#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=420 bash
+#      scripts/next_device_calls.sh table`); if the call's limit cuts it, as in session
+#      23 (280 s for the RMSNorm rows alone, building on one core), run the rest with
+#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` in a second call (softmax
 #      256 x 131072 is not measured since the exp lowering; REG_CAP adds the mb=N
 #      candidates that hold register-kept rows to 48 registers: the 8 x 8 kernel went
 #      from 48 to 54 with the exp lowering, performance.md, session 23);
