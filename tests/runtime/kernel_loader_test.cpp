@@ -60,6 +60,14 @@ class KernelLoaderTest : public ::testing::Test {
     return CacheEntry{text, "add_one", "meta", "", false, ""};
   }
 
+  // add_one built and loaded through a fresh memory cache, the driver expecting the two
+  // arguments of its launches (the launch tests).
+  absl::StatusOr<LoadedKernel> load_for_launches() {
+    KernelCache cache({true, ""});
+    driver->expected_args = 2;
+    return load_kernel(device, cache, key, [&] { return build(); });
+  }
+
   std::shared_ptr<FakeDriver> driver = std::make_shared<FakeDriver>();
   Device device{driver};
   CacheKey key{"prog", "sm_90a"};
@@ -217,12 +225,10 @@ TEST_F(KernelLoaderTest, MissingEntryNameIsNotFound) {
 }
 
 TEST_F(KernelLoaderTest, LaunchIsValidatedAndPassesArguments) {
-  KernelCache cache({true, ""});
-  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  absl::StatusOr<LoadedKernel> k = load_for_launches();
   ASSERT_TRUE(k.ok());
   absl::StatusOr<Buffer> buf = device.alloc(64);
   ASSERT_TRUE(buf.ok());
-  driver->expected_args = 2;
   const KernelArg args[] = {KernelArg::pointer(*buf), KernelArg::scalar<uint32_t>(0xdeadbeef)};
   ASSERT_TRUE(k->kernel.launch({{3, 2, 1}, {128, 1, 1}, 1024}, args).ok());
   ASSERT_EQ(driver->launches.size(), 1u);
@@ -260,10 +266,8 @@ TEST_F(KernelLoaderTest, LaunchIsValidatedAndPassesArguments) {
 // until the limit was raised for it too), and the opt-in limit holds the two together.
 TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
   driver->static_shared = 2048;
-  KernelCache cache({true, ""});
-  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  absl::StatusOr<LoadedKernel> k = load_for_launches();
   ASSERT_TRUE(k.ok());
-  driver->expected_args = 2;
   const KernelArg args[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<uint32_t>(1)};
   ASSERT_TRUE(k->kernel.launch({{1}, {32}, 46 * 1024}, args).ok());
   EXPECT_EQ(driver->raised_shared, 0u);  // 46 KiB + 2 KiB = the default 48 KiB
@@ -288,10 +292,8 @@ TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
 TEST_F(KernelLoaderTest, UnknownStaticSharedBytesCountAsZero) {
   driver->static_shared = 2048;
   driver->static_shared_known = false;
-  KernelCache cache({true, ""});
-  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build(); });
+  absl::StatusOr<LoadedKernel> k = load_for_launches();
   ASSERT_TRUE(k.ok()) << k.status();
-  driver->expected_args = 2;
   const KernelArg args[] = {KernelArg::device_pointer(0x1000), KernelArg::scalar<uint32_t>(1)};
   ASSERT_TRUE(k->kernel.launch({{1}, {32}, 48 * 1024}, args).ok());
   EXPECT_EQ(driver->raised_shared, 0u);
