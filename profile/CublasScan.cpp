@@ -417,6 +417,10 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
           "to the other.", levels, ks[0], descs[j].k_cuts.size(), ks[j]));
     }
   }
+  // A split count that is no count at every probe (split_count_unset: SPLITK_NUM -1,
+  // whose kernel makes no split) gives split/G the span min(K, G), which only the whole
+  // K explains beyond G: no split rule then.
+  const bool split_granules = split && !std::all_of(splitks.begin(), splitks.end(), split_count_unset);
   std::vector<SpanRule> rules;
   for (size_t i = 0; i < levels; ++i) {
     std::vector<int64_t> spans;  // -1: the probe did not see level i
@@ -431,14 +435,7 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
       return true;
     };
     std::vector<SpanRule> tries;
-    // A split count that is no count at every probe (split_count_unset: SPLITK_NUM -1,
-    // whose kernel makes no split) gives split/G the span min(K, G), which only the
-    // whole K explains beyond G: no split rule then.
-    bool unset = true;
-    for (uint32_t p : splitks) unset = unset && split_count_unset(p);
-    if (i == 0 && split && !unset) {
-      tries = split_rules();
-    }
+    if (i == 0 && split_granules) tries = split_rules();
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kWhole});
     tries.push_back(SpanRule{.kind = SpanRule::Kind::kFixed});
     // After fixed: probes that all saw one span s near K / c fit both, and fixed is what
@@ -461,7 +458,7 @@ absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vect
       }
       return absl::FailedPreconditionError(absl::StrFormat(
           "No span rule (fixed, whole, parts/c%s) fits cut level %d: spans %s at K/P = %s.",
-          i == 0 && split ? ", split/G" : "", i, absl::StrJoin(spans, ","),
+          i == 0 && split_granules ? ", split/G" : "", i, absl::StrJoin(spans, ","),
           absl::StrJoin(at, ",")));
     }
   }
