@@ -368,22 +368,23 @@ bool config_selected(const dsl::ReduceConfig& c) {
   return std::find(only.begin(), only.end(), std::make_pair(c.warps, c.elems_per_thread)) != only.end();
 }
 
+// The integer in [lo, hi] that environment variable `name` holds; `unset` when it is
+// unset or empty, `bad` (said once on stderr) when it holds anything else. Callers keep
+// the result in a static, so each variable is read and reported once.
+int env_int(const char* name, int unset, int lo, int hi, int bad) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return unset;
+  int n = 0;
+  if (absl::SimpleAtoi(v, &n) && n >= lo && n <= hi) return n;
+  std::fprintf(stderr, "%s=%s: not an integer in [%d, %d]; using %d\n", name, v, lo, hi, bad);
+  return bad;
+}
+
 // FIXBITS_BENCH_REG_CAP: registers a thread for the extra min_blocks_per_sm candidates
 // of register-kept rows (candidates_of); unset, empty or not a number in [16, 255]: 0,
 // none.
-// Read once (a static's initialisation), so a bad value is reported once.
 int64_t reg_cap() {
-  static const int64_t cap = [] () -> int64_t {
-    const char* v = std::getenv("FIXBITS_BENCH_REG_CAP");
-    if (v == nullptr || *v == '\0') return 0;
-    char* end = nullptr;
-    const long r = std::strtol(v, &end, 10);
-    if (*end != '\0' || r < 16 || r > 255) {
-      std::fprintf(stderr, "FIXBITS_BENCH_REG_CAP=%s: not a register count in [16, 255]; ignored\n", v);
-      return 0;
-    }
-    return r;
-  }();
+  static const int64_t cap = env_int("FIXBITS_BENCH_REG_CAP", 0, 16, 255, 0);
   return cap;
 }
 
@@ -554,16 +555,9 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
 // FIXBITS_BENCH_BUILD_THREADS: threads that build a case's candidates before its timing
 // loop (prebuild); unset: the machine's cores, at most 16; 1 or a bad value: none.
 int build_threads() {
-  static const int n = [] {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const char* v = std::getenv("FIXBITS_BENCH_BUILD_THREADS");
-    int want = std::min(cores, 16);
-    if (v != nullptr && *v != '\0' && (!absl::SimpleAtoi(v, &want) || want < 1 || want > 256)) {
-      std::fprintf(stderr, "FIXBITS_BENCH_BUILD_THREADS=%s: not a thread count in [1, 256]; 1\n", v);
-      want = 1;
-    }
-    return want;
-  }();
+  static const int n = env_int("FIXBITS_BENCH_BUILD_THREADS",
+                               std::min(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), 16),
+                               1, 256, 1);
   return n;
 }
 
