@@ -2,19 +2,14 @@
 #include "codegen/LowerExp.h"
 
 #include <bit>
-#include <mutex>
 
-#include "absl/strings/str_cat.h"
+#include "codegen/HostJit.h"
 #include "dsl/reference/ExpF32.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace fixbits::codegen {
 namespace {
@@ -73,46 +68,28 @@ namespace {
 
 class JitExp final : public HostExp {
  public:
-  JitExp(std::unique_ptr<llvm::orc::LLJIT> jit, float (*fn)(float)) : jit_(std::move(jit)), fn_(fn) {}
+  explicit JitExp(std::unique_ptr<HostJit> jit)
+      : jit_(std::move(jit)), fn_(reinterpret_cast<float (*)(float)>(jit_->address())) {}
   float operator()(float x) const override { return fn_(x); }
 
  private:
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::unique_ptr<HostJit> jit_;
   float (*fn_)(float);
 };
-
-absl::Status internal(const std::string& what, llvm::Error e) {
-  return absl::InternalError(absl::StrCat("host_exp: ", what, ": ", llvm::toString(std::move(e))));
-}
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HostExp>> host_exp(ExpLowering how) {
-  static std::once_flag native;  // LLVM's target registry: initialized once per process
-  std::call_once(native, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+  absl::StatusOr<std::unique_ptr<HostJit>> jit = host_jit("host_exp", [&](llvm::Module& m) {
+    llvm::IRBuilder<> b(m.getContext());
+    llvm::Function* fn = llvm::Function::Create(llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false),
+                                                llvm::Function::ExternalLinkage, "fixbits_host_exp", &m);
+    b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", fn));
+    b.CreateRet(emit_fixbits_exp(b, fn->getArg(0), how));
+    return fn;
   });
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>("fixbits_host_exp", *ctx);
-  llvm::IRBuilder<> b(*ctx);
-  llvm::Function* fn = llvm::Function::Create(
-      llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy()}, false),
-      llvm::Function::ExternalLinkage, "fixbits_host_exp", module.get());
-  b.SetInsertPoint(llvm::BasicBlock::Create(*ctx, "entry", fn));
-  b.CreateRet(emit_fixbits_exp(b, fn->getArg(0), how));
-  std::string broken;
-  llvm::raw_string_ostream os(broken);
-  if (llvm::verifyFunction(*fn, &os)) return absl::InternalError("host_exp: invalid IR: " + broken);
-  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit = llvm::orc::LLJITBuilder().create();
-  if (!jit) return internal("no JIT for this host", jit.takeError());
-  if (llvm::Error e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
-    return internal("the module was refused", std::move(e));
-  }
-  llvm::Expected<llvm::orc::ExecutorAddr> sym = (*jit)->lookup("fixbits_host_exp");
-  if (!sym) return internal("no compiled function", sym.takeError());
-  auto* f = sym->toPtr<float (*)(float)>();
-  return std::unique_ptr<HostExp>(new JitExp(std::move(*jit), f));
+  if (!jit.ok()) return jit.status();
+  return std::unique_ptr<HostExp>(new JitExp(*std::move(jit)));
 }
 
 }  // namespace fixbits::codegen
