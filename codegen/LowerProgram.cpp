@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "codegen/LowerDivide.h"
 #include "codegen/LowerDot.h"
 #include "codegen/LowerExp.h"
 #include "codegen/LowerMma.h"
@@ -235,6 +236,18 @@ class Lowerer {
         return set_result(op, out);
       case tile::OpKind::kBinary: {
         bool fl = tile::is_float(type_of(op.args[0]).elem);
+        // divide_by_reciprocal, an f32 tile over one divisor (softmax's e_i / s): one
+        // reciprocal, two fmas each (the target's support is checked before lowering).
+        if (op.bin == tile::BinaryOp::kDiv && type_of(op.args[0]).elem == tile::Elem::kF32 &&
+            !out.scalar && is_uniform(op.args[1]) && ctx_.program.divide_by_reciprocal) {
+          std::vector<llvm::Value*> a;
+          for (size_t r = 0; r < count; ++r) a.push_back(at(op, 0, r));
+          auto in_branch = [this](llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value* d) {
+            return ctx_.target.ieee_divide_in_branch(b, n, d);
+          };
+          out.regs = emit_divide_by_uniform(b_, a, at(op, 1, 0), in_branch);
+          return set_result(op, out);
+        }
         for (size_t r = 0; r < count; ++r) {
           llvm::Value *x = at(op, 0, r), *y = at(op, 1, r), *v = nullptr;
           switch (op.bin) {
@@ -737,6 +750,12 @@ absl::StatusOr<int64_t> lower_program(const tile::Program& program, const Target
     return absl::UnimplementedError(absl::StrFormat(
         "program %s: min_blocks_per_sm %d: target %s takes no occupancy request.", program.name,
         program.min_blocks_per_sm, target_name(target.target())));
+  }
+  if (program.divide_by_reciprocal && !target.divide_by_uniform_reciprocal()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "program %s: divide_by_reciprocal: target %s lowers a division each (its verifier walk is "
+        "not shown to read the per-register branch).",
+        program.name, target_name(target.target())));
   }
   if (program.cluster > 1 && !target.mark_cluster(f, program.cluster)) {
     return absl::UnimplementedError(absl::StrFormat(

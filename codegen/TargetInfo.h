@@ -41,6 +41,17 @@ class TargetInfo {
   // whatever NaN operands it had (PTX: 0x7fffffff), so a NaN need not be selected apart
   // to get its bits (codegen/LowerExp.h). False keeps the reference's select.
   virtual bool nan_results_are_canonical() const { return false; }
+  // Whether a program's divide_by_reciprocal is lowered: an f32 tile divided by one value
+  // in every register as one reciprocal and two fmas a register (codegen/LowerDivide.h:
+  // the same bits as a division each, with a branch to the division outside its range).
+  // False: such a program is refused. Only a target whose verifier walk is shown to read
+  // that data-dependent branch says yes (NVPTX).
+  virtual bool divide_by_uniform_reciprocal() const { return false; }
+  // For such a target: the IEEE f32 division n / d as an op LLVM does not speculate out
+  // of its block, so the branch around it stays a branch (LowerDivide.h, IeeeDivide).
+  virtual llvm::Value* ieee_divide_in_branch(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value* d) const {
+    return b.CreateFDiv(n, d);
+  }
   virtual llvm::Value* thread_id(llvm::IRBuilder<>& b) const = 0;  // i32 within the block
   // The thread index read again, as a value no optimizer merges with an earlier read,
   // so what code after a barrier computes from it is computed there rather than kept

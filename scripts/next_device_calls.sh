@@ -122,7 +122,7 @@ case $what in
     jobs=${FIXBITS_GPUTESTS_JOBS:-12}
     order="jit_reduce_keep_in_shared_gpu_test jit_reduce_gpu_test jit_gemm_gpu_test
       jit_reduce_whole_strips_gpu_test jit_hardware_truth_gpu_test jit_reduce_cluster_gpu_test
-      jit_reduce_keep_first_pass_gpu_test jit_dot_gpu_test runtime_cublaslt_gpu_test
+      jit_reduce_keep_first_pass_gpu_test jit_reduce_divide_by_reciprocal_gpu_test jit_dot_gpu_test runtime_cublaslt_gpu_test
       profile_cublas_match_gpu_test jit_autotune_gpu_test runtime_driver_gpu_test
       runtime_byte_scatter_gpu_test"
     order=$(echo $order)

@@ -28,6 +28,16 @@ class NvptxTargetInfo final : public TargetInfo {
   // write that NaN for every f32 output (ReduceReference, GemmReference), and the GPU
   // tests' NaN inputs come out as it from sums, maxima, exp and products.
   bool nan_results_are_canonical() const override { return true; }
+  // A div.rn.f32 a register is a MUFU.RCP and about ten SASS instructions (softmax's
+  // e_i / s; performance.md, session 24).
+  bool divide_by_uniform_reciprocal() const override { return true; }
+  // div.rn.f32 itself, as inline asm with side effects: LLVM keeps it in its block (an
+  // fdiv there is speculated into a select). The same instruction fdiv lowers to.
+  llvm::Value* ieee_divide_in_branch(llvm::IRBuilder<>& b, llvm::Value* n, llvm::Value* d) const override {
+    auto* fty = llvm::FunctionType::get(b.getFloatTy(), {b.getFloatTy(), b.getFloatTy()}, false);
+    llvm::InlineAsm* div = llvm::InlineAsm::get(fty, "div.rn.f32 $0, $1, $2;", "=f,f,f", /*hasSideEffects=*/true);
+    return b.CreateCall(fty, div, {n, d}, "div.rn");
+  }
 
   llvm::Value* thread_id(llvm::IRBuilder<>& b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}, nullptr, "tid");

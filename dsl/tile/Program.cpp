@@ -353,6 +353,7 @@ std::string to_string(const Program& p) {
   absl::StrAppend(&out, ") warps=", p.num_warps, " grid=", p.grid);
   if (p.cluster != 1) absl::StrAppend(&out, " cluster=", p.cluster);  // old texts unchanged
   if (p.min_blocks_per_sm != 0) absl::StrAppend(&out, " min_blocks_per_sm=", p.min_blocks_per_sm);
+  if (p.divide_by_reciprocal) absl::StrAppend(&out, " divide_by_reciprocal");
   absl::StrAppend(&out, " {\n");
   print_ops(p, p.body, 1, &out);
   absl::StrAppend(&out, "}\n");

@@ -172,6 +172,11 @@ struct Program {
   int cluster = 1;           // blocks per thread-block cluster along x, in [1, 8]; > 1: the
                              // kernel declares cluster dims (cluster, 1, 1) and the grid
                              // must be a multiple of it (printed only when > 1)
+  bool divide_by_reciprocal = false;  // speed knob: an f32 tile divided by one value in
+                             // every register lowers to one reciprocal and two fmas a
+                             // register, with the IEEE division in a branch outside their
+                             // range (codegen/LowerDivide.h; the same bits); NVPTX only
+                             // (printed only when set)
   bool operator==(const Program& o) const;
 };
 

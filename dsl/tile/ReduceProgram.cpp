@@ -367,6 +367,11 @@ absl::Status validate(const ReduceConfig& c) {
         "blocks_per_row is %d%s.",
         c.blocks_per_row, c.cluster_rows ? " with cluster_rows" : ""));
   }
+  if (c.divide_by_reciprocal && c.lanes != 32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.divide_by_reciprocal needs lanes 32 (NVIDIA sm_90a); lanes %d (AMD "
+        "gfx942) keeps a division each.", c.lanes));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -411,6 +416,11 @@ namespace {
 absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) {
   if (absl::Status s = check_desc(d); !s.ok()) return s;
   if (absl::Status s = validate(cfg); !s.ok()) return s;
+  if (cfg.divide_by_reciprocal && d.op != ReduceOp::kSoftmax) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.divide_by_reciprocal applies to softmax (e_i / s, a tile over one "
+        "divisor); %s divides no tile, so it must be false.", to_string(d)));
+  }
   if (cfg.keep_passes > 0) {
     if (d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -503,6 +513,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
   if (cfg.min_blocks_per_sm > 0) name += absl::StrFormat("_mb%d", cfg.min_blocks_per_sm);
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   if (cfg.whole_strips) name += "_ws";
+  if (cfg.divide_by_reciprocal) name += "_rd";
   return name;
 }
 
@@ -1209,14 +1220,20 @@ absl::StatusOr<std::vector<tile::Program>> reduce_phases(const ReduceDesc& d, co
   }
   absl::StatusOr<std::vector<tile::Program>> progs = split_kernels(d, cfg);
   if (progs.ok()) {
-    for (tile::Program& p : *progs) p.min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+    for (tile::Program& p : *progs) {
+      p.min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+      p.divide_by_reciprocal = cfg.divide_by_reciprocal;
+    }
   }
   return progs;
 }
 
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& d, const ReduceConfig& cfg) {
   absl::StatusOr<tile::Program> p = one_kernel(d, cfg);
-  if (p.ok()) p->min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+  if (p.ok()) {
+    p->min_blocks_per_sm = cfg.min_blocks_per_sm;  // validated: [0, 32]
+    p->divide_by_reciprocal = cfg.divide_by_reciprocal;
+  }
   return p;
 }
 

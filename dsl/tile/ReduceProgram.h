@@ -171,6 +171,14 @@ struct ReduceConfig {
   // reduce_whole_strips_test). A runner refuses a problem whose line length is not a
   // multiple of Q (jit::ReduceRunner::upload); the name ends in _ws.
   bool whole_strips = false;
+  // Softmax, lanes 32 (NVIDIA sm_90a): y_i = e_i / s as r = RN(1/s) once and two fmas
+  // each, instead of an IEEE division each (tile::Program::divide_by_reciprocal,
+  // codegen/LowerDivide.h): every quotient has the division's bits (the correction step
+  // is exact where it runs; a NaN, infinite, negative, -0 or tiny e_i, or s outside
+  // [1, 2^24], takes the division in a branch). A speed knob: the same bits. Its kernels
+  // sign as a class of their own (each output's tree carries that branch), one class over
+  // every other knob; the name ends in _rd.
+  bool divide_by_reciprocal = false;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'
