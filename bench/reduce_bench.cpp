@@ -29,7 +29,8 @@
 // (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order;
 // ws=1: a kernel for rows of whole passes, whole_strips, tried again for each pinned
 // row candidate in one block or one cluster when cols is a multiple of its pass extent;
-// bpr=1:
+// rd=1: softmax's e_i / s as one reciprocal and two fmas a register, divide_by_reciprocal,
+// tried again for every softmax candidate unless FIXBITS_BENCH_RECIP_DIV=0; bpr=1:
 // one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
 // cluster kernel; such kernels have the same bits but are not yet in the checker's one
 // pinned class).
@@ -344,6 +345,13 @@ bool whole_strips_on() {
   return v == nullptr || std::string(v) != "0";
 }
 
+// FIXBITS_BENCH_RECIP_DIV=0: no divide_by_reciprocal candidates (softmax's e_i / s as a
+// reciprocal and two fmas; the same bits).
+bool recip_div_on() {
+  const char* v = std::getenv("FIXBITS_BENCH_RECIP_DIV");
+  return v == nullptr || std::string(v) != "0";
+}
+
 // FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the kConfigs with those warps x elements
 // per thread (a short device call tunes fewer candidates); unset: all of them. A
 // malformed or unknown entry is reported once on stderr and ignored.
@@ -549,6 +557,17 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
       candidates.push_back(w);
     }
   }
+  // Softmax's division (label rd=1): every candidate again with one reciprocal and two
+  // fmas a register instead of a division each (ReduceConfig.divide_by_reciprocal; the
+  // same bits), unless FIXBITS_BENCH_RECIP_DIV=0.
+  if (desc.op == dsl::ReduceOp::kSoftmax && recip_div_on()) {
+    const size_t end = candidates.size();
+    for (size_t i = 0; i < end; ++i) {
+      dsl::ReduceConfig r = candidates[i];
+      r.divide_by_reciprocal = true;
+      candidates.push_back(r);
+    }
+  }
   return candidates;
 }
 
@@ -609,11 +628,11 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d",
+        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
                         dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
                         c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0,
                         c.min_blocks_per_sm, c.cluster_rows ? 1 : 0, c.rows_per_launch,
-                        c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0);
+                        c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0, c.divide_by_reciprocal ? 1 : 0);
     absl::StatusOr<float> ms = absl::UnknownError("not run");
     auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
     if (!r.ok()) {
@@ -737,11 +756,12 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d",
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
                                  tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
                                  tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.min_blocks_per_sm,
                                  tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
-                                 tc.cfg.alternate_row_order ? 1 : 0, tc.cfg.whole_strips ? 1 : 0));
+                                 tc.cfg.alternate_row_order ? 1 : 0, tc.cfg.whole_strips ? 1 : 0,
+                                 tc.cfg.divide_by_reciprocal ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \
