@@ -21,14 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
-namespace llvm {
-class Value;
-class ConstantFolder;
-class IRBuilderDefaultInserter;
-template <typename FolderTy, typename InserterTy>
-class IRBuilder;
-}  // namespace llvm
+#include "codegen/LlvmForward.h"
 
 namespace fixbits::codegen {
 
@@ -41,11 +34,9 @@ inline constexpr float kDivideFastMaxDivisor = 0x1p24f;
 // LLVM speculates out of its block (a plain fdiv is: the branch becomes a select, and
 // every register pays the division): NVPTX gives an inline-asm div.rn.f32 with side
 // effects (TargetInfo::ieee_divide_in_branch).
-using IeeeDivide = std::function<llvm::Value*(llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>&,
-                                              llvm::Value* n, llvm::Value* d)>;
-std::vector<llvm::Value*> emit_divide_by_uniform(
-    llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>& b, const std::vector<llvm::Value*>& a,
-    llvm::Value* y, const IeeeDivide& divide);
+using IeeeDivide = std::function<llvm::Value*(IrBuilder&, llvm::Value* n, llvm::Value* d)>;
+std::vector<llvm::Value*> emit_divide_by_uniform(IrBuilder& b, const std::vector<llvm::Value*>& a, llvm::Value* y,
+                                                 const IeeeDivide& divide);
 
 // q[i] = a[i] / y for i < count, by emit_divide_by_uniform on this CPU.
 class HostDivide {

@@ -20,14 +20,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-
-namespace llvm {
-class Value;
-class ConstantFolder;
-class IRBuilderDefaultInserter;
-template <typename FolderTy, typename InserterTy>
-class IRBuilder;
-}  // namespace llvm
+#include "codegen/LlvmForward.h"
 
 namespace fixbits::codegen {
 
@@ -36,8 +29,7 @@ struct ExpLowering {
   bool arg_non_positive = false;
 };
 
-llvm::Value* emit_fixbits_exp(llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>& b,
-                              llvm::Value* x, ExpLowering how);
+llvm::Value* emit_fixbits_exp(IrBuilder& b, llvm::Value* x, ExpLowering how);
 
 // float(float) running emit_fixbits_exp(how) on this CPU; an Internal status names
 // what LLVM's JIT refused.
