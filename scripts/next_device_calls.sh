@@ -23,21 +23,20 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
-# Session 23 left, in this order (one warm machine; issue each call as the last returns;
-# every call of sessions 22 and 23 got an H100):
+# Session 24 left, in this order (one warm machine; issue each call as the last returns;
+# every call of sessions 22-24 got an H100; session 24 lost its device after one call):
 #   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`, each
-#      test its own process, 12 at once: 138 s on the H100 in session 23, 68 of 68 passed;
-#      70 tests since keep_in_shared's cluster tests were split by configuration, so the
-#      slowest, and the step, should take about 70 s);
-#   2. `bash scripts/next_device_calls.sh waves`, then the table: since 6b5cf7b the bench
-#      builds a case's candidates on all 16 cores first, so try it whole in one call
-#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=420 bash
-#      scripts/next_device_calls.sh table`); if the call's limit cuts it, as in session
-#      23 (280 s for the RMSNorm rows alone, building on one core), run the rest with
-#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` in a second call (softmax
-#      256 x 131072 is not measured since the exp lowering; REG_CAP adds the mb=N
-#      candidates that hold register-kept rows to 48 registers: the 8 x 8 kernel went
-#      from 48 to 54 with the exp lowering, performance.md, session 23);
+#      test its own process, 12 at once: 70 of 70 passed in 101 s on the H100 in session
+#      24; 71 tests since jit_reduce_divide_by_reciprocal_gpu_test, the knob's first device
+#      check: if it fails, drop the rd=1 candidates with FIXBITS_BENCH_RECIP_DIV=0);
+#   2. the table, whole in one call if it fits (`FIXBITS_BENCH_REG_CAP=48
+#      FIXBITS_TABLE_TIMEOUT=480 bash scripts/next_device_calls.sh table`; the bench builds a
+#      case's candidates on all 16 cores first since 6b5cf7b, unmeasured); if the limit cuts
+#      it, the rest with `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` in a second call. The
+#      softmax rows now time every candidate with and without divide_by_reciprocal (rd=1,
+#      performance.md, session 24) and REG_CAP adds the mb=N candidates that hold
+#      register-kept rows to 48 registers (session 23); softmax 256 x 131072 is not measured
+#      since the exp lowering;
 #   3. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
 #      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
