@@ -3,37 +3,20 @@
 // the device's measured copy bandwidth; and the latency of getting a dsl::reduce
 // kernel: cold compile, loaded-kernel (memory) hit, disk-cache hit.
 //
-// Each order is tuned first (every ReduceConfig below, 20 launches each, the fastest
-// kept) so the comparison is best against best, as an autotuner would run them; a
+// Each order is tuned first (every candidate of jit::reduce_candidates, 20 launches each,
+// the fastest kept) so the comparison is best against best, as an autotuner would run them; a
 // case is tuned once (its first call) and its inputs are uploaded once per op, dtype
-// and shape, shared by every candidate of both orders (see tuned()). The
-// pinned order also tries each config with the runner's suggested blocks_per_row
-// (ReduceRunner::suggest_blocks_per_row: split rows when too few rows fill the GPU,
-// split a pinned column sum's column groups into P parts per strip when too few
-// groups do) and twice that (columns: and half); RMSNorm and softmax rows also try
-// each config with keep_passes N (the row's first N passes kept in registers: a row of
-// at most N passes is read once) for N = 1, 2, 4, ... and N = ceil(cols / Q), up to
-// the rows' passes and the register bound dsl::max_keep_passes; pinned RMSNorm and
-// softmax rows that get a split also try each split in alternating row order
-// (alternate_row_order: a later phase starts on the rows the one before read last,
-// still in L2), as one cluster kernel (cluster_rows, P = 2, 4, 6, 8 (cluster_parts()), each keeping
-// its share of strips, or none: keep=0, its share read again from the L2), and, where
-// x passes 24 MiB, as separate kernels launched for
-// groups of 16 or 8 MiB of rows (rows_per_launch, so a group's second read of x hits
-// L2). Kept passes and kept cluster strips are also tried in shared memory
-// (keep_in_shared: cp.async copies read back at each use, no registers held; label
-// sh=1), as many as the row has up to the shared bound, each also asking ptxas for 2,
-// 3 and 4 blocks an SM (min_blocks_per_sm, label mb=N; with FIXBITS_BENCH_REG_CAP=R,
-// pinned passes kept in registers also ask for the blocks R registers allow). The
-// label says which won
-// (FIXBITS_BENCH_CLUSTER_PARTS picks other cluster sizes; alt=1: alternating row order;
-// ws=1: a kernel for rows of whole passes, whole_strips, tried again for each pinned
-// row candidate in one block or one cluster when cols is a multiple of its pass extent;
-// rd=1: softmax's e_i / s as one reciprocal and two fmas a register, divide_by_reciprocal,
-// tried again for every softmax candidate unless FIXBITS_BENCH_RECIP_DIV=0; bpr=1:
-// one block per row; keep=N: N passes kept, with cl=1 N strips a block; cl=1: the
-// cluster kernel; such kernels have the same bits but are not yet in the checker's one
-// pinned class).
+// and shape, shared by every candidate of both orders (see tuned()). The candidates
+// (jit/ReduceCandidates.h says which) are the bases with the runner's suggested split,
+// kept passes in registers or shared memory, alternating row order, row groups, cluster
+// kernels, whole strips and (softmax) divide_by_reciprocal; the environment changes them
+// (FIXBITS_BENCH_CONFIGS, FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP,
+// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0). The label says which won:
+// bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
+// block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
+// kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
+// divide_by_reciprocal. Such kernels have the same bits, but not every one is in the
+// checker's one pinned class.
 // vs_free (pinned cases whose free-order case is also benchmarked): the free order's
 // tuned time over the pinned order's, both the 20-sample medians of their tuning
 // (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned
@@ -80,6 +63,7 @@
 #include "absl/strings/str_split.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "jit/Jit.h"
+#include "jit/ReduceCandidates.h"
 #include "jit/ReduceRunner.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Runtime.h"
@@ -236,20 +220,6 @@ void BM_CopyBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_CopyBandwidth)->Arg(256)->Arg(1024)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-// The knob settings tried per case. The wide ones (16 and 32 elements per thread)
-// let one pass cover a whole row of 1024-16384 elements: every load of a short row is
-// in flight at once, and with keep_passes an RMSNorm/softmax row is read once.
-// A setting whose pass is more than twice the line is skipped (mostly masked lanes).
-const std::vector<dsl::ReduceConfig> kConfigs = {
-    {.warps = 1, .elems_per_thread = 8},   {.warps = 2, .elems_per_thread = 8},
-    {.warps = 4, .elems_per_thread = 4},   {.warps = 4, .elems_per_thread = 8},
-    {.warps = 8, .elems_per_thread = 4},   {.warps = 8, .elems_per_thread = 8},
-    {.warps = 16, .elems_per_thread = 4},  {.warps = 32, .elems_per_thread = 2},
-    {.warps = 2, .elems_per_thread = 16},  {.warps = 4, .elems_per_thread = 16},
-    {.warps = 8, .elems_per_thread = 16},  {.warps = 16, .elems_per_thread = 16},
-    {.warps = 16, .elems_per_thread = 32},
-};
-
 // Normal(0, 1) inputs (weights 1 + 0.01 normal): a table of 2^16 draws indexed by a
 // multiplicative hash of the element index, so 33M elements cost one pass, not 33M
 // draws (bandwidth does not depend on the values, only on them being finite).
@@ -352,9 +322,9 @@ bool recip_div_on() {
   return v == nullptr || std::string(v) != "0";
 }
 
-// FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the kConfigs with those warps x elements
-// per thread (a short device call tunes fewer candidates); unset: all of them. A
-// malformed or unknown entry is reported once on stderr and ignored.
+// FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the bases (jit::default_reduce_configs) with
+// those warps x elements per thread (a short device call tunes fewer candidates); unset:
+// all of them. A malformed or unknown entry is reported once on stderr and ignored.
 bool config_selected(const dsl::ReduceConfig& c) {
   static const std::vector<std::pair<int, int>> only = [] {
     std::vector<std::pair<int, int>> v;
@@ -396,179 +366,22 @@ int64_t reg_cap() {
   return cap;
 }
 
-// The candidates of one case: kConfigs whose pass is at most twice the line (or
-// 1024), and per config (pinned) the suggested split and twice it (columns: and
-// half), (RMSNorm/softmax rows) the kept-pass variants.
-// A kept-in-shared candidate `k`, and the same asking for 2, 3 and 4 blocks an SM
-// (min_blocks_per_sm, label mb=N: registers capped to fit, the shared kept bytes and
-// the threads permitting), since the registers, not the shared bytes, then bound how
-// many blocks an SM holds.
-void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
-  out.push_back(k);
-  const int64_t threads = int64_t{k.lanes} * k.warps;
-  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8);
-  for (int n : {2, 3, 4}) {
-    if (n * threads > 2048 || n * (kept_bytes + 1024) > (int64_t{227} << 10)) break;
-    k.min_blocks_per_sm = n;
-    out.push_back(k);
-  }
-}
-
+// The candidates of one case: jit::reduce_candidates (its header says which) for this
+// device, with the bases FIXBITS_BENCH_CONFIGS selects and the cluster sizes, register
+// cap, whole_strips and divide_by_reciprocal candidates the environment asks for.
 std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Device>& dev,
                                              const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
-  const int64_t line = desc.axis == dsl::ReduceAxis::kRow ? cols : rows;
-  std::vector<dsl::ReduceConfig> configs;
-  for (const dsl::ReduceConfig& c : kConfigs) {
-    if (!config_selected(c)) continue;
-    if (int64_t{c.warps} * c.lanes * c.elems_per_thread <= 2 * std::max<int64_t>(line, 1024)) {
-      configs.push_back(c);
-    }
+  jit::CandidateOptions o;
+  o.multiprocessors = dev->info().multiprocessor_count;
+  o.configs.clear();
+  for (const dsl::ReduceConfig& c : jit::default_reduce_configs()) {
+    if (config_selected(c)) o.configs.push_back(c);
   }
-  std::vector<dsl::ReduceConfig> candidates(configs.begin(), configs.end());
-  const bool two_pass = desc.op == dsl::ReduceOp::kRmsNorm || desc.op == dsl::ReduceOp::kSoftmax;
-  for (dsl::ReduceConfig c : configs) {
-    const dsl::ReduceConfig base = c;  // c gets the split knobs below
-    if (two_pass && desc.axis == dsl::ReduceAxis::kRow) {
-      // The first N passes kept in registers (label keep=N): powers of two and the
-      // whole row's passes, no more than the row has and the registers allow.
-      const int64_t need = (line - 1) / dsl::pass_extent(desc, c) + 1;
-      const int64_t most = std::min<int64_t>(need, dsl::max_keep_passes(desc, c));
-      // With FIXBITS_BENCH_REG_CAP=R, a pinned one also asks ptxas for as many blocks
-      // an SM as R registers a thread allow (label mb=N): session 22's exp lowering
-      // took the 8 x 8 softmax kernel from 48 to 54 registers, 5 blocks an SM to 4;
-      // with mb=5 ptxas fits it in 48 without spills, while 4 x 8 spills 212 bytes at
-      // its 48 (performance.md, session 23). Off by default: a spilling candidate only
-      // costs the table's time.
-      auto add_kept = [&](dsl::ReduceConfig k) {
-        candidates.push_back(k);
-        const int64_t cap = reg_cap();
-        const int64_t threads = int64_t{k.lanes} * k.warps;
-        const int64_t mb = cap > 0 ? 65536 / (threads * cap) : 0;
-        if (desc.order == dsl::TreeOrder::kPinned && mb >= 2 &&
-            mb <= std::min<int64_t>(32, 2048 / threads)) {
-          k.min_blocks_per_sm = static_cast<int>(mb);
-          candidates.push_back(k);
-        }
-      };
-      for (int64_t n = 1; n <= most; n *= 2) {
-        dsl::ReduceConfig k = c;
-        k.keep_passes = static_cast<int>(n);
-        add_kept(k);
-      }
-      if (most == need && (need & (need - 1)) != 0) {
-        dsl::ReduceConfig k = c;
-        k.keep_passes = static_cast<int>(need);
-        add_kept(k);
-      }
-      // And in shared memory (label sh=1): as many passes as the row has, up to the
-      // shared bound, so the registers stay free across the reduction.
-      if (desc.order == dsl::TreeOrder::kPinned) {
-        dsl::ReduceConfig k = c;
-        k.keep_in_shared = true;
-        k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
-        if (k.keep_passes > 0) add_staged(candidates, desc, k);
-      }
-    }
-    // Split rows (or a pinned column sum's column groups): the suggested P and twice
-    // it (more blocks in flight per SM); columns also half of it (a smaller workspace).
-    // RMSNorm/softmax rows also try each in alternating row order (label alt=1: every
-    // later phase starts on the rows the phase before read last, still in L2).
-    const int p = jit::ReduceRunner::suggest_blocks_per_row(desc, c, rows, cols,
-                                                            dev->info().multiprocessor_count);
-    if (p > 1) {
-      const bool by_row = desc.axis == dsl::ReduceAxis::kRow;
-      const int64_t most = by_row ? std::min<int64_t>(dsl::strip_count(desc, cols), 1024)
-                                  : dsl::max_column_parts(desc, c);
-      auto add_split = [&](int parts) {
-        c.blocks_per_row = parts;
-        candidates.push_back(c);
-        if (two_pass && by_row) {
-          dsl::ReduceConfig k = c;
-          k.alternate_row_order = true;
-          candidates.push_back(k);
-        }
-      };
-      add_split(p);
-      if (2 * p <= most) add_split(2 * p);
-      if (!by_row && p / 2 > 1) add_split(p / 2);
-    }
-    // Row groups (label rpl=G): split RMSNorm/softmax rows whose x passes the L2 run
-    // every phase on G rows before the next G rows, so the later phases' reads of x hit
-    // L2; G rows of x hold 16 or 8 MiB, and P is suggested for G rows (more blocks per
-    // row, as each launch has fewer rows).
-    const size_t x_bytes = static_cast<size_t>(rows * cols) * dtype_bits(desc.in_dtype) / 8;
-    if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && x_bytes > (size_t{24} << 20)) {
-      const size_t row_bytes = static_cast<size_t>(cols) * dtype_bits(desc.in_dtype) / 8;
-      for (size_t mib : {16, 8}) {
-        const int64_t g = static_cast<int64_t>(std::max<size_t>((mib << 20) / row_bytes, 1));
-        if (g >= rows) continue;
-        const int pg = jit::ReduceRunner::suggest_blocks_per_row(desc, base, g, cols,
-                                                                 dev->info().multiprocessor_count);
-        if (pg < 2) continue;
-        for (int parts : {pg, 2 * pg}) {
-          if (parts > std::min<int64_t>(dsl::strip_count(desc, cols), 1024)) break;
-          dsl::ReduceConfig k = base;
-          k.blocks_per_row = parts;
-          k.rows_per_launch = g;
-          candidates.push_back(k);
-        }
-      }
-    }
-    // Cluster rows (label cl=1; NVIDIA sm_90): an RMSNorm/softmax split row as one
-    // kernel, its P = 2, 4, 6, 8 blocks one thread-block cluster, each keeping its share of
-    // the row's strips in registers (keep=K strips a block; at most the register bound,
-    // then the rest is read again), so x is read from memory once instead of twice
-    // (softmax: three times); and each P once more keeping nothing (keep=0).
-    if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned) {
-      const int64_t strips = dsl::strip_count(desc, cols);
-      for (int parts : cluster_parts()) {
-        if (parts > strips) break;
-        dsl::ReduceConfig k = base;
-        k.blocks_per_row = parts;
-        k.cluster_rows = true;
-        const int64_t share = (strips - 1) / parts + 1;
-        k.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, k)));
-        candidates.push_back(k);  // a config whose block exceeds the strip fails to build: skipped
-        // And keeping nothing: the block reads its share again right after the cluster
-        // barrier, while the share (the row / P) is likely still in the L2, with no
-        // registers held across the barrier (occupancy, which the kept share costs).
-        // Its share in shared memory instead (label sh=1): cp.async copies, read back after
-        // the barrier, no registers held across it.
-        dsl::ReduceConfig sh = k;
-        sh.keep_in_shared = true;
-        sh.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, sh)));
-        if (sh.keep_passes > 0) add_staged(candidates, desc, sh);
-        if (k.keep_passes > 0) {
-          k.keep_passes = 0;
-          candidates.push_back(k);
-        }
-      }
-    }
-  }
-  // Rows of whole passes (label ws=1): each pinned row candidate in one block or one
-  // cluster again without per-element masks (whole_strips) where cols is a multiple of its
-  // pass extent, unless FIXBITS_BENCH_WHOLE_STRIPS=0.
-  if (desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned && whole_strips_on()) {
-    const size_t end = candidates.size();
-    for (size_t i = 0; i < end; ++i) {
-      dsl::ReduceConfig w = candidates[i];
-      if ((w.blocks_per_row != 1 && !w.cluster_rows) || cols % dsl::pass_extent(desc, w) != 0) continue;
-      w.whole_strips = true;
-      candidates.push_back(w);
-    }
-  }
-  // Softmax's division (label rd=1): every candidate again with one reciprocal and two
-  // fmas a register instead of a division each (ReduceConfig.divide_by_reciprocal; the
-  // same bits), unless FIXBITS_BENCH_RECIP_DIV=0.
-  if (desc.op == dsl::ReduceOp::kSoftmax && recip_div_on()) {
-    const size_t end = candidates.size();
-    for (size_t i = 0; i < end; ++i) {
-      dsl::ReduceConfig r = candidates[i];
-      r.divide_by_reciprocal = true;
-      candidates.push_back(r);
-    }
-  }
-  return candidates;
+  o.cluster_parts = cluster_parts();
+  o.reg_cap = static_cast<int>(reg_cap());
+  o.whole_strips = whole_strips_on();
+  o.divide_by_reciprocal = recip_div_on();
+  return jit::reduce_candidates(desc, rows, cols, o);
 }
 
 // FIXBITS_BENCH_BUILD_THREADS: threads that build a case's candidates before its timing

@@ -1,0 +1,121 @@
+// jit::reduce_candidates (CPU): the bench's search space as a library function. On the
+// bench's shapes the list holds the configurations that won on the device (performance.md:
+// RMSNorm 256 x 131072's cluster P 6 keeping 6 strips in shared memory with whole strips,
+// softmax 8192 x 4096's 16 x 4 keeping 1 pass with whole strips), every candidate passes
+// dsl::validate, none repeats, the same inputs give the same list, and each option does
+// what its comment says: no cluster sizes -> no cluster candidates, whole_strips and
+// divide_by_reciprocal off -> none of those, lanes 64 -> gfx942 candidates only (no
+// clusters, no divide_by_reciprocal), free order -> none of the pinned-only knobs.
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "jit/ReduceCandidates.h"
+
+namespace fixbits::jit {
+namespace {
+
+using dsl::ReduceConfig;
+using dsl::ReduceDesc;
+using dsl::ReduceOp;
+
+ReduceDesc bf16(ReduceOp op, dsl::TreeOrder order = dsl::TreeOrder::kPinned) {
+  return ReduceDesc{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .order = order, .strip = 4096};
+}
+
+std::string key(const ReduceConfig& c) {
+  return absl::StrFormat("w%d e%d l%d bpr%d keep%d sh%d mb%d cl%d rpl%d alt%d ws%d rd%d", c.warps, c.elems_per_thread,
+                         c.lanes, c.blocks_per_row, c.keep_passes, c.keep_in_shared, c.min_blocks_per_sm,
+                         c.cluster_rows, c.rows_per_launch, c.alternate_row_order, c.whole_strips,
+                         c.divide_by_reciprocal);
+}
+
+bool has(const std::vector<ReduceConfig>& cs, const ReduceConfig& want) {
+  return std::any_of(cs.begin(), cs.end(), [&](const ReduceConfig& c) { return key(c) == key(want); });
+}
+
+// Every candidate is a valid config and none repeats.
+void expect_sound(const std::vector<ReduceConfig>& cs) {
+  std::set<std::string> seen;
+  for (const ReduceConfig& c : cs) {
+    EXPECT_TRUE(dsl::validate(c).ok()) << key(c) << ": " << dsl::validate(c);
+    EXPECT_TRUE(seen.insert(key(c)).second) << "repeated: " << key(c);
+  }
+}
+
+TEST(ReduceCandidates, HoldTheDeviceWinnersOfTheBenchRows) {
+  const auto rms = reduce_candidates(bf16(ReduceOp::kRmsNorm), 256, 131072);
+  expect_sound(rms);
+  EXPECT_TRUE(has(rms, {.warps = 16, .elems_per_thread = 4, .blocks_per_row = 6, .keep_passes = 6,
+                        .cluster_rows = true, .keep_in_shared = true, .whole_strips = true}));
+  const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096);
+  expect_sound(sm);
+  EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true}));
+  EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
+                       .divide_by_reciprocal = true}));
+  // Softmax: every candidate once with the knob and once without.
+  const auto with = std::count_if(sm.begin(), sm.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; });
+  EXPECT_EQ(2 * with, static_cast<long>(sm.size()));
+  EXPECT_EQ(reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096).size(), sm.size());  // the same list
+  for (size_t i = 0; i < sm.size(); ++i) {
+    EXPECT_EQ(key(reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096)[i]), key(sm[i]));
+    if (i > 3) break;
+  }
+  // RMSNorm divides no tile.
+  EXPECT_TRUE(std::none_of(rms.begin(), rms.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; }));
+}
+
+TEST(ReduceCandidates, OptionsTurnTheirCandidatesOff) {
+  CandidateOptions o;
+  o.cluster_parts.clear();
+  o.whole_strips = false;
+  o.divide_by_reciprocal = false;
+  for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+    const auto cs = reduce_candidates(bf16(op), 256, 131072, o);
+    expect_sound(cs);
+    EXPECT_FALSE(cs.empty());
+    for (const ReduceConfig& c : cs) {
+      EXPECT_FALSE(c.cluster_rows || c.whole_strips || c.divide_by_reciprocal) << key(c);
+    }
+  }
+  // Fewer SMs: the suggested split follows them (256 rows fill 64 SMs' 4 * 64 blocks: no split).
+  o.multiprocessors = 64;
+  const auto few = reduce_candidates(bf16(ReduceOp::kRmsNorm), 256, 131072, o);
+  o.multiprocessors = 132;
+  const auto many = reduce_candidates(bf16(ReduceOp::kRmsNorm), 256, 131072, o);
+  auto splits = [](const std::vector<ReduceConfig>& cs) {
+    return std::count_if(cs.begin(), cs.end(), [](const ReduceConfig& c) { return c.blocks_per_row > 1; });
+  };
+  EXPECT_LT(splits(few), splits(many));
+  // The register cap adds min_blocks_per_sm candidates of register-kept rows only.
+  o.reg_cap = 48;
+  const auto capped = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o);
+  EXPECT_TRUE(has(capped, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .min_blocks_per_sm = 5}));
+  o.reg_cap = 0;
+  EXPECT_GT(capped.size(), reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o).size());
+}
+
+TEST(ReduceCandidates, Gfx942HasNoClustersAndNoReciprocalDivision) {
+  const auto cs = reduce_candidates(bf16(ReduceOp::kSoftmax), 256, 131072, {.lanes = 64});
+  expect_sound(cs);
+  ASSERT_FALSE(cs.empty());
+  for (const ReduceConfig& c : cs) {
+    EXPECT_EQ(c.lanes, 64) << key(c);
+    EXPECT_FALSE(c.cluster_rows || c.divide_by_reciprocal) << key(c);
+  }
+}
+
+TEST(ReduceCandidates, FreeOrderHasNoPinnedOnlyKnobs) {
+  const auto cs = reduce_candidates(bf16(ReduceOp::kSoftmax, dsl::TreeOrder::kFree), 256, 131072);
+  expect_sound(cs);
+  ASSERT_FALSE(cs.empty());
+  for (const ReduceConfig& c : cs) {
+    EXPECT_FALSE(c.blocks_per_row > 1 || c.keep_in_shared || c.cluster_rows || c.whole_strips) << key(c);
+  }
+}
+
+}  // namespace
+}  // namespace fixbits::jit
