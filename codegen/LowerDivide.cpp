@@ -40,8 +40,8 @@ std::vector<llvm::Value*> emit_divide_by_uniform(llvm::IRBuilder<>& b, const std
     llvm::BasicBlock* from = b.GetInsertBlock();
     llvm::BasicBlock* slow = llvm::BasicBlock::Create(b.getContext(), "div.ieee", fn);
     llvm::BasicBlock* join = llvm::BasicBlock::Create(b.getContext(), "div.join", fn);
-    // Weighted as the rare path it is: without weights LLVM speculates the division
-    // into a select, paying it on every register.
+    // No branch weights: with them LLVM laid the divisions out of line, and the knob's
+    // kernels signed as 9 classes a dtype; `divide` keeps the division in its block.
     b.CreateCondBr(ok, join, slow);
     b.SetInsertPoint(slow);
     llvm::Value* ieee = divide(b, ai, y);
@@ -82,8 +82,8 @@ absl::StatusOr<std::unique_ptr<HostDivide>> host_divide(int count) {
     std::vector<llvm::Value*> a;
     for (int i = 0; i < count; ++i) a.push_back(b.CreateLoad(f, b.CreateConstGEP1_32(f, fn->getArg(0), i)));
     // On the host a plain fdiv: were it speculated, the bits would be the same.
-    std::vector<llvm::Value*> q = emit_divide_by_uniform(
-        b, a, fn->getArg(1), [](llvm::IRBuilder<>& ib, llvm::Value* n, llvm::Value* d) { return ib.CreateFDiv(n, d); });
+    auto fdiv = [](llvm::IRBuilder<>& ib, llvm::Value* n, llvm::Value* d) { return ib.CreateFDiv(n, d); };
+    std::vector<llvm::Value*> q = emit_divide_by_uniform(b, a, fn->getArg(1), fdiv);
     for (int i = 0; i < count; ++i) b.CreateStore(q[i], b.CreateConstGEP1_32(f, fn->getArg(2), i));
     b.CreateRetVoid();
     return fn;

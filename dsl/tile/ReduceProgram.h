@@ -176,8 +176,10 @@ struct ReduceConfig {
   // codegen/LowerDivide.h): every quotient has the division's bits (the correction step
   // is exact where it runs; a NaN, infinite, negative, -0 or tiny e_i, or s outside
   // [1, 2^24], takes the division in a branch). A speed knob: the same bits. Its kernels
-  // sign as a class of their own (each output's tree carries that branch), one class over
-  // every other knob; the name ends in _rd.
+  // sign as a class of their own (each output's tree carries that branch): one class over
+  // warps and elements a thread with whole_strips, and from 2 elements a thread when
+  // masked (1 element signs apart; tests/jit/reduce_divide_by_reciprocal_signature_test);
+  // the name ends in _rd.
   bool divide_by_reciprocal = false;
 };
 

@@ -308,6 +308,30 @@ TEST(ReduceSplitRunner, UnsplitRunnerLaunchesOneKernelPerRowAndBadKnobsFail) {
   EXPECT_NE(std::string(bad_free.status().message()).find("needs order=pinned"), std::string::npos);
 }
 
+// The kernel's key names divide_by_reciprocal: a softmax runner with the knob never gets
+// the kernel of one without it (loaded first, under the same descriptor and knobs
+// otherwise), nor the other way round.
+TEST(ReduceSplitRunner, DivideByReciprocalIsAKernelOfItsOwn) {
+  Rig& r = rig();
+  const ReduceDesc d{.op = ReduceOp::kSoftmax, .in_dtype = DType::kF32, .out_dtype = DType::kF32, .strip = 1024};
+  runtime::KernelCache memory{{.enabled = true, .dir = ""}};  // keyed, in memory only
+  std::vector<std::string> names;
+  for (bool knob : {false, true, false}) {
+    r.driver->launches.clear();
+    r.driver->expected_args = 3;
+    auto runner = jit::ReduceRunner::create(
+        r.device, d, {.warps = 4, .elems_per_thread = 4, .divide_by_reciprocal = knob}, &memory);
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    ASSERT_TRUE(runner->upload(problem(3, 1024)).ok());
+    ASSERT_TRUE(runner->launch().ok());
+    ASSERT_EQ(r.driver->launches.size(), 1u);
+    names.push_back(r.driver->launches[0].kernel);
+  }
+  EXPECT_EQ(names[0], "fixbits_softmax_f32_f32_pinned_s1024_w4_e4");
+  EXPECT_EQ(names[1], "fixbits_softmax_f32_f32_pinned_s1024_w4_e4_rd");
+  EXPECT_EQ(names[2], names[0]);
+}
+
 // The kernel's key names keep_in_shared and min_blocks_per_sm: the staged form and the
 // register form of the same keep_passes are different kernels, and a runner of one never
 // gets the other's.
