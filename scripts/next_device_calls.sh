@@ -24,19 +24,18 @@
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
 # Session 24 left, in this order (one warm machine; issue each call as the last returns;
-# every call of sessions 22-24 got an H100; session 24 lost its device after one call):
+# every call of sessions 22-24 got an H100; in session 24 starts often failed, 90-180 s of
+# budget each):
 #   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`, each
-#      test its own process, 12 at once: 70 of 70 passed in 101 s on the H100 in session
-#      24; 71 tests since jit_reduce_divide_by_reciprocal_gpu_test, the knob's first device
-#      check: if it fails, drop the rd=1 candidates with FIXBITS_BENCH_RECIP_DIV=0);
-#   2. the table, whole in one call if it fits (`FIXBITS_BENCH_REG_CAP=48
-#      FIXBITS_TABLE_TIMEOUT=480 bash scripts/next_device_calls.sh table`; the bench builds a
-#      case's candidates on all 16 cores first since 6b5cf7b, unmeasured); if the limit cuts
-#      it, the rest with `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` in a second call. The
-#      softmax rows now time every candidate with and without divide_by_reciprocal (rd=1,
-#      performance.md, session 24) and REG_CAP adds the mb=N candidates that hold
-#      register-kept rows to 48 registers (session 23); softmax 256 x 131072 is not measured
-#      since the exp lowering;
+#      test its own process, 12 at once: 71 of 71 passed in 82 s on the H100 in session 24,
+#      divide_by_reciprocal's test among them);
+#   2. softmax 256 x 131072, not measured since the exp lowering: session 24's try built
+#      for its whole 270 s (twice the softmax candidates with divide_by_reciprocal), so
+#      narrow it: `FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_VS_FREE=0
+#      FIXBITS_BENCH_CONFIGS=16x4,8x8 FIXBITS_TABLE_ROWS=softmax_pinned_bf16/256/
+#      FIXBITS_TABLE_TIMEOUT=400 bash scripts/next_device_calls.sh table`; on an H200, the
+#      whole table (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`, then
+#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` if cut);
 #   3. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
 #      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
