@@ -309,18 +309,19 @@ std::vector<int> cluster_parts() {
   return parts;
 }
 
-// FIXBITS_BENCH_WHOLE_STRIPS=0: no whole_strips candidates (an A/B of the masks).
-bool whole_strips_on() {
-  const char* v = std::getenv("FIXBITS_BENCH_WHOLE_STRIPS");
+// Whether a switch that is on by default stays on: everything but "0" in environment
+// variable `name` (unset included) leaves it on.
+bool env_not_zero(const char* name) {
+  const char* v = std::getenv(name);
   return v == nullptr || std::string(v) != "0";
 }
 
+// FIXBITS_BENCH_WHOLE_STRIPS=0: no whole_strips candidates (an A/B of the masks).
+bool whole_strips_on() { return env_not_zero("FIXBITS_BENCH_WHOLE_STRIPS"); }
+
 // FIXBITS_BENCH_RECIP_DIV=0: no divide_by_reciprocal candidates (softmax's e_i / s as a
 // reciprocal and two fmas; the same bits).
-bool recip_div_on() {
-  const char* v = std::getenv("FIXBITS_BENCH_RECIP_DIV");
-  return v == nullptr || std::string(v) != "0";
-}
+bool recip_div_on() { return env_not_zero("FIXBITS_BENCH_RECIP_DIV"); }
 
 // FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the bases (jit::default_reduce_configs) with
 // those warps x elements per thread (a short device call tunes fewer candidates); unset:
@@ -361,8 +362,8 @@ int env_int(const char* name, int unset, int lo, int hi, int bad) {
 // FIXBITS_BENCH_REG_CAP: registers a thread for the extra min_blocks_per_sm candidates
 // of register-kept rows (candidates_of); unset, empty or not a number in [16, 255]: 0,
 // none.
-int64_t reg_cap() {
-  static const int64_t cap = env_int("FIXBITS_BENCH_REG_CAP", 0, 16, 255, 0);
+int reg_cap() {
+  static const int cap = env_int("FIXBITS_BENCH_REG_CAP", 0, 16, 255, 0);
   return cap;
 }
 
@@ -378,7 +379,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
     if (config_selected(c)) o.configs.push_back(c);
   }
   o.cluster_parts = cluster_parts();
-  o.reg_cap = static_cast<int>(reg_cap());
+  o.reg_cap = reg_cap();
   o.whole_strips = whole_strips_on();
   o.divide_by_reciprocal = recip_div_on();
   return jit::reduce_candidates(desc, rows, cols, o);
@@ -510,10 +511,7 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
 // Which pinned cases have their free-order case benchmarked too (vs_free).
 // FIXBITS_BENCH_VS_FREE=0 turns vs_free off (no free-order tuning from a pinned case).
 bool vs_free_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("FIXBITS_BENCH_VS_FREE");
-    return v == nullptr || std::string(v) != "0";
-  }();
+  static const bool on = env_not_zero("FIXBITS_BENCH_VS_FREE");
   return on;
 }
 using WithFree = bool (*)(int64_t rows, int64_t cols);

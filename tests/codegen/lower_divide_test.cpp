@@ -30,6 +30,7 @@ struct Checker {
   const HostDivide& div;
   uint64_t checked = 0, differ = 0;
   std::string first;
+  std::string summary() const { return absl::StrFormat("%d of %d differ; first: %s", differ, checked, first); }
   void call(const float* a, float y) {
     float q[kRegs];
     div(a, y, q);
@@ -79,7 +80,7 @@ TEST(LowerDivide, RandomNumeratorsOverEveryPatternGiveTheIeeeQuotient) {
     }
     c.call(a, y);
   }
-  EXPECT_EQ(c.differ, 0u) << c.differ << " of " << c.checked << " differ; first: " << c.first;
+  EXPECT_EQ(c.differ, 0u) << c.summary();
 }
 
 TEST(LowerDivide, TheRangeEdgesAndSpecialValuesGiveTheIeeeQuotient) {
@@ -118,7 +119,7 @@ TEST(LowerDivide, TheRangeEdgesAndSpecialValuesGiveTheIeeeQuotient) {
       c.call(a, y);
     }
   }
-  EXPECT_EQ(c.differ, 0u) << c.differ << " of " << c.checked << " differ; first: " << c.first;
+  EXPECT_EQ(c.differ, 0u) << c.summary();
 }
 
 // Softmax's own operands: e_i in [0, 1] (zeros where x - max < -104), s in [1, cols].
@@ -133,7 +134,7 @@ TEST(LowerDivide, SoftmaxOperandsGiveTheIeeeQuotient) {
     for (float& v : a) v = (rng() & 15) == 0 ? 0.0f : e(rng);
     c.call(a, s(rng));
   }
-  EXPECT_EQ(c.differ, 0u) << c.differ << " of " << c.checked << " differ; first: " << c.first;
+  EXPECT_EQ(c.differ, 0u) << c.summary();
 }
 
 TEST(LowerDivide, CountBelowOneIsAnError) {
