@@ -10,8 +10,10 @@
 //     select of x + x. Both give that target's canonical NaN, so its bits are the same;
 //     on a host that propagates payloads the result is a NaN, maybe another one.
 //   - arg_non_positive (the program guarantees x <= 0 or NaN: softmax's x - max(row)):
-//     no overflow branch. A positive x gives a defined but unspecified value (never UB:
-//     the float-to-int step is frozen), which such a program must not use.
+//     no overflow branch, and a shorter sequence of the same bits without conversion
+//     instructions (rint by adding 1.5 * 2^23, the scaling as 2^(n+64) then
+//     2^-64; LowerExp.cpp shows why each step is exact). A positive x
+//     gives a defined but unspecified value (never UB), which such a program must not use.
 // host_exp compiles that IR for the host with LLVM's JIT (tests, diagnostics); the
 // callable stays valid while the returned object lives.
 #pragma once

@@ -1,7 +1,7 @@
 // lower_exp_test.cpp — codegen's fixbits_exp IR (codegen/LowerExp.h), compiled for this
 // CPU by LLVM's JIT, gives reference::fixbits_exp's bits: every non-NaN argument of a
 // strided sweep of all 2^32 patterns plus the range edges and their neighbours, for the
-// general lowering and for the two it may take (canonical-NaN targets, arguments <= 0).
+// general lowering and for those it may take (canonical-NaN targets, arguments <= 0, both).
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -112,6 +112,20 @@ TEST(LowerExp, NonPositiveLoweringIsTheReferenceForEveryArgumentAtMostZero) {
   });
   EXPECT_EQ(t.differ, 0u) << "first differing argument 0x" << std::hex << t.first;
   EXPECT_GT(positive, (uint64_t{1} << 30) / stride());
+}
+
+// gfx942's lowering of softmax's exp: arguments <= 0, NaNs kept by the select of x + x.
+TEST(LowerExp, NonPositiveLoweringWithNanSelectIsTheReferenceForEveryArgumentAtMostZeroAndNan) {
+  absl::StatusOr<std::unique_ptr<HostExp>> e = host_exp({.arg_non_positive = true});
+  ASSERT_TRUE(e.ok()) << e.status();
+  Tally t;
+  sweep([&](uint32_t b) {
+    const float x = std::bit_cast<float>(b);
+    const float y = (**e)(x);
+    if (!(x > 0.0f)) t.add(b, std::bit_cast<uint32_t>(y) == std::bit_cast<uint32_t>(fixbits_exp(x)));
+  });
+  EXPECT_EQ(t.differ, 0u) << "first differing argument 0x" << std::hex << t.first;
+  EXPECT_GT(t.checked, (uint64_t{1} << 31) / stride());
 }
 
 }  // namespace
