@@ -147,11 +147,16 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
     // the row's strips in registers (keep=K strips a block; at most the register bound,
     // then the rest is read again), so x is read from memory once instead of twice
     // (softmax: three times); and each P once more keeping nothing (keep=0).
-    if (p > 1 && two_pass && desc.axis == dsl::ReduceAxis::kRow && desc.order == dsl::TreeOrder::kPinned &&
-        o.lanes == 32) {
-      const int64_t strips = dsl::strip_count(desc, cols);
+    // Rows long enough that one block holds 4 strips or more (2048 x 16384: the row in
+    // 64 KB of registers, 2 blocks an SM, so loads and arithmetic barely overlap) also try
+    // the cluster kernel with P = 2 and 4 of cluster_parts where the rows alone would not
+    // split (4 x 4096 as 4 blocks of one strip: the shape of 8192 x 4096's kernel).
+    const int64_t strips = dsl::strip_count(desc, cols);
+    const bool long_row = p <= 1 && strips >= 4;
+    if ((p > 1 || long_row) && two_pass && desc.axis == dsl::ReduceAxis::kRow &&
+        desc.order == dsl::TreeOrder::kPinned && o.lanes == 32) {
       for (int parts : o.cluster_parts) {
-        if (parts > strips) break;
+        if (parts > strips || (long_row && parts > 4)) break;
         dsl::ReduceConfig k = base;
         k.blocks_per_row = parts;
         k.cluster_rows = true;

@@ -22,6 +22,8 @@
 //     row order; where x passes 24 MiB, in row groups of 16 and 8 MiB (rows_per_launch);
 //     RMSNorm / softmax rows on NVIDIA also as one cluster kernel for each P of
 //     cluster_parts (its share of strips kept in registers, in shared memory, or none);
+//   - pinned RMSNorm / softmax rows of 4 strips or more that do not split (P = 1) on
+//     NVIDIA: the same cluster kernels for P = 2 and 4 of cluster_parts (P <= strips);
 // then every pinned row candidate in one block or one cluster again with whole_strips
 // where cols is a multiple of its pass extent, and (softmax, NVIDIA) every candidate again
 // with divide_by_reciprocal.

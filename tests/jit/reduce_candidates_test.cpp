@@ -1,7 +1,8 @@
 // jit::reduce_candidates (CPU): the bench's search space as a library function. On the
 // bench's shapes the list holds the configurations that won on the device (performance.md:
 // RMSNorm 256 x 131072's cluster P 6 keeping 6 strips in shared memory with whole strips,
-// softmax 8192 x 4096's 16 x 4 keeping 1 pass with whole strips), every candidate passes
+// softmax 8192 x 4096's 16 x 4 keeping 1 pass with whole strips; softmax 2048 x 16384 also
+// as clusters of 2 and 4 blocks), every candidate passes
 // dsl::validate, none repeats, the same inputs give the same list, and each option does
 // what its comment says: no cluster sizes -> no cluster candidates, whole_strips and
 // divide_by_reciprocal off -> none of those, lanes 64 -> gfx942 candidates only (no
@@ -64,6 +65,21 @@ TEST(ReduceCandidates, HoldTheDeviceWinnersOfTheBenchRows) {
     EXPECT_EQ(key(reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096)[i]), key(sm[i]));
     if (i > 3) break;
   }
+  // A long row that the rows alone would not split (2048 rows fill the SMs) is also a
+  // cluster of 2 or 4 blocks, each keeping its share; a one-strip row is not.
+  const auto longer = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384);
+  expect_sound(longer);
+  EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .blocks_per_row = 2, .keep_passes = 2,
+                           .cluster_rows = true, .whole_strips = true}));
+  EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .blocks_per_row = 4, .keep_passes = 1,
+                           .cluster_rows = true, .whole_strips = true, .divide_by_reciprocal = true}));
+  EXPECT_TRUE(std::none_of(longer.begin(), longer.end(), [](const ReduceConfig& c) {
+    return c.cluster_rows && (c.blocks_per_row > 4 || c.blocks_per_row < 2);
+  }));
+  EXPECT_TRUE(std::none_of(longer.begin(), longer.end(), [](const ReduceConfig& c) {
+    return !c.cluster_rows && c.blocks_per_row > 1;  // no split without a cluster here
+  }));
+  EXPECT_TRUE(std::none_of(sm.begin(), sm.end(), [](const ReduceConfig& c) { return c.cluster_rows; }));
   // RMSNorm divides no tile.
   EXPECT_TRUE(std::none_of(rms.begin(), rms.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; }));
 }
