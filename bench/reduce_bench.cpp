@@ -45,7 +45,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <cstdio>
@@ -65,6 +64,7 @@
 #include "jit/Jit.h"
 #include "jit/ReduceCandidates.h"
 #include "jit/ReduceRunner.h"
+#include "jit/TuneReduce.h"
 #include "runtime/KernelCache.h"
 #include "runtime/Runtime.h"
 
@@ -386,7 +386,8 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
 }
 
 // FIXBITS_BENCH_BUILD_THREADS: threads that build a case's candidates before its timing
-// loop (prebuild); unset: the machine's cores, at most 16; 1 or a bad value: none.
+// loop (TuneReduceOptions.build_threads); unset: the machine's cores, at most 16; 1 or a
+// bad value: none.
 int build_threads() {
   static const int n = env_int("FIXBITS_BENCH_BUILD_THREADS",
                                std::min(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), 16),
@@ -394,32 +395,11 @@ int build_threads() {
   return n;
 }
 
-// Builds every candidate's kernels (codegen, the verifier, the driver's load) on
-// build_threads() threads, dropping the runners: the loaded kernels stay in jit's
-// process-wide table, so the timing loop's ReduceRunner::create finds each one loaded
-// and the case costs its slowest builds, not their sum. The table step was bound by
-// building (session 23: 280 s for the four RMSNorm rows, 36-224 candidates each, on one
-// of the device's 16 cores). A candidate that fails here fails again in the loop, which
-// reports it. With the kernel cache off (FIXBITS_CACHE=off) nothing is kept loaded, so
-// nothing is built ahead.
-void prebuild(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
-              const std::vector<dsl::ReduceConfig>& candidates) {
-  const int threads = std::min<int>(build_threads(), static_cast<int>(candidates.size()));
-  if (threads < 2 || !runtime::KernelCache::global().options().enabled) return;
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
-        (void)jit::ReduceRunner::create(dev, desc, candidates[i]);
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
-}
-
-// Tunes `desc` over candidates_of() once per case (20 timed batches each, on the
-// shared inputs) and returns the fastest; later calls for the same case return it.
+// Tunes `desc` over candidates_of() once per case with jit::tune_reduce (20 timed batches
+// each, on the shared inputs; the kernels built first on build_threads() threads, which
+// made the table step bound by the slowest builds, not their sum: session 23 spent 280 s
+// building the four RMSNorm rows on one core) and returns the fastest; later calls for the
+// same case return it.
 const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
                      int64_t rows, int64_t cols) {
   static std::map<CaseKey, Search> done;
@@ -431,51 +411,43 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     s.error = "input upload failed";
     return s;
   }
-  float best_ms = 1e30f;
   // FIXBITS_BENCH_TRACE=1: one stderr line per candidate (its knobs, then its median or
   // why it did not run), so a device run shows what lost and what failed.
   const char* trace_env = std::getenv("FIXBITS_BENCH_TRACE");
   const bool trace = trace_env != nullptr && std::string(trace_env) == "1";
-  const std::vector<dsl::ReduceConfig> candidates = candidates_of(dev, desc, rows, cols);
-  prebuild(dev, desc, candidates);
-  for (const auto& c : candidates) {
+  jit::TuneReduceOptions o;
+  o.candidates = candidates_of(dev, desc, rows, cols);
+  o.timed = 20;
+  o.batch = batch();
+  o.build_threads = build_threads();
+  o.on_candidate = [&](const dsl::ReduceConfig& c, const absl::StatusOr<float>& us) {
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
-    const std::string knobs =
-        absl::StrFormat("%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
-                        dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
-                        c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0,
-                        c.min_blocks_per_sm, c.cluster_rows ? 1 : 0, c.rows_per_launch,
-                        c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0, c.divide_by_reciprocal ? 1 : 0);
-    absl::StatusOr<float> ms = absl::UnknownError("not run");
-    auto r = jit::ReduceRunner::create(dev, desc, c);  // may reject a config for this shape
-    if (!r.ok()) {
-      ms = r.status();
-    } else if (absl::Status shared = r->share_inputs(*in); !shared.ok()) {
-      ms = shared;
-    } else {
-      ms = median_ms(*dev, [&] { return r->launch(); }, 20);
-    }
     if (trace) {
+      const std::string knobs = absl::StrFormat(
+          "%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
+          dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
+          c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0, c.min_blocks_per_sm,
+          c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0,
+          c.divide_by_reciprocal ? 1 : 0);
       std::fprintf(stderr, "[tune] %s: %s\n", knobs.c_str(),
-                   ms.ok() ? absl::StrFormat("%.2f us", *ms * 1000).c_str()
-                           : std::string(ms.status().message()).substr(0, 200).c_str());
+                   us.ok() ? absl::StrFormat("%.2f us", *us).c_str()
+                           : std::string(us.status().message()).substr(0, 200).c_str());
     }
-    if (!ms.ok()) {
+    if (!us.ok()) {
       ++s.failed;
       s.cluster_failed += c.cluster_rows;
-      continue;
+      return;
     }
-    if (c.cluster_rows && (s.cluster_ms == 0 || *ms < s.cluster_ms)) s.cluster_ms = *ms;
-    if (*ms < best_ms) {
-      best_ms = *ms;
-      s.cfg = c;
-    }
-  }
-  if (best_ms == 1e30f) {
+    const float ms = *us / 1000.0f;
+    if (c.cluster_rows && (s.cluster_ms == 0 || ms < s.cluster_ms)) s.cluster_ms = ms;
+  };
+  absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(dev, desc, *in, o);
+  if (!t.ok()) {
     s.error = "no configuration compiled and ran";
   } else {
-    s.ms = best_ms;
+    s.cfg = t->config;
+    s.ms = t->us / 1000.0f;
   }
   return s;
 }

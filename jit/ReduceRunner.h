@@ -71,6 +71,9 @@ class ReduceRunner {
   static int suggest_column_parts(const dsl::ReduceDesc& desc, const dsl::ReduceConfig& config,
                                   int64_t rows, int64_t cols, int multiprocessors);
   const dsl::ReduceDesc& desc() const { return desc_; }
+  // The shape of the uploaded (or shared) problem; 0 x 0 before upload().
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
 
   // Allocates device buffers for the problem's shape and copies its inputs.
   absl::Status upload(const dsl::reference::ReduceProblem& p);

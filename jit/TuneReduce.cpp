@@ -1,0 +1,127 @@
+// TuneReduce: see TuneReduce.h.
+#include "jit/TuneReduce.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "jit/ReduceCandidates.h"
+#include "runtime/KernelCache.h"
+
+namespace fixbits::jit {
+namespace {
+
+// Milliseconds a launch, from two CUDA events around `batch` launches.
+absl::StatusOr<float> time_batch(runtime::Device& dev, const ReduceRunner& r, int batch) {
+  absl::StatusOr<runtime::Event> start = dev.create_event();
+  if (!start.ok()) return start.status();
+  absl::StatusOr<runtime::Event> stop = dev.create_event();
+  if (!stop.ok()) return stop.status();
+  if (absl::Status s = start->record(); !s.ok()) return s;
+  for (int i = 0; i < batch; ++i) {
+    if (absl::Status s = r.launch(); !s.ok()) return s;
+  }
+  if (absl::Status s = stop->record(); !s.ok()) return s;
+  if (absl::Status s = stop->synchronize(); !s.ok()) return s;
+  absl::StatusOr<float> ms = stop->elapsed_ms_since(*start);
+  if (!ms.ok()) return ms.status();
+  return *ms / static_cast<float>(batch);
+}
+
+// The median of `timed` batches after 3 untimed launches, in microseconds a launch.
+absl::StatusOr<float> median_us(runtime::Device& dev, const ReduceRunner& r, int timed, int batch) {
+  for (int i = 0; i < 3; ++i) {
+    if (absl::Status s = r.launch(); !s.ok()) return s;
+  }
+  std::vector<float> t;
+  for (int i = 0; i < timed; ++i) {
+    absl::StatusOr<float> ms = time_batch(dev, r, batch);
+    if (!ms.ok()) return ms.status();
+    t.push_back(*ms * 1000.0f);
+  }
+  std::nth_element(t.begin(), t.begin() + timed / 2, t.end());
+  return t[static_cast<size_t>(timed / 2)];
+}
+
+// Builds (codegen, verifier, driver load) every candidate on `threads` threads and drops
+// the runners: the kernels stay loaded in jit's table, so the timing loop's create finds
+// them. A failure here is found again, and recorded, by the loop. With the kernel cache
+// off nothing stays loaded, so nothing is built ahead.
+void prebuild(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
+              const std::vector<dsl::ReduceConfig>& candidates, int threads) {
+  threads = std::min<int>(threads, static_cast<int>(candidates.size()));
+  if (threads < 2 || !runtime::KernelCache::global().options().enabled) return;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < candidates.size(); i = next++) {
+        (void)ReduceRunner::create(dev, desc, candidates[i]);
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
+}  // namespace
+
+absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& device,
+                                        const dsl::ReduceDesc& desc, const ReduceRunner& inputs,
+                                        const TuneReduceOptions& options) {
+  if (device == nullptr) return absl::InvalidArgumentError("tune_reduce: device is null.");
+  if (absl::Status s = dsl::validate(desc); !s.ok()) return s;
+  if (inputs.rows() <= 0 || inputs.cols() <= 0) {
+    return absl::InvalidArgumentError("tune_reduce: inputs has no uploaded problem (call upload() first).");
+  }
+  if (options.timed < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("TuneReduceOptions.timed %d is not >= 1.", options.timed));
+  }
+  if (options.batch < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("TuneReduceOptions.batch %d is not >= 1.", options.batch));
+  }
+  if (options.build_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("TuneReduceOptions.build_threads %d is negative.", options.build_threads));
+  }
+  std::vector<dsl::ReduceConfig> candidates;
+  if (options.candidates) {
+    candidates = *options.candidates;
+  } else {
+    CandidateOptions o;
+    o.multiprocessors = device->info().multiprocessor_count;
+    o.lanes = device->info().warp_size > 0 ? device->info().warp_size : 32;
+    candidates = reduce_candidates(desc, inputs.rows(), inputs.cols(), o);
+  }
+  if (candidates.empty()) return absl::InvalidArgumentError("tune_reduce: TuneReduceOptions.candidates is empty.");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  prebuild(device, desc, candidates, options.build_threads > 0 ? options.build_threads : std::min(cores, 16));
+
+  TunedReduce out;
+  bool found = false;
+  for (const dsl::ReduceConfig& c : candidates) {
+    absl::StatusOr<float> us = absl::UnknownError("not run");
+    absl::StatusOr<ReduceRunner> r = ReduceRunner::create(device, desc, c);  // may refuse this shape
+    if (!r.ok()) {
+      us = r.status();
+    } else if (absl::Status shared = r->share_inputs(inputs); !shared.ok()) {
+      us = shared;
+    } else {
+      us = median_us(*device, *r, options.timed, options.batch);
+    }
+    if (options.on_candidate) options.on_candidate(c, us);
+    if (us.ok() && (!found || *us < out.us)) {
+      found = true;
+      out.config = c;
+      out.us = *us;
+    }
+    out.tried.push_back({c, std::move(us)});
+  }
+  if (!found) {
+    return absl::NotFoundError(absl::StrFormat("tune_reduce: none of the %d candidates ran; the first: %s",
+                                               out.tried.size(), out.tried.front().us.status().ToString()));
+  }
+  return out;
+}
+
+}  // namespace fixbits::jit
