@@ -23,30 +23,26 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
-# Session 24 left, in this order (one warm machine; issue each call as the last returns;
-# every call of sessions 22-24 got an H100; in session 24 starts often failed, 90-180 s of
-# budget each):
-#   1. `bash scripts/next_device_calls.sh gputests` on an H200 (all of `ctest -L gpu`, each
-#      test its own process, 12 at once: 71 of 71 passed in 82 s on the H100 in session 24,
-#      divide_by_reciprocal's test among them);
-#   2. softmax 256 x 131072, not measured since the exp lowering: session 24's try built
-#      for its whole 270 s (twice the softmax candidates with divide_by_reciprocal), so
-#      narrow it: `FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_VS_FREE=0
-#      FIXBITS_BENCH_CONFIGS=16x4,8x8 FIXBITS_TABLE_ROWS=softmax_pinned_bf16/256/
-#      FIXBITS_TABLE_TIMEOUT=400 bash scripts/next_device_calls.sh table`; on an H200, the
-#      whole table (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`, then
-#      `FIXBITS_TABLE_ROWS=softmax_pinned_bf16/` if cut);
-#   3. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
+# Session 25 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-24 got only H100s; in session 25 no machine came for two hours, and each
+# failed start cost 90-135 s of budget):
+#   1. `bash scripts/next_device_calls.sh gputests`, then in the same call
+#      `FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=2x8,16x4,8x8
+#      FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_TABLE_TIMEOUT=400 bash
+#      scripts/next_device_calls.sh table`. The gputests are 74 tests: session 25's exp without
+#      conversions is in every softmax test, and tune_reduce's test is new. The softmax rows
+#      then measure the exp and the long-row clusters (2048 x 16384 at P 2 and 4), and
+#      256 x 131072, not measured since session 22. On an H200: the whole table
+#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`).
+#   2. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
 #      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
-#   4. the 5 classes whose probe passed its 150 s limit (54, 70, 99, 144, 176; operands of
-#      2 to 4 GB): the same with FIXBITS_SCAN_CLASSES=54,70,99,144,176
-#      FIXBITS_SCAN_PROBE_TIMEOUT=400 FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450;
-#   5. class 146 (SPLITK_NUM -1, no split; the scan takes such a class from probes at two K
-#      since session 23): FIXBITS_SCAN_CLASSES=146
+#   3. the 5 classes whose probe passed its 150 s limit (54, 70, 99, 144, 176; operands of
+#      2 to 4 GB) and class 146 (SPLITK_NUM -1; probes at two K):
+#      FIXBITS_SCAN_CLASSES=54,70,99,144,176,146 FIXBITS_SCAN_PROBE_TIMEOUT=400
+#      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450
 #      FIXBITS_SCAN_EXTRA=--probe-at=8449x2x16383:bf16 bash scripts/next_device_calls.sh cublas
-#      (fits in a call with item 4's classes: add 146 to its list and the EXTRA).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
