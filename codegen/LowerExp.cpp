@@ -52,9 +52,9 @@ llvm::Value* horner_of(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* n) {
 //   (no integer rint past 2^22, an exponent field out of range) is a defined value
 //   that the select drops. A NaN x runs through (a NaN y) or, without
 //   nan_is_canonical, selects x + x.
-// The clamp is a select, not max(x, -104) (one instruction less): the verifier's
-// elementwise rule reads a max as a reduction level, and the stores would lose their
-// layout-free signature (jit's signature tests).
+// The underflow stays this select of +0, not a clamp max(x, -104) before step 1 (one
+// instruction less): the verifier's elementwise rule reads that max as a reduction
+// level, and the stores would lose their layout-free signature (jit's signature tests).
 llvm::Value* emit_non_positive(llvm::IRBuilder<>& b, llvm::Value* x, bool nan_is_canonical) {
   llvm::Type* f = b.getFloatTy();
   llvm::Value* is_nan = nan_is_canonical ? nullptr : b.CreateFCmpUNO(x, x);

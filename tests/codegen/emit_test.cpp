@@ -62,7 +62,7 @@ std::map<std::string, int> float_ops(const std::string& ptx) {
 TEST(Emit, ALargeKernelSkipsStrengthReductionAndKeepsItsFloatOps) {
   // Softmax bf16, 16 warps x 4, 8 blocks a row in a cluster, 12 strips kept in shared
   // memory: past the limit (8 strips were, about 9,200 instructions, until softmax's
-  // exp lost its conversions and 7 operations an element).
+  // exp lost its conversions and 4 operations an element).
   const auto [d, cfg] = staged(dsl::ReduceOp::kSoftmax, 12, 8);
   const auto [gated, full] = gated_and_full(d, cfg);
   ASSERT_FALSE(gated.empty());
