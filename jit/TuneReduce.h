@@ -21,7 +21,7 @@
 //     not a function of the arguments.
 //
 // Example:
-//   auto r = jit::ReduceRunner::create(dev, small_desc, {.warps = 8});   // owns the inputs
+//   auto r = jit::ReduceRunner::create(dev, desc, {.warps = 8});   // owns the inputs
 //   r->upload(problem);
 //   auto best = jit::tune_reduce(dev, desc, *r);
 //   auto runner = jit::ReduceRunner::create(dev, desc, best->config);   // a cache hit
@@ -61,8 +61,9 @@ struct TunedReduce {
   std::vector<Tried> tried;  // every candidate, in list order
 };
 
-// `inputs`: a runner that uploaded the problem to time on (any config of desc's op,
-// axis and in_dtype: its x, w and eps are shared; each candidate writes its own output).
+// `inputs`: a runner that uploaded the problem to time on (any descriptor with desc's op,
+// axis and dtypes, any config: its x, w and eps are shared; each candidate writes its own
+// output).
 absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& device,
                                         const dsl::ReduceDesc& desc, const ReduceRunner& inputs,
                                         const TuneReduceOptions& options = {});
