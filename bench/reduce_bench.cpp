@@ -66,6 +66,7 @@
 #include "jit/ReduceRunner.h"
 #include "jit/TuneReduce.h"
 #include "runtime/KernelCache.h"
+#include "runtime/LaunchTiming.h"
 #include "runtime/Runtime.h"
 
 using namespace fixbits;
@@ -118,10 +119,8 @@ std::shared_ptr<runtime::Device> device_or_null(std::string* why) {
   return *dev;
 }
 
-// Launches timed together between one pair of CUDA events, then divided: a single
-// launch of a 20 us reduction would otherwise count the event and launch latency
-// (about 2-4 us) as kernel time, which a 600 us copy does not feel. Back-to-back
-// launches of one kernel still pay each launch's ramp-up and tail.
+// Launches timed together between one pair of CUDA events (runtime/LaunchTiming.h says
+// why), FIXBITS_BENCH_BATCH, 10 by default.
 int batch() {
   static const int n = [] {
     const char* v = std::getenv("FIXBITS_BENCH_BATCH");
@@ -129,39 +128,6 @@ int batch() {
     return b >= 1 ? b : 1;
   }();
   return n;
-}
-
-// Milliseconds per call of `launch`, from CUDA events around batch() calls.
-template <typename F>
-absl::StatusOr<float> time_once(runtime::Device& dev, F&& launch) {
-  auto start = dev.create_event();
-  auto stop = dev.create_event();
-  if (!start.ok()) return start.status();
-  if (!stop.ok()) return stop.status();
-  if (auto s = start->record(); !s.ok()) return s;
-  for (int i = 0; i < batch(); ++i) {
-    if (auto s = launch(); !s.ok()) return s;
-  }
-  if (auto s = stop->record(); !s.ok()) return s;
-  if (auto s = stop->synchronize(); !s.ok()) return s;
-  auto ms = stop->elapsed_ms_since(*start);
-  if (!ms.ok()) return ms.status();
-  return *ms / static_cast<float>(batch());
-}
-
-template <typename F>
-absl::StatusOr<float> median_ms(runtime::Device& dev, F&& launch, int n) {
-  for (int i = 0; i < 3; ++i) {
-    if (auto s = launch(); !s.ok()) return s;
-  }
-  std::vector<float> t;
-  for (int i = 0; i < n; ++i) {
-    auto ms = time_once(dev, launch);
-    if (!ms.ok()) return ms.status();
-    t.push_back(*ms);
-  }
-  std::nth_element(t.begin(), t.begin() + n / 2, t.end());
-  return t[n / 2];
 }
 
 // The copy kernel over `bytes` (read, and as many written), on buffers kept for the
@@ -212,7 +178,7 @@ void BM_CopyBandwidth(benchmark::State& state) {
   if (!launch.ok()) return state.SkipWithError(std::string(launch.status().message()).c_str());
   for (int i = 0; i < 3; ++i) (*launch)().IgnoreError();
   for (auto _ : state) {
-    auto ms = time_once(*dev, *launch);
+    auto ms = runtime::batch_launch_ms(*dev, *launch, batch());
     if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
     state.SetIterationTime(*ms / 1e3);
   }
@@ -475,7 +441,8 @@ const TunedCase& tuned(const std::shared_ptr<runtime::Device>& dev, const dsl::R
   tc.best.emplace(*std::move(r));
   tc.cfg = s.cfg;
   auto copy = copy_launch(*dev, tc.best->bytes_moved() / 2);
-  auto copy_ms = copy.ok() ? median_ms(*dev, *copy, 20) : absl::StatusOr<float>(copy.status());
+  auto copy_ms = copy.ok() ? runtime::median_launch_ms(*dev, *copy, 20, batch())
+                           : absl::StatusOr<float>(copy.status());
   if (copy_ms.ok()) tc.copy_ms = *copy_ms;
   return tc;
 }
@@ -510,7 +477,7 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
   for (int i = 0; i < 3; ++i) best.launch().IgnoreError();  // warm-up of this call
   double total_ms = 0;
   for (auto _ : state) {
-    auto ms = time_once(*dev, [&] { return best.launch(); });
+    auto ms = runtime::batch_launch_ms(*dev, [&] { return best.launch(); }, batch());
     if (!ms.ok()) return state.SkipWithError(std::string(ms.status().message()).c_str());
     state.SetIterationTime(*ms / 1e3);
     total_ms += *ms;

@@ -8,41 +8,10 @@
 #include "absl/strings/str_format.h"
 #include "jit/ReduceCandidates.h"
 #include "runtime/KernelCache.h"
+#include "runtime/LaunchTiming.h"
 
 namespace fixbits::jit {
 namespace {
-
-// Milliseconds a launch, from two CUDA events around `batch` launches.
-absl::StatusOr<float> time_batch(runtime::Device& dev, const ReduceRunner& r, int batch) {
-  absl::StatusOr<runtime::Event> start = dev.create_event();
-  if (!start.ok()) return start.status();
-  absl::StatusOr<runtime::Event> stop = dev.create_event();
-  if (!stop.ok()) return stop.status();
-  if (absl::Status s = start->record(); !s.ok()) return s;
-  for (int i = 0; i < batch; ++i) {
-    if (absl::Status s = r.launch(); !s.ok()) return s;
-  }
-  if (absl::Status s = stop->record(); !s.ok()) return s;
-  if (absl::Status s = stop->synchronize(); !s.ok()) return s;
-  absl::StatusOr<float> ms = stop->elapsed_ms_since(*start);
-  if (!ms.ok()) return ms.status();
-  return *ms / static_cast<float>(batch);
-}
-
-// The median of `timed` batches after 3 untimed launches, in microseconds a launch.
-absl::StatusOr<float> median_us(runtime::Device& dev, const ReduceRunner& r, int timed, int batch) {
-  for (int i = 0; i < 3; ++i) {
-    if (absl::Status s = r.launch(); !s.ok()) return s;
-  }
-  std::vector<float> t;
-  for (int i = 0; i < timed; ++i) {
-    absl::StatusOr<float> ms = time_batch(dev, r, batch);
-    if (!ms.ok()) return ms.status();
-    t.push_back(*ms * 1000.0f);
-  }
-  std::nth_element(t.begin(), t.begin() + timed / 2, t.end());
-  return t[static_cast<size_t>(timed / 2)];
-}
 
 // Builds (codegen, verifier, driver load) every candidate on `threads` threads and drops
 // the runners: the kernels stay loaded in jit's table, so the timing loop's create finds
@@ -107,7 +76,9 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
     } else if (absl::Status shared = r->share_inputs(inputs); !shared.ok()) {
       us = shared;
     } else {
-      us = median_us(*device, *r, options.timed, options.batch);
+      absl::StatusOr<float> ms = runtime::median_launch_ms(
+          *device, [&r] { return r->launch(); }, options.timed, options.batch);
+      us = ms.ok() ? absl::StatusOr<float>(*ms * 1000.0f) : ms.status();
     }
     if (options.on_candidate) options.on_candidate(c, us);
     if (us.ok() && (!found || *us < out.us)) {

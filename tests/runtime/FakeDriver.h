@@ -89,7 +89,13 @@ class FakeDriver final : public Driver {
   absl::Status event_destroy(void*) override { ++destroyed_events; return absl::OkStatus(); }
   absl::Status event_record(void*, void*) override { return absl::OkStatus(); }
   absl::Status event_synchronize(void*) override { return absl::OkStatus(); }
-  absl::StatusOr<float> event_elapsed_ms(void*, void*) override { return 0.5f; }
+  absl::StatusOr<float> event_elapsed_ms(void*, void*) override {
+    absl::MutexLock l(&mu_);
+    if (elapsed_ms.empty()) return 0.5f;
+    const float ms = elapsed_ms.front();
+    elapsed_ms.erase(elapsed_ms.begin());
+    return ms;
+  }
   absl::StatusOr<std::vector<size_t>> param_sizes(void*) override {
     if (!declared_params_known) return absl::UnimplementedError("fake: parameters unknown");
     return declared_params;
@@ -144,6 +150,8 @@ class FakeDriver final : public Driver {
   bool static_shared_known = true;
   int destroyed_streams = 0;
   int destroyed_events = 0;
+  // What event_elapsed_ms() answers, first to last; 0.5 once they are used up.
+  std::vector<float> elapsed_ms;
 
  private:
   DeviceInfo info_;
