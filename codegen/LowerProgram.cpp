@@ -383,6 +383,8 @@ class Lowerer {
         if (!r.ok()) return r.status();
         return set_result(op, *std::move(r));
       }
+      case tile::OpKind::kReduceGroup:
+        return lower_reduce_group(ctx_, op, n);
       case tile::OpKind::kFor:
         return lower_for(op, n);
       case tile::OpKind::kDot: {

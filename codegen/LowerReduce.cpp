@@ -177,44 +177,67 @@ std::vector<llvm::Value*> convert_layout(LoweringContext& ctx, const Layout& fro
   return out;
 }
 
+// Step 3a. Finished units go to shared memory at slots [base, base + p.units): free,
+// lane 0 of each warp; pinned, the thread whose register group starts a unit.
+void store_units(LoweringContext& ctx, const ReducePlan& p, const SmemBuffer& buf, int64_t base,
+                 const std::vector<llvm::Value*>& partial) {
+  llvm::IRBuilder<>& b = ctx.b;
+  llvm::Value* first = b.getInt32(static_cast<uint32_t>(base));
+  if (p.order == dsl::TreeOrder::kFree) {
+    guarded_store(ctx, buf.ty, buf.base, b.CreateICmpEQ(ctx.lane, b.getInt32(0)),
+                  base ? b.CreateAdd(first, ctx.warp) : ctx.warp, partial[0]);
+    return;
+  }
+  llvm::Value* pos0 = b.CreateMul(ctx.tid, b.getInt32(static_cast<uint32_t>(p.regs)));
+  for (size_t g = 0; g < partial.size(); ++g) {
+    llvm::Value* pos = b.CreateAdd(pos0, b.getInt32(static_cast<uint32_t>(g * p.reg_group)));
+    llvm::Value* writer =
+        b.CreateICmpEQ(b.CreateAnd(pos, b.getInt32(static_cast<uint32_t>(p.unit - 1))), b.getInt32(0));
+    llvm::Value* slot = b.CreateLShr(pos, llvm::Log2_64(p.unit));
+    guarded_store(ctx, buf.ty, buf.base, writer, base ? b.CreateAdd(first, slot) : slot, partial[g]);
+  }
+}
+
+// Step 3b (after the barrier). Every thread folds the units at [base, base + p.units)
+// (free: in warp order; pinned: each strip's units as a balanced tree) and chains the
+// strips into `r` (null: no init).
+llvm::Value* fold_units(LoweringContext& ctx, const ReducePlan& p, tile::Combine c,
+                        const SmemBuffer& buf, int64_t base, llvm::Value* r) {
+  llvm::IRBuilder<>& b = ctx.b;
+  if (p.order == dsl::TreeOrder::kFree) {
+    llvm::Value* w = smem_load(ctx, buf.ty, buf.base, base);
+    for (int64_t k = 1; k < p.units; ++k) w = emit_combine(b, c, w, smem_load(ctx, buf.ty, buf.base, base + k));
+    return r ? emit_combine(b, c, r, w) : w;
+  }
+  for (int64_t s = 0; s < p.strips; ++s) {
+    std::vector<llvm::Value*> slots;
+    for (int64_t k = 0; k < p.units_per_strip; ++k) {
+      slots.push_back(smem_load(ctx, buf.ty, buf.base, base + s * p.units_per_strip + k));
+    }
+    llvm::Value* strip = tree(b, c, slots);
+    r = r ? emit_combine(b, c, r, strip) : strip;
+  }
+  return r;
+}
+
 // Step 3. Finished units go to shared memory; every thread then folds each strip's
 // units as a balanced tree (free: in warp order) and chains strips into `r`. The
 // slots alternate between two buffers (alternating_buffers), one barrier each.
 llvm::Value* reduce_across_warps(LoweringContext& ctx, const ReducePlan& p, tile::Combine c,
                                  const std::vector<llvm::Value*>& partial, llvm::Value* r) {
-  llvm::IRBuilder<>& b = ctx.b;
-  if (!p.uses_smem) return r ? emit_combine(b, c, r, partial[0]) : partial[0];
+  if (!p.uses_smem) return r ? emit_combine(ctx.b, c, r, partial[0]) : partial[0];
   SmemBuffer buf = alternating_buffers(ctx, p.units, "reduce");
-  llvm::ArrayType* ty = buf.ty;
-  llvm::Value* smem = buf.base;
+  store_units(ctx, p, buf, 0, partial);
+  ctx.target.barrier(ctx.b);
+  return fold_units(ctx, p, c, buf, 0, r);
+}
 
-  if (p.order == dsl::TreeOrder::kFree) {
-    guarded_store(ctx, ty, smem, b.CreateICmpEQ(ctx.lane, b.getInt32(0)), ctx.warp, partial[0]);
-  } else {
-    llvm::Value* base = b.CreateMul(ctx.tid, b.getInt32(static_cast<uint32_t>(p.regs)));
-    for (size_t g = 0; g < partial.size(); ++g) {
-      llvm::Value* pos = b.CreateAdd(base, b.getInt32(static_cast<uint32_t>(g * p.reg_group)));
-      llvm::Value* writer =
-          b.CreateICmpEQ(b.CreateAnd(pos, b.getInt32(static_cast<uint32_t>(p.unit - 1))), b.getInt32(0));
-      guarded_store(ctx, ty, smem, writer, b.CreateLShr(pos, llvm::Log2_64(p.unit)), partial[g]);
-    }
-  }
-  ctx.target.barrier(b);
-  if (p.order == dsl::TreeOrder::kFree) {
-    llvm::Value* w = smem_load(ctx, ty, smem, 0);
-    for (int64_t k = 1; k < p.units; ++k) w = emit_combine(b, c, w, smem_load(ctx, ty, smem, k));
-    r = r ? emit_combine(b, c, r, w) : w;
-  } else {
-    for (int64_t s = 0; s < p.strips; ++s) {
-      std::vector<llvm::Value*> slots;
-      for (int64_t k = 0; k < p.units_per_strip; ++k) {
-        slots.push_back(smem_load(ctx, ty, smem, s * p.units_per_strip + k));
-      }
-      llvm::Value* strip = tree(b, c, slots);
-      r = r ? emit_combine(b, c, r, strip) : strip;
-    }
-  }
-  return r;
+// Steps 1 and 2 of a rank-1 reduce across threads: the partials step 3 takes.
+std::vector<llvm::Value*> thread_and_warp_partials(LoweringContext& ctx, const ReducePlan& p,
+                                                   tile::Combine c, const std::vector<llvm::Value*>& regs) {
+  std::vector<llvm::Value*> partial = reduce_within_thread(ctx, p, c, regs);
+  if (!p.lane_offsets.empty()) partial = {reduce_within_warp(ctx, p, c, partial[0])};
+  return partial;
 }
 
 }  // namespace
@@ -254,12 +277,74 @@ absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, i
     }
     return out;
   }
-  std::vector<llvm::Value*> partial = reduce_within_thread(ctx, p, op.combine, in.regs);
-  if (!p.lane_offsets.empty()) partial = {reduce_within_warp(ctx, p, op.combine, partial[0])};
+  std::vector<llvm::Value*> partial = thread_and_warp_partials(ctx, p, op.combine, in.regs);
   llvm::Value* r = init ? init->regs[0] : nullptr;
   if (!r && p.order == dsl::TreeOrder::kPinned) r = identity(b, op.combine);
   out.regs = {reduce_across_warps(ctx, p, op.combine, partial, r)};
   return out;
+}
+
+absl::Status lower_reduce_group(LoweringContext& ctx, const tile::Op& op, int op_number) {
+  const size_t k = static_cast<size_t>(op.imm);
+  const bool has_init = op.args.size() > k;
+  // Tile j's reduce as its own kReduce op, its init the group's or, chained, result j - 1.
+  auto single = [&](size_t j) {
+    tile::Op r;
+    r.kind = tile::OpKind::kReduce;
+    r.imm = 0;
+    r.combine = op.combine;
+    r.order = op.order;
+    r.strip = op.strip;
+    r.args = {op.args[j]};
+    if (op.chained && j > 0) {
+      r.args.push_back(op.results[j - 1]);
+    } else if (has_init) {
+      r.args.push_back(op.args[k]);
+    }
+    return r;
+  };
+  std::vector<ReducePlan> plans;
+  bool exchange = true;  // every tile's partials go through shared memory unconverted
+  for (size_t j = 0; j < k; ++j) {
+    const Lowered& in = ctx.values[op.args[j]];
+    if (in.scalar) {
+      return absl::InvalidArgumentError(absl::StrFormat("reduce_group #%d: operand %d is not a tile", op_number, j));
+    }
+    absl::StatusOr<LayoutChoice> choice = select_reduce_layout(in.layout, single(j), op_number,
+                                                              ctx.target.warp_size(), ctx.program.num_warps);
+    if (!choice.ok()) return choice.status();
+    absl::StatusOr<ReducePlan> plan = plan_reduce(choice->reduce, single(j), op_number);
+    if (!plan.ok()) return plan.status();
+    exchange = exchange && !choice->convert && plan->across_threads && plan->uses_smem;
+    plans.push_back(*std::move(plan));
+  }
+  if (!exchange) {  // nothing to share: the K reduces one after another
+    for (size_t j = 0; j < k; ++j) {
+      absl::StatusOr<Lowered> r = lower_reduce(ctx, single(j), op_number);
+      if (!r.ok()) return r.status();
+      ctx.values[op.results[j]] = *std::move(r);
+    }
+    return absl::OkStatus();
+  }
+  std::vector<std::vector<llvm::Value*>> partials;
+  std::vector<int64_t> base;
+  int64_t slots = 0;
+  for (size_t j = 0; j < k; ++j) {
+    partials.push_back(thread_and_warp_partials(ctx, plans[j], op.combine, ctx.values[op.args[j]].regs));
+    base.push_back(slots);
+    slots += plans[j].units;
+  }
+  SmemBuffer buf = alternating_buffers(ctx, slots, "reduce");
+  for (size_t j = 0; j < k; ++j) store_units(ctx, plans[j], buf, base[j], partials[j]);
+  ctx.target.barrier(ctx.b);
+  llvm::Value* init = has_init ? ctx.values[op.args[k]].regs[0] : identity(ctx.b, op.combine);
+  for (size_t j = 0; j < k; ++j) {
+    llvm::Value* start = op.chained && j > 0 ? ctx.values[op.results[j - 1]].regs[0] : init;
+    Lowered r;
+    r.regs = {fold_units(ctx, plans[j], op.combine, buf, base[j], start)};
+    ctx.values[op.results[j]] = std::move(r);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fixbits::codegen

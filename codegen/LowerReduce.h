@@ -13,8 +13,8 @@
 // simulate_plan performs, in the same association, so the kernel's bits equal
 // the plan's (and, for pinned order, ReduceDesc's tree) for every knob setting.
 // Shared memory: two internal addrspace(3) f32 arrays per reduce (and per
-// conversion) that needs it, used alternately, so each execution costs one
-// barrier (write; barrier; read).
+// conversion, and per reduce group) that needs it, used alternately, so each
+// execution costs one barrier (write; barrier; read).
 #pragma once
 
 #include "absl/status/statusor.h"
@@ -23,6 +23,14 @@
 namespace fixbits::codegen {
 
 absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, int op_number);
+
+// A kReduceGroup op: every tile's steps 1 and 2, then one shared buffer holding all
+// their units (tile j's at an offset of its own), one barrier, and each tile's
+// step 3 in order, result j chained from result j - 1 when the op says so. Sets
+// ctx.values of the op's K results. Where some tile needs no shared memory or a
+// layout conversion, the K reduces are lowered one after another instead (the same
+// combines either way).
+absl::Status lower_reduce_group(LoweringContext& ctx, const tile::Op& op, int op_number);
 
 // Shared-memory helpers of this pass that LowerDot reuses.
 // Two internal shared f32 arrays of `n` elements used alternately by successive

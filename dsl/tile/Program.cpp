@@ -143,6 +143,14 @@ void print_ops(const Program& p, const std::vector<Op>& ops, int indent, std::st
                         " strip=", op.strip);
         if (op.args.size() > 1) absl::StrAppend(out, " init=", v(op.args[1]));
         break;
+      case OpKind::kReduceGroup: {
+        const size_t k = static_cast<size_t>(std::max<int64_t>(op.imm, 0));
+        std::vector<int> tiles(op.args.begin(), op.args.begin() + std::min(k, op.args.size()));
+        absl::StrAppend(out, " ", vs(tiles), " combine=", combine_name(op.combine),
+                        " strip=", op.strip, op.chained ? " chained" : "");
+        if (op.args.size() > k) absl::StrAppend(out, " init=", v(op.args[k]));
+        break;
+      }
       case OpKind::kFor: {
         absl::StrAppend(out, " ", v(op.body_args.empty() ? -1 : op.body_args[0]), " = ",
                         v(op.args[0]), " to ", v(op.args[1]), " step ", v(op.args[2]), " iter(");
@@ -333,6 +341,7 @@ std::string op_name(const Op& op) {
     case OpKind::kLoad: return op.staged ? "load_staged" : "load";
     case OpKind::kStore: return "store";
     case OpKind::kReduce: return "reduce";
+    case OpKind::kReduceGroup: return "reduce_group";
     case OpKind::kFor: return "for";
     case OpKind::kDot: return "dot";
     case OpKind::kFma: return "fma";
@@ -593,6 +602,24 @@ Value Builder::reduce(Value t, int axis, Combine c, dsl::TreeOrder order, int64_
   op.args = {t.id};
   if (init) op.args.push_back(init->id);
   return emit(std::move(op));
+}
+
+std::vector<Value> Builder::reduce_group(const std::vector<Value>& tiles, Combine c, int64_t strip,
+                                         std::optional<Value> init, bool chained) {
+  Op op;
+  op.kind = OpKind::kReduceGroup;
+  op.imm = static_cast<int64_t>(tiles.size());
+  op.combine = c;
+  op.order = dsl::TreeOrder::kPinned;
+  op.strip = strip;
+  op.chained = chained;
+  for (Value t : tiles) op.args.push_back(t.id);
+  if (init) op.args.push_back(init->id);
+  std::vector<Value> out(tiles.size());
+  const Value first = emit(std::move(op));
+  if (first.id < 0) return out;
+  for (size_t j = 0; j < out.size(); ++j) out[j].id = first.id + static_cast<int>(j);  // emit's ids are consecutive
+  return out;
 }
 
 Value Builder::dot(Value a, Value b, Value acc) {

@@ -83,6 +83,13 @@ enum class OpKind : uint8_t {
                // value or yield (validate(Program)).
   kStore,      // store(ptr, offsets, value [, mask]); no result.
   kReduce,     // reduce(tile [, init]) along `axis` with `combine` in `order`, see below.
+  kReduceGroup,  // reduce_group(t_0, ..., t_{K-1} [, init]): K = imm >= 2 rank-1 f32 tiles
+               // of one type, each reduced along axis 0 with `combine`, pinned, `strip`;
+               // K scalar results. Result j is exactly reduce(t_j, init_j), where init_j
+               // is `init` (absent: the identity), or with `chained`, for j > 0, result
+               // j - 1. The same combines as K kReduce ops; the lowering passes every
+               // tile's per-warp partials through shared memory together, one barrier
+               // for the group instead of one a tile.
   kFor,        // for iv = lo; iv < hi; iv += step, carrying values; results = final carries.
   kDot,        // dot(a, b, acc): a (M,K), b (K,N) of one float type, acc (M,N) f32 ->
                // (M,N) f32. Pinned: d[i][j] = fma(a[i][K-1], b[K-1][j], ... fma(a[i][0],
@@ -136,7 +143,8 @@ struct Op {
   std::vector<int> args;     // operand value ids
   std::vector<int> results;  // result value ids
   Type type;                 // kConst/kCast/kSplat/kReshape: the result type
-  int64_t imm = 0;           // kProgramId axis, kArange extent, kReduce axis, int const
+  int64_t imm = 0;           // kProgramId axis, kArange extent, kReduce axis, int const,
+                             // kReduceGroup tile count
   uint32_t fbits = 0;        // kConst float: binary32 bits of the value
   BinaryOp bin = BinaryOp::kAdd;
   UnaryOp un = UnaryOp::kNeg;
@@ -146,6 +154,7 @@ struct Op {
   int64_t strip = 0;
   bool has_mask = false;     // kLoad: args = ptr, off, mask, other; kStore: ptr, off, val, mask
   bool staged = false;       // kLoad: the result is held in shared memory (see kLoad)
+  bool chained = false;      // kReduceGroup: tile j's init is result j - 1 (see kReduceGroup)
   // kFor: args = lo, hi, step, inits...; body_args = iv, carried...; yields in body order.
   std::vector<Op> body;
   std::vector<int> body_args;
@@ -224,6 +233,10 @@ class Builder {
   void store(Value ptr, Value offsets, Value value, Value mask);
   Value reduce(Value tile, int axis, Combine combine, dsl::TreeOrder order, int64_t strip = 0,
                std::optional<Value> init = std::nullopt);
+  // K = tiles.size() >= 2 pinned reductions as one op (OpKind::kReduceGroup); returns
+  // the K results.
+  std::vector<Value> reduce_group(const std::vector<Value>& tiles, Combine combine, int64_t strip,
+                                  std::optional<Value> init, bool chained);
   Value dot(Value a, Value b, Value acc);
   Value fma(Value a, Value b, Value c);
   Value xor_permute(Value t, int64_t d);

@@ -249,27 +249,46 @@ KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem 
   return k;
 }
 
+// The pinned chain over a row's `n` kept passes, leaf(j) building pass j's tile:
+// pass j's reduce starts from pass j - 1's result (pass 0's from `init`). Kept in
+// registers, two or more passes are one chained reduce_group: their partials cross the
+// block through shared memory together, one barrier for all. Staged (keep_in_shared),
+// one reduce a pass, leaf j built right before it: pass j is read (and waited for)
+// only there, and its tree crosses the block while later passes' copies are in flight.
+// (Cluster rows' kept strips stay one reduce each: grouped, their kernels signed apart
+// from the same kernels with the reduces apart, in a loop's recurrence key.)
+template <class Leaf>
+Value reduce_kept_chain(Builder& b, int n, Leaf leaf, Combine c, int64_t strip, Value init, bool staged) {
+  if (n > 1 && !staged) {
+    std::vector<Value> leaves;
+    for (int j = 0; j < n; ++j) leaves.push_back(leaf(j));
+    return b.reduce_group(leaves, c, strip, init, /*chained=*/true).back();
+  }
+  Value acc = init;
+  for (int j = 0; j < n; ++j) acc = b.reduce(leaf(j), 0, c, TreeOrder::kPinned, strip, acc);
+  return acc;
+}
+
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
 // With `kept` > 0 passes (k = 0, Q, ..., whose leaf values kept_leaf(j) builds, so the
 // caller can keep them for a later pass), those passes are reduced before the loop,
 // in order, and the loop starts at k = kept * Q: the same combines in the same order
 // as the un-peeled chain (a kept pass past the row's end is all identity, a no-op
-// link; ReduceProgram.h). Pass j's leaf is built right before its combine, so a
-// staged pass j is read (and waited for) only there, while later passes still load.
+// link; ReduceProgram.h). Pinned, the kept passes are reduce_kept_chain's (`staged`:
+// they are keep_in_shared's).
 struct NoKept {
   Value operator()(int) const { return Value{}; }
 };
 template <class Leaf, class KeptLeaf = NoKept>
 Value reduce_row(Builder& b, const RowFrame& f, const ReduceDesc& d, int64_t q, int64_t e,
-                 Combine c, Leaf leaf, int kept = 0, KeptLeaf kept_leaf = {}, bool whole = false) {
+                 Combine c, Leaf leaf, int kept = 0, KeptLeaf kept_leaf = {}, bool whole = false,
+                 bool staged = false) {
   Value ident = b.const_f32(identity(c));
   Value lo = kept_end(b, f, q, kept);
   if (d.order == TreeOrder::kPinned) {
     Value acc0 = ident;
-    for (int j = 0; j < kept; ++j) {
-      acc0 = b.reduce(kept_leaf(j), 0, c, TreeOrder::kPinned, d.strip, acc0);  // (Q) -> chain
-    }
+    acc0 = reduce_kept_chain(b, kept, kept_leaf, c, d.strip, acc0, staged);
     std::vector<Value> loop = b.begin_for(lo, f.cols, f.step, {acc0});
     // whole (a row of whole passes, pinned only): every pass the loop walks is in the row.
     Value v = leaf(loop_pass_index(b, f, loop[0], whole), identity(c));
@@ -1303,7 +1322,8 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       const KeptX kx = load_kept(b, x, kp, in, 0.0f, cfg.keep_in_shared);  // (Q) each
       Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
-      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole);
+      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole,
+      cfg.keep_in_shared);
       Value r = rms_scale(b, ss, f.cols, eps);
       auto normalize = [&](const PassIndex& p, Value xv) {
         store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
@@ -1329,7 +1349,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       const KeptX kx = load_kept(b, x, kp, in, identity(Combine::kMax), cfg.keep_in_shared);
       Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
         return load_f32(b, x, p.off, p.mask, in, pad);
-      }, keep, [&](int j) { return kx.use(b, j); }, whole);
+      }, keep, [&](int j) { return kx.use(b, j); }, whole, cfg.keep_in_shared);
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
       std::vector<Value> ke;  // (Q) e_i of pass j
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
@@ -1338,7 +1358,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       }, keep, [&](int j) {
         ke.push_back(exp_of(kx.use(b, j)));
         return padded(b, kp[j], ke[j], identity(Combine::kAdd));
-      }, whole);
+      }, whole, cfg.keep_in_shared);
       auto store_y = [&](const PassIndex& p, Value e) {
         Value yv = b.div(e, s);  // e_i / s
         store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));

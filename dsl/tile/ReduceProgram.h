@@ -84,7 +84,9 @@
 // x then starts at k = N*Q. A kept pass wholly past the row's end holds only the
 // identity: its strip trees are the identity and acc (+) identity is acc bit for bit
 // (x + -0.0 = x, max(x, -inf) = x, a NaN stays a NaN and is written canonical), so
-// the bits are the unkept chain's for every row length. keep_in_shared: each kept
+// the bits are the unkept chain's for every row length. Kept in registers, N >= 2
+// passes' trees are one chained tile reduce_group (one barrier for the N; the same
+// combines as N reduces). keep_in_shared: each kept
 // pass is a staged load of x (tile::OpKind::kLoad, staged) and every use widens it
 // again (RMSNorm: the square for the tree, then the output; softmax: the max tree,
 // the exp for the sum tree, the exp again for the output), so the same values meet

@@ -274,6 +274,39 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       out->push_back(r);
       return absl::OkStatus();
     }
+    case OpKind::kReduceGroup: {
+      if (op.imm < 2) return c.fail(absl::StrFormat("groups at least 2 tiles, got %d", op.imm));
+      const size_t k = static_cast<size_t>(op.imm);
+      if (op.args.size() != k && op.args.size() != k + 1) {
+        return c.fail(absl::StrFormat("takes its %d tiles and an optional init, got %d operands", k,
+                                      op.args.size()));
+      }
+      if (op.order != dsl::TreeOrder::kPinned) return c.fail("groups pinned reductions only");
+      FB_RETURN_IF_ERROR(c.arg(0, &a));
+      if (a->rank() != 1 || a->elem != Elem::kF32) {
+        return c.fail("the tiles must be rank-1 f32, got " + to_string(*a));
+      }
+      for (size_t t = 1; t < k; ++t) {
+        FB_RETURN_IF_ERROR(c.arg(t, &b));
+        if (!(*b == *a)) {
+          return c.fail(absl::StrFormat("tile %d has type %s, tile 0 %s", t, to_string(*b), to_string(*a)));
+        }
+      }
+      const int64_t extent = a->shape[0];
+      if (op.strip == 0 ? !is_pow2(extent) : (!is_pow2(op.strip) || extent % op.strip)) {
+        return c.fail(absl::StrFormat(
+            "strip %d must be a power of two dividing the axis extent %d (0: the extent, "
+            "itself a power of two)", op.strip, extent));
+      }
+      if (op.args.size() == k + 1) {
+        FB_RETURN_IF_ERROR(c.arg(k, &b));
+        if (!(*b == Type::scalar(Elem::kF32))) {
+          return c.fail(absl::StrFormat("init has type %s, the results are f32", to_string(*b)));
+        }
+      }
+      for (size_t t = 0; t < k; ++t) out->push_back(Type::scalar(Elem::kF32));
+      return absl::OkStatus();
+    }
     case OpKind::kFor: {
       std::vector<Type> body_types;
       FB_RETURN_IF_ERROR(loop_body_arg_types(values, op, number, &body_types));

@@ -87,6 +87,59 @@ TEST(TileProgram, TypeErrorsNameOpAndOperands) {
   }
 }
 
+// reduce_group: K tiles, K scalar results in consecutive ids, printed with its tiles,
+// strip, chaining and init; the type rules name the bad operand.
+TEST(TileProgram, ReduceGroupPrintsAndChecksItsTiles) {
+  {
+    Builder b("group");
+    Value x = b.param("x", Type::ptr(DType::kF32));
+    Value i = b.arange(64);
+    Value t0 = b.load(x, i);
+    Value t1 = b.load(x, i);
+    std::vector<Value> r = b.reduce_group({t0, t1}, Combine::kMax, 32, b.const_f32(0.0f), true);
+    ASSERT_EQ(r.size(), 2u);
+    b.store(x, b.const_int(Elem::kI32, 0), r[1]);
+    absl::StatusOr<Program> p = b.finish();
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_NE(to_string(*p).find("  %5, %6 = reduce_group %2, %3 combine=max strip=32 chained init=%4 : f32, f32\n"),
+              std::string::npos) << to_string(*p);
+    EXPECT_EQ(r[0].id, 5);
+    EXPECT_EQ(r[1].id, 6);
+  }
+  const auto error_of = [](const std::function<void(Builder&, Value)>& body) {
+    Builder b("bad");
+    Value x = b.param("x", Type::ptr(DType::kF32));
+    body(b, x);
+    return std::string(b.finish().status().message());
+  };
+  EXPECT_EQ(error_of([](Builder& b, Value x) {
+              Value v = b.load(x, b.arange(64));
+              b.reduce_group({v}, Combine::kAdd, 0, std::nullopt, false);  // #2
+            }),
+            "reduce_group #2: groups at least 2 tiles, got 1");
+  EXPECT_EQ(error_of([](Builder& b, Value x) {
+              Value v = b.load(x, b.arange(64));
+              Value w = b.load(x, b.arange(32));
+              b.reduce_group({v, w}, Combine::kAdd, 0, std::nullopt, false);  // #4
+            }),
+            "reduce_group #4: tile 1 has type f32<32>, tile 0 f32<64>");
+  EXPECT_NE(error_of([](Builder& b, Value x) {
+              Value v = b.load(x, b.arange(96));
+              b.reduce_group({v, v}, Combine::kAdd, 64, std::nullopt, false);
+            }).find("strip 64 must be a power of two dividing the axis extent 96"),
+            std::string::npos);
+  EXPECT_EQ(error_of([](Builder& b, Value x) {
+              Value v = b.load(x, b.arange(64));
+              b.reduce_group({v, v}, Combine::kAdd, 0, b.cast(b.const_f32(1.0f), Elem::kF16), false);
+            }),
+            "reduce_group #4: init has type f16, the results are f32");
+  EXPECT_EQ(error_of([](Builder& b, Value x) {
+              Value v = b.reshape(b.load(x, b.arange(64)), {8, 8});
+              b.reduce_group({v, v}, Combine::kAdd, 0, std::nullopt, false);  // #3
+            }),
+            "reduce_group #3: the tiles must be rank-1 f32, got f32<8x8>");
+}
+
 TEST(TileProgram, ValidateCatchesHandEditedPrograms) {
   Program p = small_sum(128);
   p.values[3] = Type::tile(Elem::kF16, {128});  // the load's recorded type is wrong
