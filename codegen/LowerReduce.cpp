@@ -286,23 +286,7 @@ absl::StatusOr<Lowered> lower_reduce(LoweringContext& ctx, const tile::Op& op, i
 
 absl::Status lower_reduce_group(LoweringContext& ctx, const tile::Op& op, int op_number) {
   const size_t k = static_cast<size_t>(op.imm);
-  const bool has_init = op.args.size() > k;
-  // Tile j's reduce as its own kReduce op, its init the group's or, chained, result j - 1.
-  auto single = [&](size_t j) {
-    tile::Op r;
-    r.kind = tile::OpKind::kReduce;
-    r.imm = 0;
-    r.combine = op.combine;
-    r.order = op.order;
-    r.strip = op.strip;
-    r.args = {op.args[j]};
-    if (op.chained && j > 0) {
-      r.args.push_back(op.results[j - 1]);
-    } else if (has_init) {
-      r.args.push_back(op.args[k]);
-    }
-    return r;
-  };
+  auto single = [&](size_t j) { return tile::group_member(op, j); };
   std::vector<ReducePlan> plans;
   bool exchange = true;  // every tile's partials go through shared memory unconverted
   for (size_t j = 0; j < k; ++j) {
@@ -337,9 +321,9 @@ absl::Status lower_reduce_group(LoweringContext& ctx, const tile::Op& op, int op
   SmemBuffer buf = alternating_buffers(ctx, slots, "reduce");
   for (size_t j = 0; j < k; ++j) store_units(ctx, plans[j], buf, base[j], partials[j]);
   ctx.target.barrier(ctx.b);
-  llvm::Value* init = has_init ? ctx.values[op.args[k]].regs[0] : identity(ctx.b, op.combine);
   for (size_t j = 0; j < k; ++j) {
-    llvm::Value* start = op.chained && j > 0 ? ctx.values[op.results[j - 1]].regs[0] : init;
+    const tile::Op member = single(j);  // its init: the group's, or result j - 1 (set above)
+    llvm::Value* start = member.args.size() > 1 ? ctx.values[member.args[1]].regs[0] : identity(ctx.b, op.combine);
     Lowered r;
     r.regs = {fold_units(ctx, plans[j], op.combine, buf, base[j], start)};
     ctx.values[op.results[j]] = std::move(r);

@@ -604,6 +604,24 @@ Value Builder::reduce(Value t, int axis, Combine c, dsl::TreeOrder order, int64_
   return emit(std::move(op));
 }
 
+Op group_member(const Op& g, size_t j) {
+  const size_t k = static_cast<size_t>(g.imm);
+  Op r;
+  r.kind = OpKind::kReduce;
+  r.imm = 0;
+  r.combine = g.combine;
+  r.order = g.order;
+  r.strip = g.strip;
+  r.args = {g.args[j]};
+  if (g.chained && j > 0) {
+    r.args.push_back(g.results[j - 1]);
+  } else if (g.args.size() > k) {
+    r.args.push_back(g.args[k]);
+  }
+  if (j < g.results.size()) r.results = {g.results[j]};
+  return r;
+}
+
 std::vector<Value> Builder::reduce_group(const std::vector<Value>& tiles, Combine c, int64_t strip,
                                          std::optional<Value> init, bool chained) {
   Op op;

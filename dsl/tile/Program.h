@@ -190,6 +190,10 @@ struct Program {
 };
 
 std::string op_name(const Op& op);         // "reduce", "add", "load", ...
+// Tile j's reduce of a kReduceGroup op `g`, as the kReduce op it means: operands
+// (t_j [, init_j]) with init_j g's init or, chained and j > 0, g's result j - 1;
+// result g's result j.
+Op group_member(const Op& g, size_t j);
 std::string to_string(const Program& p);   // canonical text
 uint64_t hash(const Program& p);           // FNV-1a 64 over to_string(p)
 // Type and shape checks; the first error names the op and its number, e.g.

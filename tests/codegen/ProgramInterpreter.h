@@ -295,26 +295,12 @@ class Interpreter {
         out.is_float = true;
         break;
       }
-      case tile::OpKind::kReduceGroup: {
-        // K reduces (Program.h): tile j from the group's init or, chained, result j - 1.
-        const size_t k = static_cast<size_t>(op.imm);
-        tile::Op one = op;
-        one.kind = tile::OpKind::kReduce;
-        one.imm = 0;
-        std::vector<float> init;
-        if (op.args.size() > k) init = vals_[op.args[k]].f;
-        for (size_t j = 0; j < k; ++j) {
-          absl::StatusOr<std::vector<float>> r = codegen::simulate_reduce_op(
-              type(op.args[j]).shape, one, 0, lanes_, p_.num_warps, vals_[op.args[j]].f, init);
-          if (!r.ok()) return r.status();
-          Val v;
-          v.f = *r;
-          v.is_float = true;
-          vals_[op.results[j]] = std::move(v);
-          if (op.chained) init = *std::move(r);
+      case tile::OpKind::kReduceGroup:
+        // K reduces (Program.h), tile j's init the group's or, chained, result j - 1.
+        for (size_t j = 0; j < static_cast<size_t>(op.imm); ++j) {
+          if (absl::Status s = step(tile::group_member(op, j)); !s.ok()) return s;
         }
         return absl::OkStatus();
-      }
       case tile::OpKind::kClusterBarrier:
         // Only run_cluster, which runs every block of the cluster up to the barrier
         // before any goes on, gives it its meaning.

@@ -41,22 +41,7 @@ Split split_groups(const tile::Program& p) {
     const size_t k = static_cast<size_t>(op.imm);
     ++out.groups;
     out.tiles += static_cast<int>(k);
-    for (size_t j = 0; j < k; ++j) {
-      tile::Op r;
-      r.kind = tile::OpKind::kReduce;
-      r.imm = 0;
-      r.combine = op.combine;
-      r.order = op.order;
-      r.strip = op.strip;
-      r.args = {op.args[j]};
-      if (op.chained && j > 0) {
-        r.args.push_back(op.results[j - 1]);
-      } else if (op.args.size() > k) {
-        r.args.push_back(op.args[k]);
-      }
-      r.results = {op.results[j]};
-      out.program.body.push_back(r);
-    }
+    for (size_t j = 0; j < k; ++j) out.program.body.push_back(tile::group_member(op, j));
   }
   return out;
 }
