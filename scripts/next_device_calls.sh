@@ -298,7 +298,8 @@ case $what in
     # 'rmsnorm_pinned_bf16/' and 'softmax_pinned_bf16/' in two calls).
     rows=${FIXBITS_TABLE_ROWS:-(rmsnorm|softmax)_pinned_bf16/}
     el "reduce_bench $rows pinned vs free"
-    FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=2x8,4x8,8x8,16x4 FIXBITS_CACHE_DIR=/tmp/fixbits-cache \
+    FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_CONFIGS=${FIXBITS_BENCH_CONFIGS:-2x8,4x8,8x8,16x4} \
+      FIXBITS_CACHE_DIR=/tmp/fixbits-cache \
       L timeout ${FIXBITS_TABLE_TIMEOUT:-280} $B/reduce_bench \
       --benchmark_filter="CopyBandwidth/1024|$rows" \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
