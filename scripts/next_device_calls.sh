@@ -23,17 +23,21 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
-# Session 25 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-25 got only H100s; in session 25 one call in two hours got a machine, and
-# each failed start cost 90-135 s of budget; that call ran the gputests alone, 73 of 74,
-# the one failure the tune_reduce test's own expectation, since fixed):
+# Session 26 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-25 got only H100s; session 26 got no machine in 2 hours: 15 calls, each
+# failed start 90-180 s of budget, until too little was left to start one):
 #   1. `bash scripts/next_device_calls.sh gputests`, then in the same call
 #      `FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=2x8,16x4,8x8
 #      FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_TABLE_TIMEOUT=400 bash
-#      scripts/next_device_calls.sh table`. The gputests are 74 tests (session 25's fix of
-#      tune_reduce's first test has not run). The softmax rows then measure session 25's exp
-#      without conversions and the long-row clusters (2048 x 16384 at P 2 and 4), and
-#      256 x 131072, not measured since session 22. On an H200: the whole table
+#      scripts/next_device_calls.sh table`. Restage first (the stage must hold session 26's
+#      reduce_group). The gputests are 74 tests; their kept-pass softmax and RMSNorm cases
+#      are reduce_group's first device check, and session 25's fix of tune_reduce's first
+#      test has not run either. The softmax rows then measure session 25's exp without
+#      conversions, the long-row clusters (2048 x 16384 at P 2 and 4), session 26's one
+#      barrier for the kept passes (2048 x 16384's 16 x 4 keep 4: 10 -> 4 barriers), and
+#      256 x 131072, not measured since session 22. With too little budget: the gputests
+#      and FIXBITS_BENCH_CONFIGS=16x4 FIXBITS_TABLE_ROWS='softmax_pinned_bf16/2048/'
+#      FIXBITS_TABLE_TIMEOUT=130. On an H200: the whole table
 #      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`).
 #   2. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
 #      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
