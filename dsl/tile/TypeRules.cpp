@@ -14,6 +14,8 @@
 namespace fixbits::tile {
 namespace {
 
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
 class Checker {
  public:
   Checker(const std::vector<Type>& values, const Op& op, int number)
@@ -37,6 +39,14 @@ class Checker {
       return fail(absl::StrFormat("takes %d operands, got %d", n, op_.args.size()));
     }
     return absl::OkStatus();
+  }
+  // A pinned reduce's strip over an axis of `extent`: a power of two dividing it, or 0
+  // for the whole extent, itself a power of two (Program.h, kReduce semantics).
+  absl::Status pinned_strip(int64_t strip, int64_t extent) const {
+    if (strip == 0 ? is_pow2(extent) : (is_pow2(strip) && extent % strip == 0)) return absl::OkStatus();
+    return fail(absl::StrFormat(
+        "strip %d must be a power of two dividing the axis extent %d (0: the extent, "
+        "itself a power of two)", strip, extent));
   }
   // Broadcast shape of two operands: equal shapes, or one of them rank 0.
   absl::Status broadcast(const Type& a, const Type& b, std::vector<int64_t>* shape) const {
@@ -63,8 +73,6 @@ bool valid_shape(const std::vector<int64_t>& s) {
   }
   return true;
 }
-
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 }  // namespace
 
@@ -256,10 +264,8 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       int64_t extent = a->shape[op.imm];
       if (op.order == dsl::TreeOrder::kFree) {
         if (op.strip != 0) return c.fail("strip must be 0 (unset) for free order");
-      } else if (op.strip == 0 ? !is_pow2(extent) : (!is_pow2(op.strip) || extent % op.strip)) {
-        return c.fail(absl::StrFormat(
-            "strip %d must be a power of two dividing the axis extent %d (0: the extent, "
-            "itself a power of two)", op.strip, extent));
+      } else {
+        FB_RETURN_IF_ERROR(c.pinned_strip(op.strip, extent));
       }
       std::vector<int64_t> rs = a->shape;
       rs.erase(rs.begin() + op.imm);
@@ -292,12 +298,7 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
           return c.fail(absl::StrFormat("tile %d has type %s, tile 0 %s", t, to_string(*b), to_string(*a)));
         }
       }
-      const int64_t extent = a->shape[0];
-      if (op.strip == 0 ? !is_pow2(extent) : (!is_pow2(op.strip) || extent % op.strip)) {
-        return c.fail(absl::StrFormat(
-            "strip %d must be a power of two dividing the axis extent %d (0: the extent, "
-            "itself a power of two)", op.strip, extent));
-      }
+      FB_RETURN_IF_ERROR(c.pinned_strip(op.strip, a->shape[0]));
       if (op.args.size() == k + 1) {
         FB_RETURN_IF_ERROR(c.arg(k, &b));
         if (!(*b == Type::scalar(Elem::kF32))) {
