@@ -31,6 +31,7 @@
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
 //          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
+//        fixbits-cublas-scan --resume=BASE --merge=A,B,... --out=PATH
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -88,6 +89,12 @@
 //   probe summary is printed. The probe's search is CPU work (session 10's run 1: 20 s
 //   probes with under 2 s in cuBLAS), so N processes on N cores probe N times the
 //   classes per device second.
+//   --merge=A,B,... (with --resume=BASE and --out, no device): the tables A, B, ... that
+//   separate --resume=BASE runs wrote (e.g. two device calls that each probed other
+//   classes of one staged table) put together into --out as --jobs puts its slices
+//   together (profile/ScanSlices.h): a class that two of them changed is an error that
+//   names it, never a silent pick; a table that cannot be read is named and nothing is
+//   written. The merged table's command keeps each run's own.
 //   --out is required (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
@@ -149,6 +156,7 @@ struct Args {
   std::vector<runtime::GemmShape> probe_at;  // --probe-at
   std::set<int> forget;                      // --forget
   std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
+  std::vector<std::string> merge;  // --merge: tables of separate --resume runs to put together
 };
 
 // A comma-separated list of table class indices (--classes, --forget) into *out.
@@ -196,6 +204,9 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.out = *v;
     } else if (auto v = value("--device-turn=")) {
       a.device_turn = *v;
+    } else if (auto v = value("--merge=")) {
+      a.merge = absl::StrSplit(*v, ',', absl::SkipEmpty());
+      if (a.merge.empty()) return absl::InvalidArgumentError("--merge names no table.");
     } else if (auto v = value("--append=")) {
       a.append = *v;
     } else if (auto v = value("--resume=")) {
@@ -279,6 +290,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
         "--forget drops classes of a resumed table in this process; give --resume=PATH and "
         "no --jobs.");
   }
+  if (!a.merge.empty() && (a.resume.empty() || a.out.empty() || a.jobs > 1)) {
+    return absl::InvalidArgumentError(
+        "--merge puts together tables that --resume runs of one table wrote; give "
+        "--resume=BASE (that table) and --out=PATH, and no --jobs.");
+  }
   if (!a.probe_at.empty() && a.resume.empty()) {
     return absl::InvalidArgumentError(
         "--probe-at probes classes of a table written earlier; give --resume=PATH.");
@@ -339,6 +355,68 @@ absl::StatusOr<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
+// The table at --resume (re-keyed as a resumed run re-keys it) and the tables at
+// `paths`, which runs resumed from it wrote, merged into --out (profile/ScanSlices.h),
+// then one summary line. For this program's --jobs slices (separate_runs false) a path
+// with may_be_missing[j] that cannot be read is left out quietly (its slice said why),
+// any other unreadable table is named and the rest merged, and the command is the
+// base's then this program's. For separate runs a user named (--merge) every table must
+// be read, or nothing is written, and the command is the base's, then each table's own
+// tail past the base's command, then this program's. Returns max(worst, 1 on failure).
+int merge_into_out(const Args& args, const std::vector<std::string>& paths,
+                   const std::vector<bool>& may_be_missing, bool separate_runs, int worst,
+                   const std::string& of, std::chrono::steady_clock::time_point start) {
+  absl::StatusOr<std::string> text = read_file(args.resume);
+  absl::StatusOr<profile::CublasTable> base =
+      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
+  profile::ScanState state;
+  absl::Status rk = base.ok() ? profile::rekey_table(*base, state).status() : base.status();
+  if (!rk.ok()) {
+    std::printf("error: cannot re-read --resume=%s: %s\n", args.resume.c_str(),
+                std::string(rk.message()).c_str());
+    return 1;
+  }
+  std::vector<profile::CublasTable> tables;
+  std::string command = base->command;
+  for (size_t j = 0; j < paths.size(); ++j) {
+    absl::StatusOr<std::string> t = read_file(paths[j]);
+    absl::StatusOr<profile::CublasTable> table =
+        t.ok() ? profile::parse_table(*t) : absl::StatusOr<profile::CublasTable>(t.status());
+    if (!table.ok()) {
+      if (may_be_missing[j] && !t.ok()) continue;
+      std::printf("%s: no table merged: %s\n", paths[j].c_str(),
+                  std::string(table.status().message()).c_str());
+      worst = std::max(worst, 1);
+      continue;
+    }
+    if (const std::string& own = table->command; separate_runs) {
+      command += absl::StartsWith(own, base->command) ? own.substr(base->command.size())
+                                                      : " && " + own;
+    }
+    tables.push_back(*std::move(table));
+  }
+  if (tables.empty() || (separate_runs && tables.size() < paths.size())) return worst;
+  absl::StatusOr<profile::CublasTable> merged = profile::merge_scan_slices(*base, tables);
+  if (!merged.ok()) {
+    std::printf("error: %s\n", std::string(merged.status().message()).c_str());
+    return 1;
+  }
+  merged->command = command + " && " + args.command;
+  if (!write_file(args.out, profile::write_table(*merged))) {
+    std::printf("error: could not write %s\n", args.out.c_str());
+    return 1;
+  }
+  int before = 0, after = 0;
+  for (const profile::TableClass& c : base->classes) before += c.desc.has_value();
+  for (const profile::TableClass& c : merged->classes) after += c.desc.has_value();
+  std::printf("summary (%zu of %s merged): %zu classes, %d with a descriptor (%d before), "
+              "%.1f s; wrote %s\n",
+              tables.size(), of.c_str(), merged->classes.size(), after, before,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              args.out.c_str());
+  return worst;
+}
+
 // --jobs=N: this program N times with --slice=j/N and --out=<out>.slice<j>.tsv (output
 // in <out>.slice<j>.log), at once; then the resumed table, re-keyed as the slices
 // re-key it, and their tables merged into --out. Exit 2 when a slice rejects the
@@ -378,50 +456,10 @@ int run_jobs(const Args& args, const char* self) {
     }
   }
   if (worst == 2) return 2;
-  absl::StatusOr<std::string> text = read_file(args.resume);
-  absl::StatusOr<profile::CublasTable> base =
-      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
-  profile::ScanState state;
-  absl::Status rk = base.ok() ? profile::rekey_table(*base, state).status() : base.status();
-  if (!rk.ok()) {
-    std::printf("error: cannot re-read --resume=%s: %s\n", args.resume.c_str(),
-                std::string(rk.message()).c_str());
-    return 1;
-  }
-  std::vector<profile::CublasTable> slices;
-  for (size_t j = 0; j < outs.size(); ++j) {
-    absl::StatusOr<std::string> t = read_file(outs[j]);
-    absl::StatusOr<profile::CublasTable> table =
-        t.ok() ? profile::parse_table(*t) : absl::StatusOr<profile::CublasTable>(t.status());
-    if (!table.ok()) {
-      if (codes[j] == 0 && !t.ok()) continue;  // skipped (no device): it said why
-      std::printf("slice %zu: no table merged: %s\n", j, std::string(table.status().message()).c_str());
-      worst = std::max(worst, 1);
-      continue;
-    }
-    slices.push_back(*std::move(table));
-  }
-  if (slices.empty()) return worst;
-  absl::StatusOr<profile::CublasTable> merged = profile::merge_scan_slices(*base, slices);
-  if (!merged.ok()) {
-    std::printf("error: %s\n", std::string(merged.status().message()).c_str());
-    return 1;
-  }
-  merged->command = base->command + " && " + args.command;
-  if (!write_file(args.out, profile::write_table(*merged))) {
-    std::printf("error: could not write %s\n", args.out.c_str());
-    return 1;
-  }
-  int before = 0, after = 0;
-  for (const profile::TableClass& c : base->classes) before += c.desc.has_value();
-  for (const profile::TableClass& c : merged->classes) after += c.desc.has_value();
-  std::printf("summary (%zu of %lld slices merged): %zu classes, %d with a descriptor (%d before), "
-              "%.1f s; wrote %s\n",
-              slices.size(), static_cast<long long>(args.jobs), merged->classes.size(), after,
-              before,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-              args.out.c_str());
-  return worst;
+  std::vector<bool> may_be_missing;  // a slice that exits 0 without a table had no device
+  for (int code : codes) may_be_missing.push_back(code == 0);
+  return merge_into_out(args, outs, may_be_missing, /*separate_runs=*/false, worst,
+                        absl::StrFormat("%lld slices", static_cast<long long>(args.jobs)), start);
 }
 
 }  // namespace
@@ -434,6 +472,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (args->jobs > 1 && !args->out.empty()) return run_jobs(*args, argv[0]);
+  if (!args->merge.empty()) {  // no device: tables of separate runs put together
+    return merge_into_out(*args, args->merge, std::vector<bool>(args->merge.size(), false),
+                          /*separate_runs=*/true, 0,
+                          absl::StrFormat("%zu tables", args->merge.size()),
+                          std::chrono::steady_clock::now());
+  }
   if (args->out.empty()) {
     // Run bare (as a loop over every sample does), it explains itself instead of
     // spending minutes of device time on a table nobody asked for.

@@ -1,0 +1,139 @@
+// Tests of fixbits-cublas-scan --merge (samples/cublas_scan/main.cpp), run as a program
+// on this CPU: two tables that separate --resume runs of the committed table wrote,
+// each with its own class changed, put together into one that holds both changes and
+// both runs' commands; tables that changed one class twice, a missing table and a
+// missing --resume are refused, naming the problem, and nothing is written.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "profile/CublasTable.h"
+#include "profile/EmbeddedTable.h"
+
+namespace fixbits::profile {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int code = -1;       // the program's exit status
+  std::string output;  // its stdout and stderr
+};
+
+Ran run_scan(const std::string& args) {
+  Ran r;
+  const std::string cmd = std::string(FIXBITS_CUBLAS_SCAN_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) r.output.append(buf, n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+void write(const fs::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+absl::StatusOr<CublasTable> read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_table(text.str());
+}
+
+class CublasScanMerge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fixbits_scan_merge_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    absl::StatusOr<std::string> text = embedded_cublas_sm90_text();
+    ASSERT_TRUE(text.ok()) << text.status();
+    absl::StatusOr<CublasTable> base = parse_table(*text);
+    ASSERT_TRUE(base.ok()) << base.status();
+    ASSERT_GT(base->classes.size(), 6u);
+    base_ = *base;
+    write(dir_ / "base.tsv", *text);
+    out_ = dir_ / "out.tsv";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The base with class `cls`'s note set to `note` and `run` appended to its command,
+  // as a --resume run that visited only that class writes it.
+  std::string run_table(const std::string& name, int cls, const std::string& note,
+                        const std::string& run) {
+    CublasTable t = base_;
+    t.classes[cls].note = note;
+    t.command += " && " + run;
+    write(dir_ / name, write_table(t));
+    return (dir_ / name).string();
+  }
+
+  // fixbits-cublas-scan --resume=<base> --merge=<tables> --out=<out_>.
+  Ran merge(const std::string& tables) {
+    return run_scan("--resume=" + (dir_ / "base.tsv").string() + " --merge=" + tables +
+                    " --out=" + out_.string());
+  }
+
+  fs::path dir_;
+  fs::path out_;  // where merge() writes
+  CublasTable base_;
+};
+
+TEST_F(CublasScanMerge, TwoRunsOfOneTableBecomeOneWithBothChangesAndCommands) {
+  const std::string a = run_table("a.tsv", 3, "run A visited class 3", "scan --classes=3");
+  const std::string b = run_table("b.tsv", 5, "run B visited class 5", "scan --classes=5");
+  const Ran r = merge(a + "," + b);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("summary (2 of 2 tables merged)"), std::string::npos) << r.output;
+  absl::StatusOr<CublasTable> merged = read(out_);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_EQ(merged->classes.size(), base_.classes.size());
+  for (size_t c = 0; c < base_.classes.size(); ++c) {
+    const std::string want = c == 3   ? "run A visited class 3"
+                             : c == 5 ? "run B visited class 5"
+                                      : base_.classes[c].note;
+    EXPECT_EQ(merged->classes[c].note, want) << "class " << c;
+  }
+  EXPECT_EQ(merged->variants, base_.variants);
+  const std::string runs = base_.command + " && scan --classes=3 && scan --classes=5 && ";
+  EXPECT_EQ(merged->command.substr(0, runs.size()), runs) << merged->command;
+  EXPECT_NE(merged->command.find("--merge="), std::string::npos) << merged->command;
+}
+
+TEST_F(CublasScanMerge, OneClassChangedByBothRunsIsRefusedAndNothingIsWritten) {
+  const std::string a = run_table("a.tsv", 3, "run A", "scan A");
+  const std::string b = run_table("b.tsv", 3, "run B", "scan B");
+  const Ran r = merge(a + "," + b);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("class 3 was changed by slice 0 and by slice 1"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out_));
+}
+
+TEST_F(CublasScanMerge, AMissingTableOrResumeIsNamed) {
+  const std::string a = run_table("a.tsv", 3, "run A", "scan A");
+  const std::string missing = (dir_ / "missing.tsv").string();
+  Ran r = merge(a + "," + missing);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(missing + ": no table merged"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out_)) << "a merge that lost a table wrote one";
+  r = run_scan("--merge=" + a + " --out=" + out_.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--merge puts together tables"), std::string::npos) << r.output;
+  r = merge("");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--merge names no table"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace fixbits::profile
