@@ -23,31 +23,27 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
-# Session 26 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-25 got only H100s; session 26 got no machine in 2 hours: 15 calls, each
-# failed start 90-180 s of budget, until too little was left to start one):
-#   1. `bash scripts/next_device_calls.sh gputests`, then in the same call
-#      `FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=2x8,16x4,8x8
-#      FIXBITS_TABLE_ROWS=softmax_pinned_bf16/ FIXBITS_TABLE_TIMEOUT=400 bash
-#      scripts/next_device_calls.sh table`. Restage first (the stage must hold session 26's
-#      reduce_group). The gputests are 74 tests; their kept-pass softmax and RMSNorm cases
-#      are reduce_group's first device check, and session 25's fix of tune_reduce's first
-#      test has not run either. The softmax rows then measure session 25's exp without
-#      conversions, the long-row clusters (2048 x 16384 at P 2 and 4), session 26's one
-#      barrier for the kept passes (2048 x 16384's 16 x 4 keep 4: 10 -> 4 barriers), and
-#      256 x 131072, not measured since session 22. With too little budget: the gputests
-#      and FIXBITS_BENCH_CONFIGS=16x4 FIXBITS_TABLE_ROWS='softmax_pinned_bf16/2048/'
-#      FIXBITS_TABLE_TIMEOUT=130. On an H200: the whole table
+#          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
+#                                                       uncapped and capped, under ncu (<= 190 s)
+# Session 27 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-27 got only H100s; session 27's calls came at once and ran the plan below
+# in 1,650 s of device time: 74/74 GPU tests, the softmax rows, two scans -> 343 of 365):
+#   1. `bash scripts/next_device_calls.sh occupancy` (<= 190 s): why softmax 8192 x 4096's
+#      8 x 8 kernel lost 18 us with session 25's exp (docs/performance.md, session 27).
+#      On an H200, first the GPU tests (`FIXBITS_GPUTESTS_DEADLINE=180 ... gputests`: #4
+#      asks for them there, last run on an H200 in session 21) and the whole table
 #      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`).
-#   2. the 14 large-K classes whose probe budget ran out (docs/cublas.md, session 23):
-#      FIXBITS_SCAN_CLASSES=10,13,15,16,87,90,94,97,106,108,224,314,319,364
-#      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_BUDGET=300 FIXBITS_SCAN_TIMEOUT=420
+#   2. classes 70 and 144 (every shape K > 131072: session 27's step left out MAXK) and
+#      the three whose budget ran out before a probe:
+#      FIXBITS_SCAN_CLASSES=70,144,10,87,319 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=380 FIXBITS_SCAN_TIMEOUT=420
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
-#   3. the 5 classes whose probe passed its 150 s limit (54, 70, 99, 144, 176; operands of
-#      2 to 4 GB) and class 146 (SPLITK_NUM -1; probes at two K):
-#      FIXBITS_SCAN_CLASSES=54,70,99,144,176,146 FIXBITS_SCAN_PROBE_TIMEOUT=400
-#      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=450
-#      FIXBITS_SCAN_EXTRA=--probe-at=8449x2x16383:bf16 bash scripts/next_device_calls.sh cublas
+#   3. the probes that passed 150 s (13, 15, 90, 94, 97, 106, 364) with a longer limit:
+#      FIXBITS_SCAN_CLASSES=13,15,90,94,97,106,364 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=380 FIXBITS_SCAN_BUDGET=400 FIXBITS_SCAN_TIMEOUT=420
+#      FIXBITS_CUBLAS_END=445 bash scripts/next_device_calls.sh cublas
+#   Steps 2 and 3 each resume the staged table: merge their tables here with
+#   `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T` (docs/cublas.md).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -311,6 +307,27 @@ case $what in
     echo "reduce_bench rc=$?"
     el done
     grep -E "_median|CopyBandwidth" "$OUT/table_bench.log" | cut -c1-250
+    ;;
+  occupancy)
+    # #4, session 27: softmax 8192 x 4096's 8 x 8, keep 1, whole strips, rd kernel ran
+    # 60.4 us in session 24 and 78.8 us after session 25's exp (48 -> 50 registers here);
+    # the same kernel capped to 48 registers (mb 5) ran 79.3 us. One launch of each under
+    # Nsight Compute: registers, theoretical and achieved occupancy, issue and stalls.
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    for k in k1_ws_rd k1_mb5_ws_rd; do
+      el "ncu $k"
+      FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=8x8 L timeout 90 $NCU --kernel-name \
+        regex:"^fixbits_softmax_bf16_bf16_pinned_s4096_w8_e8_${k}\$" --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        --section SchedulerStats --section MemoryWorkloadAnalysis $B/reduce_bench \
+        --benchmark_filter='softmax_pinned_bf16/8192/' --benchmark_repetitions=1 \
+        --benchmark_min_time=0.01 > "$OUT/ncu_$k.log" 2>&1; echo "ncu $k rc=$?"
+    done
+    el done
+    for k in k1_ws_rd k1_mb5_ws_rd; do
+      echo "== $k"
+      grep -E "Duration|DRAM Throughput|Registers Per|Theoretical Occupancy|Achieved Occupancy|Block Limit Reg|Warp Cycles Per Issued|Issued Warp|Eligible Warps" "$OUT/ncu_$k.log" | head -12 | cut -c1-160
+    done
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
