@@ -23,8 +23,9 @@
 // once per case (memoized), so its own benchmark reuses that search; a filter that
 // leaves the free benchmark out still pays its tuning, unless FIXBITS_BENCH_VS_FREE=0.
 // Counters tried / failed (cl_tried / cl_failed / cl_vs_best for cluster candidates)
-// say how the tuning went; FIXBITS_BENCH_TRACE=1 prints every candidate's median or
-// error on stderr ([tune] lines).
+// say how the tuning went, tune_build_s / tune_time_s how long its two phases took
+// (TunedReduce); FIXBITS_BENCH_TRACE=1 prints every candidate's median or error on
+// stderr ([tune] lines), then one [tuned] line a case with the phases.
 // Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
 // launches, divided), reported as the median of --benchmark_repetitions; the
 // counter vs_copy is the copy kernel's time for the same bytes over the case's.
@@ -212,6 +213,7 @@ struct Search {
   int tried = 0, failed = 0;        // candidates, and those that did not build or run
   int cluster_tried = 0, cluster_failed = 0;
   float cluster_ms = 0;             // the fastest cluster_rows candidate, 0: none ran
+  double build_s = 0, timing_s = 0;  // the tuning's two phases (TunedReduce), seconds
 };
 using CaseKey = std::tuple<int, int, int, DType, int64_t, int64_t>;
 CaseKey case_key(const dsl::ReduceDesc& desc, int64_t rows, int64_t cols) {
@@ -414,6 +416,14 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
   } else {
     s.cfg = t->config;
     s.ms = t->us / 1000.0f;
+    s.build_s = t->build_seconds;
+    s.timing_s = t->timing_seconds;
+    if (trace) {
+      std::fprintf(stderr, "[tuned] %s %lldx%lld: %d candidates, built ahead in %.1f s on %d threads, "
+                   "created and timed in %.1f s\n", dsl::to_string(desc).c_str(),
+                   static_cast<long long>(rows), static_cast<long long>(cols), s.tried, s.build_s,
+                   o.build_threads, s.timing_s);
+    }
   }
   return s;
 }
@@ -488,11 +498,14 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     state.counters["vs_copy"] = tc.copy_ms / (total_ms / static_cast<double>(state.iterations()));
   }
   {
-    // How the tuning went: candidates tried and failed (cluster ones too), and the
+    // How the tuning went: candidates tried and failed (cluster ones too), the seconds
+    // of its two phases (building ahead, then creating and timing each), and the
     // fastest cluster_rows candidate against the winner (> 1: the cluster kernel slower).
     const Search& mine = search(dev, desc, rows, cols);
     state.counters["tried"] = mine.tried;
     state.counters["failed"] = mine.failed;
+    state.counters["tune_build_s"] = mine.build_s;
+    state.counters["tune_time_s"] = mine.timing_s;
     if (mine.cluster_tried > 0) {
       state.counters["cl_tried"] = mine.cluster_tried;
       state.counters["cl_failed"] = mine.cluster_failed;

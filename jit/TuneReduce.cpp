@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -64,9 +65,15 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
   }
   if (candidates.empty()) return absl::InvalidArgumentError("tune_reduce: TuneReduceOptions.candidates is empty.");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  prebuild(device, desc, candidates, options.build_threads > 0 ? options.build_threads : std::min(cores, 16));
-
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   TunedReduce out;
+  const Clock::time_point build_start = Clock::now();
+  prebuild(device, desc, candidates, options.build_threads > 0 ? options.build_threads : std::min(cores, 16));
+  out.build_seconds = seconds_since(build_start);
+  const Clock::time_point timing_start = Clock::now();
   bool found = false;
   for (const dsl::ReduceConfig& c : candidates) {
     absl::StatusOr<float> us = absl::UnknownError("not run");
@@ -88,6 +95,7 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
     }
     out.tried.push_back({c, std::move(us)});
   }
+  out.timing_seconds = seconds_since(timing_start);
   if (!found) {
     return absl::NotFoundError(absl::StrFormat("tune_reduce: none of the %d candidates ran; the first: %s",
                                                out.tried.size(), out.tried.front().us.status().ToString()));

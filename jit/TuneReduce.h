@@ -59,6 +59,12 @@ struct TunedReduce {
     absl::StatusOr<float> us;  // median microseconds per launch, or why it did not run
   };
   std::vector<Tried> tried;  // every candidate, in list order
+  // Wall-clock seconds of the two phases: building ahead (codegen, verifier and driver
+  // load of every candidate on build_threads threads; 0 when nothing is built ahead),
+  // then the loop that creates each runner and times it (a build the first phase did not
+  // do, e.g. with the kernel cache off, counts here).
+  double build_seconds = 0;
+  double timing_seconds = 0;
 };
 
 // `inputs`: a runner that uploaded the problem to time on (any descriptor with desc's op,
