@@ -42,8 +42,10 @@
 #      FIXBITS_SCAN_CLASSES=13,15,90,94,97,106,364 FIXBITS_SCAN_MAXK=524288
 #      FIXBITS_SCAN_PROBE_TIMEOUT=380 FIXBITS_SCAN_BUDGET=400 FIXBITS_SCAN_TIMEOUT=420
 #      FIXBITS_CUBLAS_END=445 bash scripts/next_device_calls.sh cublas
-#   Steps 2 and 3 each resume the staged table: merge their tables here with
-#   `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T` (docs/cublas.md).
+#   Step 3 resumes .stage/table.tsv.gz: copy step 2's $OUT/cublas_sm90.tsv.gz there
+#   first (carry sends .stage with every call), or merge the two tables here afterwards
+#   with `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T`
+#   (docs/cublas.md; session 27 merged its runs 2 and 3 so).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
