@@ -24,11 +24,12 @@
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
 #          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
-#                                                       uncapped and capped, under ncu (<= 190 s)
+#                                                       uncapped and capped, under ncu; its
+#                                                       SASS beside session 24's (<= 200 s)
 # Session 27 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-27 got only H100s; session 27's calls came at once and ran the plan below
 # in 1,650 s of device time: 74/74 GPU tests, the softmax rows, two scans -> 343 of 365):
-#   1. `bash scripts/next_device_calls.sh occupancy` (<= 190 s): why softmax 8192 x 4096's
+#   1. `bash scripts/next_device_calls.sh occupancy` (<= 200 s): why softmax 8192 x 4096's
 #      8 x 8 kernel lost 18 us with session 25's exp (docs/performance.md, session 27).
 #      On an H200, first the GPU tests (`FIXBITS_GPUTESTS_DEADLINE=180 ... gputests`: #4
 #      asks for them there, last run on an H200 in session 21) and the whole table
@@ -59,6 +60,23 @@ el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
 fastest() {
   grep -E "^\[tune\].*$1" "$OUT/reduce_bench.log" | sed 's/^\[tune\] reduce{[^}]*} //' \
     | awk -F': ' '{print $NF " | " $1}' | sort -g | head -$2 | cut -c1-160
+}
+# sass FILE.ptx...: each compiled for sm_90a by the device's ptxas, its SASS
+# (cuobjdump) and ptxas's report in $OUT; one line a file: its instruction count and
+# its 14 most common opcodes, then where its global loads sit (instruction numbers).
+sass() {
+  local CU f n
+  CU=$(dirname "$(command -v ncu || echo /usr/local/cuda/bin/ncu)")
+  for f in "$@"; do
+    n=$(basename $f .ptx)
+    "$CU/ptxas" -arch=sm_90a -v $f -o /tmp/$n.cubin > "$OUT/$n.ptxas.txt" 2>&1 &&
+      "$CU/cuobjdump" -sass /tmp/$n.cubin > "$OUT/$n.sass" 2>&1
+    echo "$n: $(grep -cE '^ +/\*[0-9a-f]{4,}\*/' "$OUT/$n.sass") SASS instructions," \
+      "$(grep -o 'Used [0-9]* registers' "$OUT/$n.ptxas.txt" | head -1)"
+    grep -oE '^ +/\*[0-9a-f]{4,}\*/ +(@!?U?P[0-9T] +)?[A-Z0-9_.]+' "$OUT/$n.sass" | awk '{print $NF}' \
+      | sed 's/\..*//' | sort | uniq -c | sort -rn | head -14 | tr '\n' ' '; echo
+    echo "  LDG at: $(grep -E '^ +/\*[0-9a-f]{4,}\*/' "$OUT/$n.sass" | grep -n 'LDG' | cut -d: -f1 | head -40 | tr '\n' ' ')"
+  done
 }
 # gtests BIN LOG Name:limit...: each test of BIN whose name holds Name, under its own
 # limit, appended to $OUT/LOG, then the verdict lines.
@@ -91,6 +109,15 @@ case $what in
         --blocks-per-row 4 --cluster-rows 1 --keep 8 --keep-in-shared 1 --min-blocks 3 --whole-strips $ws \
         > .stage/ptx/rmsnorm_p4_k8s_mb3_ws$ws.ptx
     done
+    # The softmax 8192 x 4096 kernel of `occupancy` (8 x 8, keep 1, whole strips, rd),
+    # uncapped and capped to 5 blocks an SM, beside the same kernel as session 24 built
+    # it (commit 4b5de15, 60.4 us on the H100: docs/runs), for its SASS.
+    for mb in 0 5; do
+      build/tests/codegen/golden/fixbits_emit_kernel \
+        'reduce{op=softmax axis=row in=bf16 acc=f32 out=bf16 order=pinned strip=4096}' --warps 8 --ept 8 \
+        --keep 1 --whole-strips 1 --divide-by-reciprocal 1 --min-blocks $mb > .stage/ptx/softmax_8x8_k1_ws_rd_mb$mb.ptx
+    done
+    cp docs/runs/2026-12-06-s27-softmax-8x8-k1-ws-rd-at-4b5de15.ptx .stage/ptx/softmax_8x8_k1_ws_rd_4b5de15.ptx
     tar -C .stage -cJf .stage/all.tar.xz bin devlibs
     rm -rf .stage/bin .stage/devlibs
     du -sh .stage
@@ -277,15 +304,7 @@ case $what in
       --benchmark_out="$OUT/reduce_bench.json" --benchmark_out_format=json > "$OUT/reduce_bench.log" 2>&1
     echo "reduce_bench rc=$?"
     el "sass"
-    CU=$(dirname "$(command -v ncu || echo /usr/local/cuda/bin/ncu)")
-    for f in .stage/ptx/*.ptx; do
-      n=$(basename $f .ptx)
-      "$CU/ptxas" -arch=sm_90a -v $f -o /tmp/$n.cubin > "$OUT/$n.ptxas.txt" 2>&1 &&
-        "$CU/cuobjdump" -sass /tmp/$n.cubin > "$OUT/$n.sass" 2>&1
-      echo "$n: $(grep -cE '^ +/\*[0-9a-f]{4,}\*/' "$OUT/$n.sass") SASS instructions"
-      grep -oE '^ +/\*[0-9a-f]{4,}\*/ +(@!?U?P[0-9T] +)?[A-Z0-9_.]+' "$OUT/$n.sass" | awk '{print $NF}' \
-        | sed 's/\..*//' | sort | uniq -c | sort -rn | head -14 | tr '\n' ' '; echo
-    done
+    sass .stage/ptx/rmsnorm_*.ptx
     el done
     echo "fastest cluster candidates, 256 x 131072:"
     fastest " 256x131072 .*cl=1" 14
@@ -314,7 +333,8 @@ case $what in
     # #4, session 27: softmax 8192 x 4096's 8 x 8, keep 1, whole strips, rd kernel ran
     # 60.4 us in session 24 and 78.8 us after session 25's exp (48 -> 50 registers here);
     # the same kernel capped to 48 registers (mb 5) ran 79.3 us. One launch of each under
-    # Nsight Compute: registers, theoretical and achieved occupancy, issue and stalls.
+    # Nsight Compute: registers, theoretical and achieved occupancy, issue and stalls;
+    # then the SASS of both and of session 24's kernel (staged PTX), where the loads sit.
     NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     for k in k1_ws_rd k1_mb5_ws_rd; do
       el "ncu $k"
@@ -325,6 +345,8 @@ case $what in
         --benchmark_filter='softmax_pinned_bf16/8192/' --benchmark_repetitions=1 \
         --benchmark_min_time=0.01 > "$OUT/ncu_$k.log" 2>&1; echo "ncu $k rc=$?"
     done
+    el "sass"
+    sass .stage/ptx/softmax_8x8_*.ptx
     el done
     for k in k1_ws_rd k1_mb5_ws_rd; do
       echo "== $k"
