@@ -254,7 +254,8 @@ class PtxWalker : public Walker {
     return smem_load(addr, type, line_);
   }
 
-  // "[%rd1+16]", "sm+4", "[k_param_0]" -> integer node.
+  // "[%rd1+16]", "[%rd1+-32]" (LLVM's form of a negative offset), "sm+4", "[k_param_0]"
+  // -> integer node.
   NodeId address_expr(std::string s) {
     s = std::string(absl::StripAsciiWhitespace(s));
     if (!s.empty() && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
@@ -268,6 +269,12 @@ class PtxWalker : public Walker {
           (num.size() > 2 && num[1] == 'x' && (v = static_cast<int64_t>(std::strtoull(num.c_str(), nullptr, 16)), true))) {
         off = s[p] == '-' ? wrap_mul(v, -1) : v;
         base = std::string(absl::StripAsciiWhitespace(s.substr(0, p)));
+        // "+-32": the '+' joins base and a negative offset; it is no part of the base
+        // (read as one, the base was a register never written: an opaque unknown named
+        // by its register number).
+        if (s[p] == '-' && !base.empty() && base.back() == '+') {
+          base = std::string(absl::StripAsciiWhitespace(base.substr(0, base.size() - 1)));
+        }
       }
     }
     NodeId b;

@@ -255,8 +255,11 @@ KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem 
 // block through shared memory together, one barrier for all. Staged (keep_in_shared),
 // one reduce a pass, leaf j built right before it: pass j is read (and waited for)
 // only there, and its tree crosses the block while later passes' copies are in flight.
-// (Cluster rows' kept strips stay one reduce each: grouped, their kernels signed apart
-// from the same kernels with the reduces apart, in a loop's recurrence key.)
+// (Cluster rows' kept strips stay one reduce each. Grouped, their kernels first signed
+// apart from the ungrouped ones; the cause was the verifier reading LLVM's "[%rd+-32]"
+// as a register "%rd+" (fixed in verify/PtxWalk.cpp), and since then a grouped softmax
+// cluster kernel signs as the ungrouped one. Grouping them is left until a device shows
+// the row kernels' groups pay: session 27 measured none.)
 template <class Leaf>
 Value reduce_kept_chain(Builder& b, int n, Leaf leaf, Combine c, int64_t strip, Value init, bool staged) {
   if (n > 1 && !staged) {

@@ -51,6 +51,20 @@ TEST(Signature, CommutedOperandsAreEquivalent) {
                           "ld.global.b32 %r8, [%rd8+4];\n add.rn.f32 %r4, %r8, %r2;\n st.global.b32 [%rd6], %r4;")));
 }
 
+TEST(Signature, ANegativeOffsetIsAnOffsetOfItsRegister) {
+  // LLVM writes a negative offset as "+-": [%rd7+-4] with %rd7 = %rd4 + 8 is in + 8*tid + 4,
+  // the leaf %r3 reads. (Read as a register "%rd7+", it was an unknown named by its
+  // number, so two kernels that differ only in register numbering signed apart.)
+  const std::string plain = kernel("add.rn.f32 %r4, %r2, %r3;\n st.global.b32 [%rd6], %r4;");
+  EXPECT_TRUE(same(plain, kernel("add.s64 %rd7, %rd4, 8;\n ld.global.b32 %r8, [%rd7+-4];\n"
+                                 "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
+  EXPECT_TRUE(same(plain, kernel("add.s64 %rd9, %rd4, 8;\n ld.global.b32 %r8, [%rd9 + -4];\n"
+                                 "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
+  // Another offset is another leaf.
+  EXPECT_FALSE(same(plain, kernel("add.s64 %rd7, %rd4, 8;\n ld.global.b32 %r8, [%rd7+-8];\n"
+                                  "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
+}
+
 TEST(Signature, RoundingModeAndOperationSplit) {
   const std::string rn = kernel("add.rn.f32 %r4, %r2, %r3;\n st.global.b32 [%rd6], %r4;");
   EXPECT_FALSE(same(rn, kernel("add.rz.f32 %r4, %r2, %r3;\n st.global.b32 [%rd6], %r4;")));
