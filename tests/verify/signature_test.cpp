@@ -56,13 +56,14 @@ TEST(Signature, ANegativeOffsetIsAnOffsetOfItsRegister) {
   // the leaf %r3 reads. (Read as a register "%rd7+", it was an unknown named by its
   // number, so two kernels that differ only in register numbering signed apart.)
   const std::string plain = kernel("add.rn.f32 %r4, %r2, %r3;\n st.global.b32 [%rd6], %r4;");
-  EXPECT_TRUE(same(plain, kernel("add.s64 %rd7, %rd4, 8;\n ld.global.b32 %r8, [%rd7+-4];\n"
-                                 "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
-  EXPECT_TRUE(same(plain, kernel("add.s64 %rd9, %rd4, 8;\n ld.global.b32 %r8, [%rd9 + -4];\n"
-                                 "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
-  // Another offset is another leaf.
-  EXPECT_FALSE(same(plain, kernel("add.s64 %rd7, %rd4, 8;\n ld.global.b32 %r8, [%rd7+-8];\n"
-                                  "add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;")));
+  // The second operand loaded from `address`, %rd7 or %rd9 being in + 8*tid + 8.
+  auto second_from = [](const std::string& address) {
+    return kernel("add.s64 %rd7, %rd4, 8;\n add.s64 %rd9, %rd4, 8;\n ld.global.b32 %r8, " + address +
+                  ";\n add.rn.f32 %r4, %r2, %r8;\n st.global.b32 [%rd6], %r4;");
+  };
+  EXPECT_TRUE(same(plain, second_from("[%rd7+-4]")));
+  EXPECT_TRUE(same(plain, second_from("[%rd9 + -4]")));
+  EXPECT_FALSE(same(plain, second_from("[%rd7+-8]")));  // another offset, another leaf
 }
 
 TEST(Signature, RoundingModeAndOperationSplit) {
