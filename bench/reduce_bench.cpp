@@ -577,7 +577,13 @@ BENCHMARK_CAPTURE(BM_Reduce, colsum_free_f32, dsl::ReduceOp::kSum, dsl::TreeOrde
 // Latency of getting a launchable dsl::reduce kernel. kind 0: cold (codegen + driver
 // load, no cache); 1: loaded-kernel hit (the process-wide table); 2: disk-cache hit
 // (fresh memory, entry read from disk, re-verified, loaded by the driver).
-void BM_ReduceKernelLatency(benchmark::State& state) {
+// Getting one kernel's runner, by state.range(0): 0 cold (dsl::reduce, codegen, the
+// verifier, the driver's load, no cache), 1 a memory hit (the loaded-kernel table), 2 a
+// disk hit (entry read and checksummed, signed by this checker: the driver's load).
+// The driver keeps its own cache of PTX it compiled (~/.nv/ComputeCache): run with
+// CUDA_CACHE_DISABLE=1 for the cold and disk rows to include its compile, as a
+// tuning's first load of each candidate does.
+void kernel_latency(benchmark::State& state, const dsl::ReduceDesc& desc, const dsl::ReduceConfig& cfg) {
   std::string why;
   auto dev = device_or_null(&why);
   if (!dev) return state.SkipWithError(("[SKIP] no CUDA device: " + why).c_str());
@@ -585,8 +591,6 @@ void BM_ReduceKernelLatency(benchmark::State& state) {
   const auto dir = std::filesystem::temp_directory_path() / "fixbits-bench-cache";
   runtime::KernelCache disk_cache({.enabled = true, .dir = dir.string()});
   runtime::KernelCache no_cache({.enabled = false, .dir = ""});
-  dsl::ReduceDesc desc{.op = dsl::ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 1024};
-  const dsl::ReduceConfig cfg{.warps = 8, .elems_per_thread = 4};
   auto get = [&](runtime::KernelCache* cache) { return jit::ReduceRunner::create(dev, desc, cfg, cache); };
   if (!get(&disk_cache).ok()) return state.SkipWithError("the kernel did not build");
   if (!get(nullptr).ok()) return state.SkipWithError("the kernel did not load");
@@ -602,7 +606,25 @@ void BM_ReduceKernelLatency(benchmark::State& state) {
   }
   state.SetLabel(kind == 0 ? "cold compile+load" : kind == 1 ? "memory hit" : "disk hit");
 }
+
+// A pinned bf16 row sum, 8 warps x 4 elements (the small kernel the targets name).
+void BM_ReduceKernelLatency(benchmark::State& state) {
+  kernel_latency(state, {.op = dsl::ReduceOp::kSum, .in_dtype = DType::kBF16, .strip = 1024},
+                 {.warps = 8, .elems_per_thread = 4});
+}
 BENCHMARK(BM_ReduceKernelLatency)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// A large kernel of the kind a tuning builds hundreds of: the softmax 256 x 131072
+// winner of session 27 (a cluster of 8, 16 warps x 4, 4 strips kept in shared memory,
+// 4 blocks an SM, whole strips, divide by reciprocal, bf16 strip 4096). Its cold row against its disk row says how much of a
+// candidate's build is the driver's load.
+void BM_ReduceKernelLatencyLarge(benchmark::State& state) {
+  kernel_latency(state,
+                 {.op = dsl::ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096},
+                 {.warps = 16, .elems_per_thread = 4, .blocks_per_row = 8, .keep_passes = 4, .cluster_rows = true,
+                  .keep_in_shared = true, .min_blocks_per_sm = 4, .whole_strips = true, .divide_by_reciprocal = true});
+}
+BENCHMARK(BM_ReduceKernelLatencyLarge)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

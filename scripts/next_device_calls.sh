@@ -25,11 +25,12 @@
 #                                                       against free and the copy (<= 290 s)
 #          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
 #                                                       uncapped and capped, under ncu; its
-#                                                       SASS beside session 24's (<= 200 s)
+#                                                       SASS beside session 24's; a kernel's
+#                                                       cold and disk-hit latency (<= 260 s)
 # Session 27 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-27 got only H100s; session 27's calls came at once and ran the plan below
 # in 1,650 s of device time: 74/74 GPU tests, the softmax rows, two scans -> 343 of 365):
-#   1. `bash scripts/next_device_calls.sh occupancy` (<= 200 s): why softmax 8192 x 4096's
+#   1. `bash scripts/next_device_calls.sh occupancy` (<= 260 s): why softmax 8192 x 4096's
 #      8 x 8 kernel lost 18 us with session 25's exp (docs/performance.md, session 27).
 #      On an H200, first the GPU tests (`FIXBITS_GPUTESTS_DEADLINE=180 ... gputests`: #4
 #      asks for them there, last run on an H200 in session 21) and the whole table
@@ -347,7 +348,15 @@ case $what in
     done
     el "sass"
     sass .stage/ptx/softmax_8x8_*.ptx
+    # Where a tuning's build time goes: a small and a large kernel cold (codegen,
+    # verifier, driver load) and as a disk hit (the driver's load alone), the driver's
+    # own PTX cache off (this CPU: the large one's codegen 0.3 s, checker 0.06 s, ptxas 0.37 s).
+    el "kernel latency"
+    CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency.log" 2>&1
+    echo "latency rc=$?"
     el done
+    grep -E "_median" "$OUT/latency.log" | cut -c1-120
     for k in k1_ws_rd k1_mb5_ws_rd; do
       echo "== $k"
       grep -E "Duration|DRAM Throughput|Registers Per|Theoretical Occupancy|Achieved Occupancy|Block Limit Reg|Warp Cycles Per Issued|Issued Warp|Eligible Warps" "$OUT/ncu_$k.log" | head -12 | cut -c1-160
