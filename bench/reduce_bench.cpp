@@ -11,7 +11,8 @@
 // kept passes in registers or shared memory, alternating row order, row groups, cluster
 // kernels, whole strips and (softmax) divide_by_reciprocal; the environment changes them
 // (FIXBITS_BENCH_CONFIGS, FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP,
-// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0). The label says which won:
+// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0; FIXBITS_BENCH_TUNE_BUDGET
+// bounds each case's search). The label says which won:
 // bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
 // block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
 // kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
@@ -363,6 +364,15 @@ int build_threads() {
   return n;
 }
 
+// FIXBITS_BENCH_TUNE_BUDGET: seconds one case's tuning may start candidates for
+// (TuneReduceOptions.budget_seconds: those left are not run, and the case keeps the
+// fastest timed), so a table step under a device call's limit loses candidates, not
+// whole rows; unset or 0: no limit.
+int tune_budget() {
+  static const int s = env_int("FIXBITS_BENCH_TUNE_BUDGET", 0, 0, 86400, 0);
+  return s;
+}
+
 // Tunes `desc` over candidates_of() once per case with jit::tune_reduce (20 timed batches
 // each, on the shared inputs; the kernels built first on build_threads() threads, which
 // made the table step bound by the slowest builds, not their sum: session 23 spent 280 s
@@ -388,6 +398,7 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
   o.timed = 20;
   o.batch = batch();
   o.build_threads = build_threads();
+  o.budget_seconds = tune_budget();
   o.on_candidate = [&](const dsl::ReduceConfig& c, const absl::StatusOr<float>& us) {
     ++s.tried;
     s.cluster_tried += c.cluster_rows;

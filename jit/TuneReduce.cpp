@@ -18,15 +18,17 @@ namespace {
 // the runners: the kernels stay loaded in jit's table, so the timing loop's create finds
 // them. A failure here is found again, and recorded, by the loop. With the kernel cache
 // off nothing stays loaded, so nothing is built ahead.
+// A thread takes no candidate once `in_budget()` is false.
+template <class InBudget>
 void prebuild(const std::shared_ptr<runtime::Device>& dev, const dsl::ReduceDesc& desc,
-              const std::vector<dsl::ReduceConfig>& candidates, int threads) {
+              const std::vector<dsl::ReduceConfig>& candidates, int threads, InBudget in_budget) {
   threads = std::min<int>(threads, static_cast<int>(candidates.size()));
   if (threads < 2 || !runtime::KernelCache::global().options().enabled) return;
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
+      for (size_t i = next++; i < candidates.size() && in_budget(); i = next++) {
         (void)ReduceRunner::create(dev, desc, candidates[i]);
       }
     });
@@ -54,6 +56,10 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
     return absl::InvalidArgumentError(
         absl::StrFormat("TuneReduceOptions.build_threads %d is negative.", options.build_threads));
   }
+  if (!(options.budget_seconds >= 0)) {  // NaN too
+    return absl::InvalidArgumentError(
+        absl::StrFormat("TuneReduceOptions.budget_seconds %g is not >= 0.", options.budget_seconds));
+  }
   std::vector<dsl::ReduceConfig> candidates;
   if (options.candidates) {
     candidates = *options.candidates;
@@ -71,14 +77,21 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
   };
   TunedReduce out;
   const Clock::time_point build_start = Clock::now();
-  prebuild(device, desc, candidates, options.build_threads > 0 ? options.build_threads : std::min(cores, 16));
+  const auto in_budget = [&] {
+    return options.budget_seconds == 0 || seconds_since(build_start) < options.budget_seconds;
+  };
+  prebuild(device, desc, candidates, options.build_threads > 0 ? options.build_threads : std::min(cores, 16),
+           in_budget);
   out.build_seconds = seconds_since(build_start);
   const Clock::time_point timing_start = Clock::now();
   bool found = false;
   for (const dsl::ReduceConfig& c : candidates) {
     absl::StatusOr<float> us = absl::UnknownError("not run");
-    absl::StatusOr<ReduceRunner> r = ReduceRunner::create(device, desc, c);  // may refuse this shape
-    if (!r.ok()) {
+    absl::StatusOr<ReduceRunner> r = absl::UnknownError("not built");
+    if (found && !in_budget()) {
+      us = absl::DeadlineExceededError(absl::StrFormat(
+          "not run: TuneReduceOptions.budget_seconds %g was spent before this candidate.", options.budget_seconds));
+    } else if (r = ReduceRunner::create(device, desc, c); !r.ok()) {  // may refuse this shape
       us = r.status();
     } else if (absl::Status shared = r->share_inputs(inputs); !shared.ok()) {
       us = shared;

@@ -9,7 +9,9 @@
 // launches between two CUDA events, and the median batch's time per launch. A candidate
 // this shape refuses (ReduceRunner::create or the input sharing fails) or whose launch
 // fails is recorded with its Status and skipped; it never stops the search. The chosen
-// candidate has the least median; ties go to the earliest in list order.
+// candidate has the least median; ties go to the earliest in list order. With a
+// budget_seconds, the candidates reached after it are recorded as not run, and the
+// choice is among those timed (list the likeliest first).
 //   - Bits: for a pinned descriptor every candidate gives the same bits (the knobs are
 //     speed knobs of one written-down tree; tests/jit's GPU tests check them config by
 //     config), so the choice changes speed only. For a free one the candidates may
@@ -47,6 +49,11 @@ struct TuneReduceOptions {
   int timed = 20;          // timed batches per candidate, >= 1 (the median is kept)
   int batch = 10;          // launches per timed batch, >= 1
   int build_threads = 0;   // threads building before the timing loop; 0: the cores, at most 16
+  // > 0: seconds from the call after which no candidate starts, to build ahead or to
+  // time; those left are recorded DeadlineExceeded naming this field. The first
+  // candidate that runs is timed whatever the budget, so a shape some candidate takes
+  // always gets one. 0: no limit.
+  double budget_seconds = 0;
   // Called after each candidate with its median microseconds a launch, or why it did not run.
   std::function<void(const dsl::ReduceConfig&, const absl::StatusOr<float>&)> on_candidate;
 };

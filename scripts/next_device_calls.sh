@@ -34,7 +34,10 @@
 #      8 x 8 kernel lost 18 us with session 25's exp (docs/performance.md, session 27).
 #      On an H200, first the GPU tests (`FIXBITS_GPUTESTS_DEADLINE=180 ... gputests`: #4
 #      asks for them there, last run on an H200 in session 21) and the whole table
-#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_TABLE_TIMEOUT=480 ... table`).
+#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
+#      ... table`: each search, 8 rows pinned and free, stops starting candidates
+#      after 25 s, so the call's limit cuts no row off as it cut 256 x 131072 in
+#      session 27's run 1).
 #   2. classes 70 and 144 (every shape K > 131072: session 27's step left out MAXK) and
 #      the three whose budget ran out before a probe:
 #      FIXBITS_SCAN_CLASSES=70,144,10,87,319 FIXBITS_SCAN_MAXK=524288

@@ -3,12 +3,15 @@
 // list order and reported to on_candidate; a candidate the shape refuses is recorded
 // with its reason and uses no timing; the chosen one has the least median (ties: the
 // earliest); the two phases' seconds are measured, and the timing loop finds what the
-// build-ahead phase built (it takes less time than the builds).
+// build-ahead phase built (it takes less time than the builds). A budget spent stops the
+// search after the first candidate that ran; the rest are DeadlineExceeded.
 #include "jit/TuneReduce.h"
 
 #include <stdlib.h>
 
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
@@ -22,48 +25,69 @@ using dsl::ReduceConfig;
 using dsl::ReduceDesc;
 using runtime::testing::FakeDriver;
 
-TEST(TuneReduce, ChoosesTheLeastMedianRecordsEveryCandidateAndTimesItsPhases) {
-  // The process-wide kernel cache reads its directory once; this binary's one test sets
-  // it first, so the build-ahead phase runs (it needs the cache) without touching the
-  // user's cache.
-  static runtime::testing::TempDir* cache_dir = new runtime::testing::TempDir();
-  ASSERT_EQ(setenv("FIXBITS_CACHE_DIR", cache_dir->path().c_str(), 1), 0);
-  ASSERT_EQ(unsetenv("FIXBITS_CACHE"), 0);
-  // The device outlives the process-wide loaded-kernel table (Jit.h asks for it).
-  static auto* driver = new std::shared_ptr<FakeDriver>(std::make_shared<FakeDriver>());
-  static auto* device = new std::shared_ptr<runtime::Device>(std::make_shared<runtime::Device>(*driver));
+// The process-wide kernel cache reads its directory once: set first here, so the
+// build-ahead phase runs (it needs the cache) without touching the user's cache. The
+// device outlives the process-wide loaded-kernel table (Jit.h asks for it).
+struct Rig {
+  runtime::testing::TempDir cache_dir;
+  std::shared_ptr<FakeDriver> driver = std::make_shared<FakeDriver>();
+  std::shared_ptr<runtime::Device> device = std::make_shared<runtime::Device>(driver);
+  const ReduceDesc desc{.op = dsl::ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
+                        .strip = 1024};
+  std::optional<jit::ReduceRunner> inputs;  // 8 x 2048 of bf16 1.0, uploaded
+};
+Rig& rig() {
+  static Rig* r = [] {
+    auto* made = new Rig();
+    setenv("FIXBITS_CACHE_DIR", made->cache_dir.path().c_str(), 1);
+    unsetenv("FIXBITS_CACHE");
+    dsl::reference::ReduceProblem p;
+    p.rows = 8;
+    p.cols = 2048;
+    p.x.assign(static_cast<size_t>(p.rows * p.cols), 0x3f80);  // bf16 1.0
+    absl::StatusOr<jit::ReduceRunner> in =
+        jit::ReduceRunner::create(made->device, made->desc, {.warps = 4, .elems_per_thread = 4});
+    if (in.ok() && in->upload(p).ok()) made->inputs.emplace(*std::move(in));
+    return made;
+  }();
+  return *r;
+}
 
-  const ReduceDesc d{.op = dsl::ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
-                     .strip = 1024};
-  dsl::reference::ReduceProblem p;
-  p.rows = 8;
-  p.cols = 2048;
-  p.x.assign(static_cast<size_t>(p.rows * p.cols), 0x3f80);  // bf16 1.0
-  absl::StatusOr<jit::ReduceRunner> in = jit::ReduceRunner::create(*device, d, {.warps = 4, .elems_per_thread = 4});
-  ASSERT_TRUE(in.ok()) << in.status();
-  ASSERT_TRUE(in->upload(p).ok());
+// Four candidates: three the shape takes and one it refuses (64 kept passes of 16
+// values a thread, past the register bound).
+std::vector<ReduceConfig> four_candidates() {
+  return {{.warps = 4, .elems_per_thread = 8},
+          {.warps = 8, .elems_per_thread = 4},
+          {.warps = 8, .elems_per_thread = 8, .keep_passes = 64},
+          {.warps = 2, .elems_per_thread = 8, .keep_passes = 1}};
+}
 
+// The four candidates, each that runs timed in 3 batches of 2 launches (3 scripted
+// elapsed times).
+jit::TuneReduceOptions three_batches_of_two() {
   jit::TuneReduceOptions o;
-  o.candidates = std::vector<ReduceConfig>{
-      {.warps = 4, .elems_per_thread = 8},
-      {.warps = 8, .elems_per_thread = 4},
-      {.warps = 8, .elems_per_thread = 8, .keep_passes = 64},  // past the register bound: refused
-      {.warps = 2, .elems_per_thread = 8, .keep_passes = 1},
-  };
+  o.candidates = four_candidates();
   o.timed = 3;
   o.batch = 2;
+  return o;
+}
+
+TEST(TuneReduce, ChoosesTheLeastMedianRecordsEveryCandidateAndTimesItsPhases) {
+  Rig& r = rig();
+  ASSERT_TRUE(r.inputs.has_value()) << "the inputs did not build or upload";
+  jit::TuneReduceOptions o = three_batches_of_two();
   o.build_threads = 2;
   // Three timed batches a candidate that runs, in list order (the refused one takes none):
   // medians 3, 1 and 1 ms a batch of 2 -> 1500, 500 and 500 us a launch.
-  (*driver)->elapsed_ms = {3, 3, 3, 1, 2, 1, 1, 1, 1};
+  r.driver->elapsed_ms = {3, 3, 3, 1, 2, 1, 1, 1, 1};
   std::vector<std::string> seen;
   o.on_candidate = [&](const ReduceConfig& c, const absl::StatusOr<float>& us) {
     seen.push_back(absl::StrFormat("%dx%d:%s", c.warps, c.elems_per_thread,
                                    us.ok() ? absl::StrFormat("%.0f", *us) : "refused"));
   };
-  absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(*device, d, *in, o);
+  absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(r.device, r.desc, *r.inputs, o);
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_TRUE((*driver)->elapsed_ms.empty()) << "a candidate was timed more or less than 3 batches";
+  EXPECT_TRUE(r.driver->elapsed_ms.empty()) << "a candidate was timed more or less than 3 batches";
   EXPECT_EQ(seen, (std::vector<std::string>{"4x8:1500", "8x4:500", "8x8:refused", "2x8:500"}));
   ASSERT_EQ(t->tried.size(), 4u);
   EXPECT_EQ(t->config.warps, 8);  // the tie with 2 x 8 goes to the earlier
@@ -77,6 +101,36 @@ TEST(TuneReduce, ChoosesTheLeastMedianRecordsEveryCandidateAndTimesItsPhases) {
   EXPECT_GT(t->build_seconds, 0.0);
   EXPECT_GE(t->timing_seconds, 0.0);
   EXPECT_LT(t->timing_seconds, t->build_seconds) << "the loop rebuilt what was built ahead";
+}
+
+TEST(TuneReduce, ABudgetStopsTheSearchAfterTheFirstCandidateThatRan) {
+  Rig& r = rig();
+  ASSERT_TRUE(r.inputs.has_value()) << "the inputs did not build or upload";
+  jit::TuneReduceOptions o = three_batches_of_two();
+  o.budget_seconds = 1e-9;  // spent before anything: only the first candidate that runs is timed
+  r.driver->elapsed_ms = {3, 3, 3};
+  absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(r.device, r.desc, *r.inputs, o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(r.driver->elapsed_ms.empty());
+  ASSERT_EQ(t->tried.size(), 4u);
+  ASSERT_TRUE(t->tried[0].us.ok()) << t->tried[0].us.status();
+  EXPECT_FLOAT_EQ(*t->tried[0].us, 1500.0f);
+  EXPECT_EQ(t->config.warps, 4);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(t->tried[i].us.status().code(), absl::StatusCode::kDeadlineExceeded) << i;
+    EXPECT_TRUE(absl::StrContains(t->tried[i].us.status().message(), "budget_seconds")) << t->tried[i].us.status();
+  }
+  // A first candidate the shape refuses does not count as the one that ran.
+  o.candidates = std::vector<ReduceConfig>{four_candidates()[2], four_candidates()[1], four_candidates()[0]};
+  r.driver->elapsed_ms = {1, 1, 1};
+  t = jit::tune_reduce(r.device, r.desc, *r.inputs, o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(absl::StrContains(t->tried[0].us.status().message(), "keep_passes")) << t->tried[0].us.status();
+  EXPECT_TRUE(t->tried[1].us.ok()) << t->tried[1].us.status();
+  EXPECT_EQ(t->tried[2].us.status().code(), absl::StatusCode::kDeadlineExceeded);
+  o.budget_seconds = -1;
+  EXPECT_TRUE(absl::StrContains(jit::tune_reduce(r.device, r.desc, *r.inputs, o).status().message(),
+                                "budget_seconds"));
 }
 
 }  // namespace
