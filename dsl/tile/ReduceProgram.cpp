@@ -20,7 +20,8 @@
 // b/P, the same body; partials' last rows are still in L2 when normalize starts.
 // Cluster rows (RMSNorm, P blocks of a row in one cluster, K strips kept, cluster_phase):
 //   kept: xk_i = load(strip part + i*P)                         // (S) each, registers
-//         ws[row*n + j] = reduce(xk_i*xk_i, pinned, strip S)    // as partials
+//         ws[row*n + j] = reduce(xk_i*xk_i, pinned, strip S)    // as partials (K >= 2 in
+//                                                               // registers: one reduce_group)
 //   rest: for k in [(part + K*P)*S, cols) step P*S: ws[...] = ...  // as partials
 //   cluster_barrier()                                          // arrive.release, wait.acquire
 //   ss = fold(ws) (as normalize); y = (xk_i * r) * w for the kept strips, the rest read again
@@ -255,11 +256,7 @@ KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem 
 // block through shared memory together, one barrier for all. Staged (keep_in_shared),
 // one reduce a pass, leaf j built right before it: pass j is read (and waited for)
 // only there, and its tree crosses the block while later passes' copies are in flight.
-// (Cluster rows' kept strips stay one reduce each. Grouped, their kernels first signed
-// apart from the ungrouped ones; the cause was the verifier reading LLVM's "[%rd+-32]"
-// as a register "%rd+" (fixed in verify/PtxWalk.cpp), and since then a grouped softmax
-// cluster kernel signs as the ungrouped one. Grouping them is left until a device shows
-// the row kernels' groups pay: session 27 measured none.)
+// (Cluster rows' kept strips: kept_strip_trees.)
 template <class Leaf>
 Value reduce_kept_chain(Builder& b, int n, Leaf leaf, Combine c, int64_t strip, Value init, bool staged) {
   if (n > 1 && !staged) {
@@ -824,6 +821,24 @@ KeptStrips kept_strips(Builder& b, const SplitFrame& f, const RowFrame& line, in
   return k;
 }
 
+// The pinned trees of a cluster block's n kept strips, tile(i) building strip i's, each
+// from the identity (each is stored to ws on its own, never chained). Kept in registers,
+// two or more are one unchained reduce_group: their partials cross the block together,
+// one barrier for all. Staged (keep_in_shared), one reduce a strip, its tile built right
+// before it, as reduce_kept_chain does. (Grouped, these kernels first signed apart from
+// the same kernels ungrouped: the checker read LLVM's "[%rd+-32]" as a register "%rd+",
+// an unknown named by its number; fixed in verify/PtxWalk.cpp, session 27.)
+template <class Tile>
+std::vector<Value> kept_strip_trees(Builder& b, int n, Tile tile, Combine c, int64_t strip, bool staged) {
+  std::vector<Value> trees;
+  if (n > 1 && !staged) {
+    for (int i = 0; i < n; ++i) trees.push_back(tile(i));
+    return b.reduce_group(trees, c, strip, std::nullopt, /*chained=*/false);
+  }
+  for (int i = 0; i < n; ++i) trees.push_back(b.reduce(tile(i), 0, c, TreeOrder::kPinned, strip));
+  return trees;
+}
+
 // One kernel for a split RMSNorm / softmax row (ReduceProgram.h, "Cluster rows"):
 //   kept x (K strips) -> strip trees to ws (kept, then the rest as the partials loop)
 //   -> cluster barrier -> fold (as normalize) -> outputs (kept from registers, rest read).
@@ -853,11 +868,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     };
     // (S) each: the kept strips of x, loaded before any combine
     const KeptX kx = load_kept(b, x, ks.pass, in, 0.0f, cfg.keep_in_shared);
-    for (int i = 0; i < kept; ++i) {
-      Value r = b.reduce(square(ks.pass[i], kx.use(b, i), identity(Combine::kAdd)), 0, Combine::kAdd,
-                         TreeOrder::kPinned, d.strip);
-      b.store(ws, ks.ws_off[i], r, ks.stored[i]);
-    }
+    const std::vector<Value> sums = kept_strip_trees(b, kept, [&](int i) {
+      return square(ks.pass[i], kx.use(b, i), identity(Combine::kAdd));
+    }, Combine::kAdd, d.strip, cfg.keep_in_shared);
+    for (int i = 0; i < kept; ++i) b.store(ws, ks.ws_off[i], sums[i], ks.stored[i]);
     store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       return square(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);
     }, ks.rest, whole);
@@ -881,10 +895,9 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept, whole);
     // (S) each, padded with the max identity -inf
     const KeptX kx = load_kept(b, x, ks.pass, in, identity(Combine::kMax), cfg.keep_in_shared);
-    for (int i = 0; i < kept; ++i) {
-      b.store(wsm, ks.ws_off[i], b.reduce(kx.use(b, i), 0, Combine::kMax, TreeOrder::kPinned, d.strip),
-              ks.stored[i]);
-    }
+    const std::vector<Value> maxima = kept_strip_trees(b, kept, [&](int i) { return kx.use(b, i); },
+                                                       Combine::kMax, d.strip, cfg.keep_in_shared);
+    for (int i = 0; i < kept; ++i) b.store(wsm, ks.ws_off[i], maxima[i], ks.stored[i]);
     store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
       return load_f32(b, x, pi.off, pi.mask, in, pad);
     }, ks.rest, whole);
@@ -892,12 +905,11 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     Value m = fold_strips(b, f, wsm, Combine::kMax);
     auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
     std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
-    for (int i = 0; i < kept; ++i) {
+    const std::vector<Value> sums = kept_strip_trees(b, kept, [&](int i) {
       ke.push_back(exp_of(kx.use(b, i)));
-      Value e = padded(b, ks.pass[i], ke[i], identity(Combine::kAdd));
-      b.store(wss, ks.ws_off[i], b.reduce(e, 0, Combine::kAdd, TreeOrder::kPinned, d.strip),
-              ks.stored[i]);
-    }
+      return padded(b, ks.pass[i], ke[i], identity(Combine::kAdd));
+    }, Combine::kAdd, d.strip, cfg.keep_in_shared);
+    for (int i = 0; i < kept; ++i) b.store(wss, ks.ws_off[i], sums[i], ks.stored[i]);
     store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       Value e = exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
       return padded(b, pi, e, pad);  // (S) e_i, -0.0 padded
