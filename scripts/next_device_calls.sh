@@ -30,14 +30,19 @@
 # Session 27 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-27 got only H100s; session 27's calls came at once and ran the plan below
 # in 1,650 s of device time: 74/74 GPU tests, the softmax rows, two scans -> 343 of 365):
-#   1. `bash scripts/next_device_calls.sh occupancy` (<= 260 s): why softmax 8192 x 4096's
-#      8 x 8 kernel lost 18 us with session 25's exp (docs/performance.md, session 27).
-#      On an H200, first the GPU tests (`FIXBITS_GPUTESTS_DEADLINE=180 ... gputests`: #4
-#      asks for them there, last run on an H200 in session 21) and the whole table
-#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
-#      ... table`: each search, 8 rows pinned and free, stops starting candidates
-#      after 25 s, so the call's limit cuts no row off as it cut 256 x 131072 in
-#      session 27's run 1).
+#   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then
+#      in one call `FIXBITS_GPUTESTS_DEADLINE=180 bash scripts/next_device_calls.sh
+#      gputests; bash scripts/next_device_calls.sh occupancy` (~400 s). The GPU tests are
+#      the first device check of session 27's grouped cluster strips
+#      (jit_reduce_cluster_gpu_test keeps the most strips in registers) and of
+#      tune_reduce's phase times. `occupancy`: why softmax 8192 x 4096's 8 x 8 kernel
+#      lost 18 us with session 25's exp (docs/performance.md, session 27), and how long
+#      a large kernel's driver load takes. On an H200 also the whole table, in a call of
+#      its own (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25
+#      FIXBITS_TABLE_TIMEOUT=480 ... table`: each search, 8 rows pinned and free, stops
+#      starting candidates after 25 s, so the call's limit cuts no row off as it cut
+#      256 x 131072 in session 27's run 1); #4 asks for the GPU tests on an H200, last
+#      run there in session 21.
 #   2. classes 70 and 144 (every shape K > 131072: session 27's step left out MAXK) and
 #      the three whose budget ran out before a probe:
 #      FIXBITS_SCAN_CLASSES=70,144,10,87,319 FIXBITS_SCAN_MAXK=524288
