@@ -585,10 +585,7 @@ BENCHMARK_CAPTURE(BM_Reduce, colsum_free_f32, dsl::ReduceOp::kSum, dsl::TreeOrde
                   dsl::ReduceAxis::kColumn)
     ->Args({4096, 4096})->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-// Latency of getting a launchable dsl::reduce kernel. kind 0: cold (codegen + driver
-// load, no cache); 1: loaded-kernel hit (the process-wide table); 2: disk-cache hit
-// (fresh memory, entry read from disk, re-verified, loaded by the driver).
-// Getting one kernel's runner, by state.range(0): 0 cold (dsl::reduce, codegen, the
+// Latency of getting one kernel's runner, by state.range(0): 0 cold (dsl::reduce, codegen, the
 // verifier, the driver's load, no cache), 1 a memory hit (the loaded-kernel table), 2 a
 // disk hit (entry read and checksummed, signed by this checker: the driver's load).
 // The driver keeps its own cache of PTX it compiled (~/.nv/ComputeCache): run with
@@ -627,8 +624,8 @@ BENCHMARK(BM_ReduceKernelLatency)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicr
 
 // A large kernel of the kind a tuning builds hundreds of: the softmax 256 x 131072
 // winner of session 27 (a cluster of 8, 16 warps x 4, 4 strips kept in shared memory,
-// 4 blocks an SM, whole strips, divide by reciprocal, bf16 strip 4096). Its cold row against its disk row says how much of a
-// candidate's build is the driver's load.
+// 4 blocks an SM, whole strips, divide by reciprocal, bf16 strip 4096). Its cold row
+// against its disk row says how much of a candidate's build is the driver's load.
 void BM_ReduceKernelLatencyLarge(benchmark::State& state) {
   kernel_latency(state,
                  {.op = dsl::ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096},

@@ -87,6 +87,17 @@ sass() {
     echo "  LDG at: $(grep -E '^ +/\*[0-9a-f]{4,}\*/' "$OUT/$n.sass" | grep -n 'LDG' | cut -d: -f1 | head -40 | tr '\n' ' ')"
   done
 }
+# ncu_once LIMIT REGEX FILTER LOG: one launch of the first kernel whose name matches
+# REGEX, under Nsight Compute, while reduce_bench runs FILTER (the kernel cache off,
+# free order not tuned, the caller's FIXBITS_BENCH_CONFIGS); its report in $OUT/LOG.
+ncu_once() {
+  local NCU
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 L timeout $1 $NCU --kernel-name regex:"$2" --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section SchedulerStats --section MemoryWorkloadAnalysis $B/reduce_bench \
+    --benchmark_filter="$3" --benchmark_repetitions=1 --benchmark_min_time=0.01 > "$OUT/$4" 2>&1
+}
 # gtests BIN LOG Name:limit...: each test of BIN whose name holds Name, under its own
 # limit, appended to $OUT/LOG, then the verdict lines.
 gtests() {
@@ -263,12 +274,8 @@ case $what in
     # 3. Where session 18's fastest 256 x 131072 kernel (cluster 16 x 4, P 4, 8 strips in
     #    shared memory, 3 blocks an SM) spends its time: one launch under Nsight Compute.
     el "ncu"
-    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 80 $NCU --kernel-name \
-      regex:'w16_e4_k8s_mb3_p4_cluster' --launch-count 1 --section SpeedOfLight --section Occupancy \
-      --section LaunchStats --section WarpStateStats --section SchedulerStats \
-      --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \
-      --benchmark_repetitions=1 --benchmark_min_time=0.01 > "$OUT/ncu.log" 2>&1; echo "ncu rc=$?"
+    FIXBITS_BENCH_CONFIGS=16x4 ncu_once 80 'w16_e4_k8s_mb3_p4_cluster' 'rmsnorm_pinned_bf16/256/' ncu.log
+    echo "ncu rc=$?"
     el done
     grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Waves Per SM|Warp Cycles Per Issued|Eligible Warps|Issued Warp|Stall|stall" "$OUT/ncu.log" | head -30 | cut -c1-200
     ;;
@@ -287,12 +294,8 @@ case $what in
     echo "reduce_bench rc=$?"
     # 3. The bench's kernel with whole strips under Nsight Compute (one launch).
     el "ncu"
-    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-    FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4 L timeout 70 $NCU --kernel-name \
-      regex:'w16_e4_k8s_mb3_p4_cluster_ws' --launch-count 1 --section SpeedOfLight --section Occupancy \
-      --section LaunchStats --section WarpStateStats --section SchedulerStats \
-      --section MemoryWorkloadAnalysis $B/reduce_bench --benchmark_filter='rmsnorm_pinned_bf16/256/' \
-      --benchmark_repetitions=1 --benchmark_min_time=0.01 > "$OUT/ncu.log" 2>&1; echo "ncu rc=$?"
+    FIXBITS_BENCH_CONFIGS=16x4 ncu_once 70 'w16_e4_k8s_mb3_p4_cluster_ws' 'rmsnorm_pinned_bf16/256/' ncu.log
+    echo "ncu rc=$?"
     el done
     grep -E "Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Warp Cycles Per Issued|Issued Warp|Spilling Requests  " "$OUT/ncu.log" | head -12 | cut -c1-160
     echo "fastest candidates, 256 x 131072 (ws=1: whole strips):"
@@ -344,15 +347,11 @@ case $what in
     # the same kernel capped to 48 registers (mb 5) ran 79.3 us. One launch of each under
     # Nsight Compute: registers, theoretical and achieved occupancy, issue and stalls;
     # then the SASS of both and of session 24's kernel (staged PTX), where the loads sit.
-    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     for k in k1_ws_rd k1_mb5_ws_rd; do
       el "ncu $k"
-      FIXBITS_CACHE=off FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=8x8 L timeout 90 $NCU --kernel-name \
-        regex:"^fixbits_softmax_bf16_bf16_pinned_s4096_w8_e8_${k}\$" --launch-count 1 \
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-        --section SchedulerStats --section MemoryWorkloadAnalysis $B/reduce_bench \
-        --benchmark_filter='softmax_pinned_bf16/8192/' --benchmark_repetitions=1 \
-        --benchmark_min_time=0.01 > "$OUT/ncu_$k.log" 2>&1; echo "ncu $k rc=$?"
+      FIXBITS_BENCH_CONFIGS=8x8 ncu_once 90 "^fixbits_softmax_bf16_bf16_pinned_s4096_w8_e8_${k}\$" \
+        'softmax_pinned_bf16/8192/' ncu_$k.log
+      echo "ncu $k rc=$?"
     done
     el "sass"
     sass .stage/ptx/softmax_8x8_*.ptx

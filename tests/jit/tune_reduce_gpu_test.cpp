@@ -60,17 +60,16 @@ TEST_F(TuneReduceGpuTest, TheChosenSoftmaxGivesTheReferenceBitsAndEveryCandidate
   ASSERT_EQ(t->tried.size(), o.candidates->size());
   EXPECT_EQ(seen, static_cast<int>(o.candidates->size()));
   int ran = 0;
-  double timed_floor_s = 0;  // at least 2 of a candidate's 3 batches took its median or more
+  double timed_floor_s = 0;  // at least half of a candidate's batches took its median or more
   for (const jit::TunedReduce::Tried& x : t->tried) {
     if (!x.us.ok()) continue;
     ++ran;
     EXPECT_GT(*x.us, 0.0f);
     EXPECT_LE(t->us, *x.us);
-    timed_floor_s += *x.us * 1e-6 * o.batch * 2;
+    timed_floor_s += *x.us * 1e-6 * o.batch * ((o.timed + 1) / 2);
   }
   EXPECT_GT(ran, 4);
   EXPECT_GE(t->timing_seconds, timed_floor_s);
-  EXPECT_GT(t->build_seconds, 0.0);
   EXPECT_FALSE(t->tried.back().us.ok());
   EXPECT_TRUE(absl::StrContains(t->tried.back().us.status().message(), "keep_passes"))
       << t->tried.back().us.status();

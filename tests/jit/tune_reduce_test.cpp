@@ -96,10 +96,8 @@ TEST(TuneReduce, ChoosesTheLeastMedianRecordsEveryCandidateAndTimesItsPhases) {
   ASSERT_FALSE(t->tried[2].us.ok());
   EXPECT_TRUE(absl::StrContains(t->tried[2].us.status().message(), "keep_passes")) << t->tried[2].us.status();
   // The phases: building ahead compiled the three kernels the shape takes (real codegen
-  // and verifier); the fake's launches take no time, so the timing phase is the runners'
-  // creation (cache hits) and the loop, never negative.
-  EXPECT_GT(t->build_seconds, 0.0);
-  EXPECT_GE(t->timing_seconds, 0.0);
+  // and verifier); the fake's launches take no time, so the timing phase is only the
+  // runners' creation (cache hits) and the loop: shorter than the builds.
   EXPECT_LT(t->timing_seconds, t->build_seconds) << "the loop rebuilt what was built ahead";
 }
 
