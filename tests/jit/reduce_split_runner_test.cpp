@@ -8,8 +8,14 @@
 // backward (alternate_row_order) gets its launch's row count last. Argument counts and
 // sizes are checked by Kernel::launch where the fake declares them. keep_in_shared keys a
 // kernel of its own; so does whole_strips, whose runner refuses a row that is not whole
-// strips (upload and share_inputs) and launches its one cluster kernel otherwise.
+// strips (upload and share_inputs) and launches its one cluster kernel otherwise. A
+// second create() of a split runner finds every phase the first loaded (the same
+// kernels, no module loaded again), and a split config that is refused is refused on
+// every call.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
 
 #include "jit/ReduceRunner.h"
 #include "runtime/KernelCache.h"
@@ -438,6 +444,43 @@ TEST(ReduceSplitRunner, WholeStripsIsAKernelOfItsOwnForRowsOfWholePasses) {
   ASSERT_TRUE(one->launch().ok());
   ASSERT_EQ(r.driver->launches.size(), 1u);
   EXPECT_EQ(r.driver->launches[0].kernel, "fixbits_rmsnorm_bf16_bf16_pinned_s4096_w32_e8_ws");
+}
+
+TEST(ReduceSplitRunner, ASecondCreateFindsEveryLoadedPhase) {
+  Rig& r = rig();
+  // The loaded-kernel table fronts the process's cache (a null cache argument), here in
+  // a directory of the test's own (ctest runs each test in its own process, so this
+  // is the global cache's first use). Keys no other test loads (strip 2048, warps 4).
+  char dir[] = "/tmp/fixbits-split-runner-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  ASSERT_EQ(setenv("FIXBITS_CACHE_DIR", dir, 1), 0);
+  ASSERT_EQ(unsetenv("FIXBITS_CACHE"), 0);
+  const ReduceDesc d{.op = ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 2048};
+  for (const ReduceConfig c : {ReduceConfig{.warps = 4, .elems_per_thread = 8, .blocks_per_row = 3},
+                               ReduceConfig{.warps = 4, .elems_per_thread = 8, .blocks_per_row = 2, .keep_passes = 1,
+                                            .cluster_rows = true}}) {
+    auto first = jit::ReduceRunner::create(r.device, d, c, nullptr);
+    ASSERT_TRUE(first.ok()) << first.status();
+    const size_t loads = r.driver->loaded_images.size();
+    auto again = jit::ReduceRunner::create(r.device, d, c, nullptr);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(r.driver->loaded_images.size(), loads) << "no module is loaded again";
+    ASSERT_EQ(again->phases().size(), first->phases().size());
+    ASSERT_EQ(first->phases().size(), c.cluster_rows ? 1u : 3u);  // maxpart, exppart, normalize
+    for (size_t i = 0; i < first->phases().size(); ++i) {
+      EXPECT_EQ(again->phases()[i].get(), first->phases()[i].get()) << "phase " << i;
+    }
+  }
+  // A config reduce_phases refuses (blocks_per_row needs order=pinned) is refused each time.
+  const ReduceDesc free_order{.op = ReduceOp::kSum, .in_dtype = DType::kBF16, .order = dsl::TreeOrder::kFree,
+                              .strip = 4096};
+  for (int call = 0; call < 2; ++call) {
+    auto refused = jit::ReduceRunner::create(r.device, free_order, {.warps = 8, .elems_per_thread = 8,
+                                                                    .blocks_per_row = 2}, nullptr);
+    ASSERT_FALSE(refused.ok()) << "call " << call;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
