@@ -941,6 +941,12 @@ class ClassProber {
           ++stats_.concluded;
           continue;
         }
+        // The probes an earlier run finished before it stopped this class's visit
+        // (TableClass::open_probes) stand as if made here: checked first, not run again.
+        for (const OpenProbe& o : cls.open_probes) {
+          results_[c].push_back(probe_of(cls, o.at, o.desc));
+          tried_.insert({o.at.variant, o.at.k, o.at.splitk});
+        }
         work_.push_back(ci);
         continue;
       }
@@ -1430,6 +1436,7 @@ class ClassProber {
         continue;
       }
       done.push_back(probe_of(table_.classes[c], *pt, std::move(desc)));
+      keep_open(c);
       // gemv probes whose tiles follow K with a cap (fit_tile_cap) give the class that
       // cap; each probe is then explained with its tile under it.
       // (An uncapped rule, below, gives way to a cap a later probe shows.)
@@ -1489,6 +1496,20 @@ class ClassProber {
       return finish(c);
     }
     fail(c, "not validated: " + why);
+    keep_open(c);
+  }
+
+  // Class c, while it has no descriptor, keeps the probes of this visit that found one
+  // in the table (TableClass::open_probes) as each finishes: a table saved between
+  // probes, or a visit the budget or a time limit stops, keeps them for a later scan.
+  // A class being revalidated keeps its descriptor and none until its outcome.
+  void keep_open(int c) {
+    TableClass& cls = table_.classes[c];
+    if (cls.desc) return;
+    cls.open_probes.clear();
+    for (const ProbeResult& r : results_[c]) {
+      if (r.desc.ok()) cls.open_probes.push_back(OpenProbe{r.at, *r.desc});
+    }
   }
 
   // Class c's gemv tile cap (0: none), and every probe of it explained under that cap.
@@ -1504,6 +1525,7 @@ class ClassProber {
     cls.rules.clear();
     cls.lane_tile_cap = 0;  // fitted from the probes that no longer stand
     cls.probes.clear();
+    cls.open_probes.clear();  // a conclusion; stop_early keeps them again
     cls.note = cls.note.empty() ? note : absl::StrCat(cls.note, "; ", note);
     ++stats_.failed;
   }
@@ -1512,6 +1534,7 @@ class ClassProber {
     begin_outcome(c);
     std::vector<ProbeResult>& done = results_[c];
     TableClass& cls = table_.classes[c];
+    cls.open_probes.clear();  // the visit's outcome: a descriptor or the reason for none
     // Instrument failures at the class's variants, for its note.
     std::vector<std::string> broken;
     for (size_t v = 0; v < table_.variants.size(); ++v) {
@@ -1641,6 +1664,7 @@ class ClassProber {
     for (ProbeResult& r : done) results_[table_.variants[r.at.variant].cls].push_back(std::move(r));
     for (int t : touched) {
       table_.classes[t].note = note;
+      keep_open(t);  // each part's own probes, also when this run does not visit it
       if (seen(t)) work_.push_back(t);
     }
     sort_work();
@@ -1816,6 +1840,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       tc.lanes_by_n = old[c].lanes_by_n;
       tc.lane_tile_cap = old[c].lane_tile_cap;
       tc.note = old[c].note;
+      tc.open_probes = old[c].open_probes;
       ++stats.unchanged;
       continue;
     }
@@ -1824,6 +1849,12 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
     std::set<int> olds;
     for (int v : members) olds.insert(table.variants[v].cls);
     for (int o : olds) {
+      // An open probe (a class an earlier run left unvalidated) is kept as it was found.
+      for (const OpenProbe& p : old[o].open_probes) {
+        if (std::find(members.begin(), members.end(), p.at.variant) != members.end()) {
+          kept.push_back(KeptProbe{p.at, p.desc});
+        }
+      }
       if (!old[o].desc) continue;
       for (const ProbePoint& p : old[o].probes) {
         if (std::find(members.begin(), members.end(), p.variant) == members.end()) continue;
@@ -1844,7 +1875,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
                                                    [&](const KeptProbe& k) {
                                                      return table.variants[k.at.variant].cls == o;
                                                    }),
-                                     old[o].probes.size()));
+                                     old[o].probes.size() + old[o].open_probes.size()));
     }
     tc.note = absl::StrFormat("re-keyed from class %s", absl::StrJoin(from, " and "));
   }

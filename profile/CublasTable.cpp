@@ -147,7 +147,9 @@ absl::Status check_table(const CublasTable& t) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "The cuBLAS table's class %d names family %s, which has no map.", i, c.family));
     }
-    for (const ProbePoint& p : c.probes) {
+    std::vector<ProbePoint> points = c.probes;
+    for (const OpenProbe& o : c.open_probes) points.push_back(o.at);
+    for (const ProbePoint& p : points) {
       if (p.variant < 0 || p.variant >= nv || t.variants[p.variant].cls != static_cast<int>(i)) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "The cuBLAS table's class %d lists a probe of variant %d, which is not a variant of "
@@ -379,6 +381,10 @@ std::string write_table(const CublasTable& t) {
         probes.empty() ? "-" : absl::StrJoin(probes, ","),
         rules.empty() ? "-" : absl::StrJoin(rules, ","), c.desc ? dsl::to_string(*c.desc) : "-",
         one_line(c.note)));
+    for (const OpenProbe& o : c.open_probes) {
+      absl::StrAppend(&out, absl::StrFormat("probed\t%d\t%s\t%s\n", i, to_string(o.at),
+                                            dsl::to_string(o.desc)));
+    }
   }
   for (size_t i = 0; i < t.variants.size(); ++i) {
     const TableVariant& v = t.variants[i];
@@ -520,6 +526,22 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       }
       c.note = f[7] == "-" ? "" : std::string(f[7]);
       t.classes.push_back(std::move(c));
+    } else if (kind == "probed") {
+      if (f.size() != 4) return err(absl::StrFormat("a probed line has 4 fields, not %d", f.size()));
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
+      if (!index.ok()) return index.status();
+      if (*index < 0 || *index >= static_cast<int64_t>(t.classes.size())) {
+        return err(absl::StrFormat("a probed line names class %d before its class line", *index));
+      }
+      TableClass& c = t.classes[static_cast<size_t>(*index)];
+      if (c.desc) {
+        return err(absl::StrFormat("a probed line for class %d, which has a descriptor", *index));
+      }
+      absl::StatusOr<ProbePoint> point = parse_probe_point(av(f[2]), err);
+      if (!point.ok()) return point.status();
+      absl::StatusOr<dsl::GemmDesc> d = dsl::parse_gemm_desc(f[3]);
+      if (!d.ok()) return err(std::string(d.status().message()));
+      c.open_probes.push_back(OpenProbe{*point, *d});
     } else if (kind == "variant") {
       if (f.size() != 6) {
         return err(absl::StrFormat("a variant line has 6 fields, not %d", f.size()));

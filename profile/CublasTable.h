@@ -31,7 +31,8 @@
 //      K = 341, 359, 1430, tiles of 64 at K = 4097). "tile@run" (kUncappedTile): runs of
 //      ceil(range / lanes) at every range, a split's last part in the span's runs.
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
-// cross reference (class and variant indices, each variant inside its class, split
+// cross reference (class and variant indices, each variant inside its class, each
+// probe's and open probe's variant inside its class, open probes only without desc, split
 // counts > 1 exactly for split variants, grid and run order, split rules only on level
 // 0 of split classes) and names the line and field of the first error, so a lookup on a
 // parsed table never indexes out of range.
@@ -52,6 +53,11 @@
 //            class, its lane rule lanes@<n0>:<lanes>,<n0>:<lanes>,... (first n0 = 1)
 //            and/or its tile cap tile@<C>, joined by ';' (after a ',' when a split
 //            gemv class has span rules too: "split/1,tile@1")
+//   probed   <class index> <variant>@<M>x<N>x<K>/<P> <desc>
+//            after its class line, one a probe: a class without desc keeps the probes
+//            that found a descriptor before a run stopped its visit early (the budget,
+//            a later probe's time limit), each with that descriptor as found there; a
+//            scan that resumes the table starts the class from them (OpenProbe)
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
 //   map      <family> m|n <v,v,...>     map <family> kmax <v>     map <family> refusal <text>
 //   runs     <family> <m index> <n index> <k0>:<variant>[/<P>],...  (variant -1: refused)
@@ -139,6 +145,16 @@ inline constexpr int64_t kUncappedTile = int64_t{1} << 30;
 // unchanged. For a split gemv d must already carry its span at k.
 dsl::GemmDesc with_tile_cap(dsl::GemmDesc d, int64_t cap, int64_t k);
 
+// A probe of a class that has no descriptor yet: where it ran and the descriptor it
+// found there (at that K and split count, under no rule). Session 28's device run 4
+// spent three probes of 130 to 145 s on class 13 and kept none when the budget ended
+// the visit; a later scan starts from such probes.
+struct OpenProbe {
+  ProbePoint at;
+  dsl::GemmDesc desc;
+  bool operator==(const OpenProbe&) const = default;
+};
+
 struct TableClass {
   std::string family;
   CublasClass cls;
@@ -151,6 +167,8 @@ struct TableClass {
   int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile;
                                       // kUncappedTile: the range's run, "tile@run")
   std::string note;                   // why there is no desc, or what the probes saw
+  std::vector<OpenProbe> open_probes;  // only without desc: the probes a stopped visit
+                                       // finished, in the order they ran
   bool operator==(const TableClass&) const = default;
 };
 

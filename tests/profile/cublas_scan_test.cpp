@@ -276,6 +276,72 @@ TEST(CublasScan, ClassesCollapseAndTheSplitRuleCarriesToUnprobedShapes) {
   }
 }
 
+// A class whose visit a time limit stops keeps the probes it finished (open probes, in
+// the table's text); the next scan of that table starts from them: one probe fewer in
+// all than a scan from nothing (5), and the same descriptors.
+TEST(CublasScan, AClassStoppedEarlyKeepsItsProbesForTheNextScan) {
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), fake_heuristic).ok());
+  const auto truth = [](const GemmShape& s, int64_t k) { return fake_truth(s.m, s.n, k); };
+  int calls = 0;
+  const ProbeFn reference = reference_probe(truth, &calls);
+  // The first probe finds its descriptor; every later one passes its time limit.
+  const ProbeFn one_then_late = [&](const GemmShape& s, const CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+    if (calls >= 1) {
+      ++calls;
+      return absl::DeadlineExceededError("the probe passed its time limit of 1 s");
+    }
+    return reference(s, key);
+  };
+  const ProbeOptions options{.max_probe_k = 1100, .fit_probes = 2};
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, one_then_late, options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(t.classes.size(), 2u);
+  int open = -1;
+  for (size_t c = 0; c < t.classes.size(); ++c) {
+    EXPECT_FALSE(t.classes[c].desc.has_value());
+    EXPECT_TRUE(has(t.classes[c].note, "passed its time limit")) << t.classes[c].note;
+    if (!t.classes[c].open_probes.empty()) {
+      EXPECT_EQ(open, -1) << "one class got the one probe";
+      open = static_cast<int>(c);
+    }
+  }
+  ASSERT_GE(open, 0) << write_table(t);
+  ASSERT_EQ(t.classes[open].open_probes.size(), 1u);
+  const OpenProbe kept = t.classes[open].open_probes[0];
+  const TableVariant& v = t.variants[kept.at.variant];
+  EXPECT_EQ(v.cls, open);
+  EXPECT_EQ(kept.desc, fake_truth(kept.at.m, kept.at.n, kept.at.k)) << dsl::to_string(kept.desc);
+  // What --resume reads: the table's text.
+  absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(*back, t);
+  calls = 0;
+  std::vector<ProbePoint> points;
+  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key) {
+    points.push_back({.m = s.m, .n = s.n, .k = s.k});
+    return reference(s, key);
+  };
+  stats = probe_classes(*back, st, recorded, options);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(calls, 4) << "5 probes from nothing, one of them kept";
+  EXPECT_EQ(stats->validated, 2);
+  for (const ProbePoint& p : points) {
+    EXPECT_FALSE(p.m == kept.at.m && p.n == kept.at.n && p.k == kept.at.k) << "the kept point is not probed again";
+  }
+  const TableClass& c = back->classes[open];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_TRUE(c.open_probes.empty());
+  ASSERT_FALSE(c.probes.empty());
+  EXPECT_EQ(c.probes[0], kept.at) << "the kept probe is the class's first";
+  for (int64_t k : {2, 5, 700, 701, 1499, 1500, 3001, 4096}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup(*back, GemmShape{.m = 1, .n = 1, .k = k});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(*d, fake_truth(1, 1, k)) << k;
+  }
+}
+
 // Variants whose stages are 13 (K < 2048) run a sequential fma chain instead of the
 // MMA: the first probe (the most-used variant) and the second (a variant differing in
 // the most speed knobs) disagree, and the class is split by tile and stages.

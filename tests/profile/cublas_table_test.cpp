@@ -313,6 +313,48 @@ TEST(CublasTable, ParseErrorsNameTheLine) {
                   "coarse field(s) reduction"));
 }
 
+// A class without a descriptor keeps the probes a stopped visit finished, one probed
+// line each after its class line; the parser checks each like a class's own probe.
+TEST(CublasTable, OpenProbesRoundTripAndAreChecked) {
+  CublasTable t = small_table();
+  dsl::GemmDesc fma = plain_f16();
+  fma.instruction = dsl::Instruction::kScalarFma;
+  fma.instruction_k = 1;
+  t.classes[2].open_probes = {{.at = {.variant = 3, .m = 16, .n = 1, .k = 300}, .desc = plain_f16()},
+                              {.at = {.variant = 3, .m = 16, .n = 1, .k = 900}, .desc = fma}};
+  const std::string text = write_table(t);
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+  EXPECT_EQ(*back, t) << text;
+  EXPECT_EQ(write_table(*back), text);
+  const std::string line = "\nprobed\t2\t3@16x1x300/1\t" + dsl::to_string(plain_f16()) + "\n";
+  const size_t at = text.find(line);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_LT(text.find("\nclass\t2\t"), at) << "after its class line";
+  auto replace = [&](std::string_view from, std::string_view to) {
+    std::string s = text;
+    const size_t i = s.find(from);
+    EXPECT_NE(i, std::string::npos) << from;
+    if (i != std::string::npos) s.replace(i, from.size(), to);
+    return s;
+  };
+  EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t0\t0@16x1x300")).status(),
+                  "class 0, which has a descriptor"));
+  EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t7\t3@16x1x300")).status(),
+                  "names class 7 before its class line"));
+  EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t2\t0@16x1x300")).status(),
+                  "not a variant of that class"));
+  EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t2\t3@16x1/1")).status(),
+                  "the probe"));
+  EXPECT_TRUE(has(parse_table(replace("\tgemm{", "\tgemm{nonsense ")).status(), "line"));
+  EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300/1\t", "probed\t2\t3@16x1x300/1\tx\t")).status(),
+                  "a probed line has 4 fields, not 5"));
+  // A class with a descriptor keeps none: the parser refuses what write_table wrote.
+  CublasTable both = t;
+  both.classes[0].open_probes = {{.at = {.variant = 0, .m = 1, .n = 1, .k = 5}, .desc = plain_f16()}};
+  EXPECT_TRUE(has(parse_table(write_table(both)).status(), "class 0, which has a descriptor"));
+}
+
 TEST(CublasTable, LookupFollowsCellsRunsAndSplitCounts) {
   const CublasTable t = small_table();
   auto run = [&](int64_t m, int64_t n, int64_t k) {
