@@ -56,7 +56,7 @@ GemmDesc gemv2t_desc(int64_t k, int64_t parts = 4) {
 void recover(benchmark::State& state, const GemmDesc& truth,
              probe::BatchLimits limits = probe::BatchLimits{128, 128}) {
   const int64_t k = state.range(0);
-  int64_t placements = 0;
+  int64_t placements = 0, calls = 0;
   for (auto _ : state) {
     probe::GemmBlackBox dense = [truth](const reference::GemmProblem& p) {
       return reference::gemm(truth, p);
@@ -75,8 +75,10 @@ void recover(benchmark::State& state, const GemmDesc& truth,
       return;
     }
     placements = inst.placements();
+    calls = inst.calls();
   }
   state.counters["placements"] = static_cast<double>(placements);
+  state.counters["calls"] = static_cast<double>(calls);
 }
 
 void BM_RecoverSplitK(benchmark::State& state) { recover(state, split_desc(state.range(0) / 16)); }
@@ -97,6 +99,22 @@ BENCHMARK(BM_RecoverGemv2T)
     ->Args({131072, 16})
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
+
+// cuBLAS's gemv classes 10, 13 and 87 (id 13, custom 81 / 89 / 96: session 28's runs
+// 2-4): 8 strided lanes folded [4, 2, 1], one chain cut of about K / 140, at M = 1 and
+// N = 17 as the scan batches it there (one row, 17 columns). On the H100 a probe made
+// 200,000 to 350,000 calls and passed its 300 s limit.
+GemmDesc small_n_gemv_desc(int64_t k) {
+  GemmDesc d = gemv_desc();
+  d.lanes = 8;
+  d.lane_fold = {4, 2, 1};
+  d.k_cuts = {{(k + 139) / 140, Fold::kChain}};
+  return d;
+}
+void BM_RecoverSmallNGemv(benchmark::State& state) {
+  recover(state, small_n_gemv_desc(state.range(0)), probe::BatchLimits{1, state.range(1)});
+}
+BENCHMARK(BM_RecoverSmallNGemv)->Args({32768, 17})->Args({131072, 17})->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
 

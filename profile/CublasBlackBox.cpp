@@ -87,6 +87,7 @@ struct CublasBlackBox::Impl {
   size_t eo = 0;   // element bytes of D
   Operand a, b;    // A by rows, B by columns
   Buffer d, staging;
+  Buffer batch_d;  // run_sparse_batch's outputs, one D a problem
   std::optional<PitchedCopy> copy;  // loaded on first strided upload
   // How run_sparse writes entries, decided by its first call: ByteScatter when it
   // loads (CUDA), per-entry copies otherwise (unset until then).
@@ -472,32 +473,46 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run(const dsl::reference::
   return result;
 }
 
+namespace {
+
+// run_sparse's checks of `p` against the box's shape and dtypes, naming the field.
+absl::Status check_sparse(const dsl::probe::SparseProblem& p, const GemmShape& s, size_t a_bytes,
+                          size_t b_bytes) {
+  if (absl::Status st = check_extents("SparseProblem", p.k, p.m, p.n, s); !st.ok()) return st;
+  if (absl::Status st = check_bits(p.a_fill, a_bytes, "SparseProblem.a_fill"); !st.ok()) return st;
+  if (absl::Status st = check_bits(p.b_fill, b_bytes, "SparseProblem.b_fill"); !st.ok()) return st;
+  if (absl::Status st = check_entries(p.a, p.m, p.k, a_bytes, "a", "m x k"); !st.ok()) return st;
+  return check_entries(p.b, p.k, p.n, b_bytes, "b", "k x n");
+}
+
+// p's entries of A (by_row) or B as marks in o's buffer, by launch, then by offset;
+// those that hold the fill need no write.
+std::vector<Mark> marks_of(const dsl::probe::SparseProblem& p, const Operand& o, bool by_row,
+                           uint32_t fill, int64_t k) {
+  std::vector<Mark> out;
+  const int64_t lines = o.lines;
+  for (const dsl::probe::SparseProblem::Entry& e : by_row ? p.a : p.b) {
+    if (e.bits == fill) continue;
+    const int64_t line = by_row ? e.row : e.col, kk = by_row ? e.col : e.row;
+    out.push_back(Mark{.block = line / lines, .line = line % lines, .at = o.at(line % lines, kk, k),
+                       .bits = e.bits});
+  }
+  std::sort(out.begin(), out.end(), [](const Mark& x, const Mark& y) {
+    return std::pair(x.block, x.at) < std::pair(y.block, y.at);
+  });
+  return out;
+}
+
+// The most bytes of D one queued batch holds (run_sparse_batch splits larger ones).
+constexpr uint64_t kBatchOutputBytes = uint64_t{256} << 20;
+
+}  // namespace
+
 absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
     const dsl::probe::SparseProblem& p) {
   Impl& im = *impl_;
   const GemmShape& s = im.shape;
-  if (absl::Status st = check_extents("SparseProblem", p.k, p.m, p.n, s); !st.ok()) return st;
-  if (absl::Status st = check_bits(p.a_fill, im.a.bytes, "SparseProblem.a_fill"); !st.ok()) return st;
-  if (absl::Status st = check_bits(p.b_fill, im.b.bytes, "SparseProblem.b_fill"); !st.ok()) return st;
-  if (absl::Status st = check_entries(p.a, p.m, p.k, im.a.bytes, "a", "m x k"); !st.ok()) return st;
-  if (absl::Status st = check_entries(p.b, p.k, p.n, im.b.bytes, "b", "k x n"); !st.ok()) return st;
-
-  // Entries as marks in the operands' buffers, by launch, then by offset; those that
-  // hold the fill need no write.
-  auto marks = [&](Operand& o, bool by_row, uint32_t fill) {
-    std::vector<Mark> out;
-    const int64_t lines = o.lines;
-    for (const dsl::probe::SparseProblem::Entry& e : by_row ? p.a : p.b) {
-      if (e.bits == fill) continue;
-      const int64_t line = by_row ? e.row : e.col, kk = by_row ? e.col : e.row;
-      out.push_back(Mark{.block = line / lines, .line = line % lines,
-                         .at = o.at(line % lines, kk, s.k), .bits = e.bits});
-    }
-    std::sort(out.begin(), out.end(), [](const Mark& x, const Mark& y) {
-      return std::pair(x.block, x.at) < std::pair(y.block, y.at);
-    });
-    return out;
-  };
+  if (absl::Status st = check_sparse(p, s, im.a.bytes, im.b.bytes); !st.ok()) return st;
   // [first, last) of the marks of launch `block`, from `first` on.
   auto block_end = [](const std::vector<Mark>& v, size_t first, int64_t block) {
     while (first < v.size() && v[first].block == block) ++first;
@@ -506,8 +521,8 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
 
   absl::MutexLock lock(&im.mu);
   ++im.calls;
-  const std::vector<Mark> a_marks = marks(im.a, true, p.a_fill);
-  const std::vector<Mark> b_marks = marks(im.b, false, p.b_fill);
+  const std::vector<Mark> a_marks = marks_of(p, im.a, true, p.a_fill, s.k);
+  const std::vector<Mark> b_marks = marks_of(p, im.b, false, p.b_fill, s.k);
   if (absl::Status st = im.ensure_fill(im.a, p.a_fill, std::min(s.m, p.m)); !st.ok()) return st;
   if (absl::Status st = im.ensure_fill(im.b, p.b_fill, std::min(s.n, p.n)); !st.ok()) return st;
   std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
@@ -571,6 +586,136 @@ absl::StatusOr<std::vector<uint32_t>> CublasBlackBox::run_sparse(
     if (absl::Status st = im.restore(im.a, a_patches, p.a_fill); !st.ok()) return st;
   }
   return result;
+}
+
+absl::StatusOr<std::vector<std::vector<uint32_t>>> CublasBlackBox::run_sparse_batch(
+    const std::vector<dsl::probe::SparseProblem>& ps) {
+  Impl& im = *impl_;
+  const GemmShape& s = im.shape;
+  for (const dsl::probe::SparseProblem& p : ps) {
+    if (absl::Status st = check_sparse(p, s, im.a.bytes, im.b.bytes); !st.ok()) return st;
+  }
+  std::vector<std::vector<uint32_t>> results;
+  if (ps.empty()) return results;
+  bool queue = true;
+  for (const dsl::probe::SparseProblem& p : ps) {
+    queue = queue && p.m <= s.m && p.n <= s.n && p.a_fill == ps[0].a_fill && p.b_fill == ps[0].b_fill;
+  }
+  if (queue) {
+    absl::MutexLock lock(&im.mu);
+    queue = im.scatters();
+  }
+  if (!queue) {
+    for (const dsl::probe::SparseProblem& p : ps) {
+      absl::StatusOr<std::vector<uint32_t>> r = run_sparse(p);
+      if (!r.ok()) return r.status();
+      results.push_back(*std::move(r));
+    }
+    return results;
+  }
+  // D of one problem: the whole shape's output (each problem its own), every one at a
+  // 256-byte boundary, the alignment cuBLASLt's heuristic assumes of its pointers (its
+  // preference's default minimum alignments) and that a fresh buffer has.
+  const uint64_t d_bytes = (static_cast<uint64_t>(s.m * s.n) * im.eo + 255) / 256 * 256;
+  const size_t per = static_cast<size_t>(std::max<uint64_t>(1, kBatchOutputBytes / d_bytes));
+  if (ps.size() > per) {
+    for (size_t at = 0; at < ps.size(); at += per) {
+      const std::vector<dsl::probe::SparseProblem> part(ps.begin() + at,
+                                                        ps.begin() + std::min(ps.size(), at + per));
+      absl::StatusOr<std::vector<std::vector<uint32_t>>> r = run_sparse_batch(part);
+      if (!r.ok()) return r.status();
+      for (std::vector<uint32_t>& v : *r) results.push_back(std::move(v));
+    }
+    return results;
+  }
+  absl::MutexLock lock(&im.mu);
+  im.calls += static_cast<int64_t>(ps.size());
+  const uint32_t a_fill = ps[0].a_fill, b_fill = ps[0].b_fill;
+  int64_t rows = 0, cols = 0;
+  for (const dsl::probe::SparseProblem& p : ps) {
+    rows = std::max(rows, p.m);
+    cols = std::max(cols, p.n);
+  }
+  if (absl::Status st = im.ensure_fill(im.a, a_fill, rows); !st.ok()) return st;
+  if (absl::Status st = im.ensure_fill(im.b, b_fill, cols); !st.ok()) return st;
+  // Every problem's patch list then restore list (A's and B's entries in both), each
+  // at an 8-byte boundary, in one upload.
+  struct Lists {
+    size_t patch_at = 0, patches = 0, restore_at = 0, restores = 0;
+  };
+  std::vector<Lists> lists(ps.size());
+  im.host.clear();
+  auto aligned = [&] { return (im.host.size() + 7) / 8 * 8; };
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const dsl::probe::SparseProblem& p = ps[i];
+    const std::vector<Mark> a_marks = marks_of(p, im.a, true, a_fill, s.k);
+    const std::vector<Mark> b_marks = marks_of(p, im.b, false, b_fill, s.k);
+    im.writes.clear();
+    im.restores.clear();
+    im.add_writes(im.a, a_marks, 0, a_marks.size(), a_fill, im.writes, im.restores);
+    im.add_writes(im.b, b_marks, 0, b_marks.size(), b_fill, im.writes, im.restores);
+    lists[i].patch_at = aligned();
+    lists[i].patches = im.writes.size();
+    encode_byte_scatter_list(im.writes, im.host, lists[i].patch_at);
+    lists[i].restore_at = aligned();
+    lists[i].restores = im.restores.size();
+    encode_byte_scatter_list(im.restores, im.host, lists[i].restore_at);
+  }
+  const size_t list_bytes = im.host.size();
+  if (list_bytes > 0) {
+    if (im.lists.size() < list_bytes) {
+      absl::StatusOr<Buffer> l = im.lt->device()->alloc(std::max(list_bytes, im.lists.size() * 2));
+      if (!l.ok()) return l.status();
+      im.lists = *std::move(l);
+    }
+    if (absl::Status st = im.lists.copy_from_host(im.host.data(), list_bytes); !st.ok()) return st;
+  }
+  const uint64_t all_d = d_bytes * ps.size();
+  if (im.batch_d.size() < all_d) {
+    absl::StatusOr<Buffer> b = im.lt->device()->alloc(std::max<uint64_t>(all_d, im.batch_d.size() * 2));
+    if (!b.ok()) return b.status();
+    im.batch_d = *std::move(b);
+  }
+  // Queued on the default stream, where cuBLASLt runs too: each problem's patch, its
+  // matmul into its own D, its restore; the one read below waits for all of them.
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (lists[i].patches > 0) {
+      if (absl::Status st = im.scatter->run(0, im.lists.address() + lists[i].patch_at, lists[i].patches);
+          !st.ok()) {
+        return st;
+      }
+    }
+    absl::StatusOr<MatmulReport> r = im.lt->matmul_at(s, im.a.buf.address(), im.b.buf.address(),
+                                                      im.batch_d.address() + i * d_bytes);
+    if (!r.ok()) return r.status();
+    ++im.launches;
+    if (lists[i].restores > 0) {
+      if (absl::Status st = im.scatter->run(0, im.lists.address() + lists[i].restore_at, lists[i].restores);
+          !st.ok()) {
+        return st;
+      }
+    }
+  }
+  // Every patch has its restore queued: the operands hold the fill again.
+  im.a.fill = a_fill;
+  im.b.fill = b_fill;
+  im.out.resize(static_cast<size_t>(all_d));
+  if (absl::Status st = im.batch_d.copy_to_host(im.out.data(), im.out.size()); !st.ok()) return st;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const dsl::probe::SparseProblem& p = ps[i];
+    std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
+    const size_t base = i * static_cast<size_t>(d_bytes / im.eo);
+    for (int64_t r2 = 0; r2 < p.m; ++r2)
+      for (int64_t c = 0; c < p.n; ++c)
+        result[static_cast<size_t>(r2 * p.n + c)] = get(im.out, base + static_cast<size_t>(r2 * s.n + c), im.eo);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+dsl::probe::SparseBatchBox CublasBlackBox::as_sparse_batch_box() {
+  std::shared_ptr<CublasBlackBox> self = shared_from_this();
+  return [self](const std::vector<dsl::probe::SparseProblem>& ps) { return self->run_sparse_batch(ps); };
 }
 
 }  // namespace fixbits::profile

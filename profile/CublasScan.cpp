@@ -333,13 +333,15 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         dsl::probe::BatchLimits limits,
                                         std::function<absl::Status()> keep_going,
                                         uint32_t splitk, std::vector<int> gemv_lanes,
-                                        dsl::probe::SparseBlackBox sparse) {
+                                        dsl::probe::SparseBlackBox sparse,
+                                        dsl::probe::SparseBatchBox sparse_batch) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
   std::vector<std::string> tried;
   dsl::probe::Instrument inst(box, s.a_dtype, s.b_dtype, s.out_dtype, limits);
   if (sparse) inst.use_sparse_box(std::move(sparse));
+  if (sparse_batch) inst.use_sparse_batch_box(std::move(sparse_batch));
   // f16/bf16 matrix families are searched twice (dsl::probe::searched_instruction_ks):
   // the cutlass_75 "s1688" kernels behind cuBLASLt's id 24 tiles 15/18/20/24 on sm_90
   // fold 8 products (device run 1 of session 7). The instrument's memo serves the

@@ -280,7 +280,9 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // the one a class's lane rule gives s.n (CublasTable.h); empty: powers of two.
 // `sparse` (optional): the same box taking the sparse form (CublasBlackBox::
 // as_sparse_black_box); the walks' placements go to it, so a walk's uploads do not grow
-// as K^2 (the random draws still go to `box`).
+// as K^2 (the random draws still go to `box`). `sparse_batch` (optional): the box
+// taking limits.problems batches a call (CublasBlackBox::as_sparse_batch_box); the
+// walks go to it instead of `sparse`.
 // The (partial, merge) dtypes a split of cuBLAS's reduction scheme `reduction`
 // (cublasLtReductionScheme_t: 1 in place, 2 compute type, 4 output type) writes, as
 // every validated split class of session 15's table has them; empty for another value.
@@ -292,7 +294,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         dsl::probe::BatchLimits limits = {},
                                         std::function<absl::Status()> keep_going = {},
                                         uint32_t splitk = 0, std::vector<int> gemv_lanes = {},
-                                        dsl::probe::SparseBlackBox sparse = {});
+                                        dsl::probe::SparseBlackBox sparse = {},
+                                        dsl::probe::SparseBatchBox sparse_batch = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that

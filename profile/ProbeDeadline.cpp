@@ -32,9 +32,9 @@ template <class Box>
 Box deadline_box(Box box, double limit_s, std::function<double()> now) {
   if (limit_s <= 0) return box;
   std::function<absl::Status()> check = deadline_check(limit_s, std::move(now));
-  return [box = std::move(box), check = std::move(check)](
-             const auto& p) -> absl::StatusOr<std::vector<uint32_t>> {
-    if (absl::Status s = check(); !s.ok()) return s;
+  return [box = std::move(box), check = std::move(check)](const auto& p) {
+    using Answer = decltype(box(p));
+    if (absl::Status s = check(); !s.ok()) return Answer(s);
     return box(p);
   };
 }
@@ -46,6 +46,11 @@ dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limi
 }
 
 dsl::probe::SparseBlackBox with_deadline(dsl::probe::SparseBlackBox box, double limit_s,
+                                         std::function<double()> now) {
+  return deadline_box(std::move(box), limit_s, std::move(now));
+}
+
+dsl::probe::SparseBatchBox with_deadline(dsl::probe::SparseBatchBox box, double limit_s,
                                          std::function<double()> now) {
   return deadline_box(std::move(box), limit_s, std::move(now));
 }

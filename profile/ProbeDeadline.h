@@ -25,6 +25,9 @@ dsl::probe::GemmBlackBox with_deadline(dsl::probe::GemmBlackBox box, double limi
 // The same for a black box of the sparse form.
 dsl::probe::SparseBlackBox with_deadline(dsl::probe::SparseBlackBox box, double limit_s,
                                          std::function<double()> now = {});
+// And for a batch box (several sparse problems a call).
+dsl::probe::SparseBatchBox with_deadline(dsl::probe::SparseBatchBox box, double limit_s,
+                                         std::function<double()> now = {});
 
 // The same limit for the probe's CPU search (dsl::probe::ProbeOptions::keep_going):
 // OK until `limit_s` seconds have passed since it was made, then DeadlineExceeded with

@@ -205,10 +205,8 @@ Instrument::Vectors Instrument::vectors_of(const Placement& p) const {
   return v;
 }
 
-absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
-                                   const std::vector<size_t>& idx, bool swapped,
-                                   const std::function<std::string(size_t)>& what,
-                                   std::vector<Outcome>* out) {
+SparseProblem Instrument::batch_problem(const std::vector<Vectors>& vecs, int64_t k,
+                                        const std::vector<size_t>& idx, bool swapped) const {
   // Each placement's own vector (a) and its shared one (b), deduplicated in order.
   std::vector<const Sparse*> own, shared;
   std::vector<size_t> shared_of;
@@ -240,9 +238,31 @@ absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
     prob.reads.emplace_back(swapped ? static_cast<int64_t>(shared_of[t]) : static_cast<int64_t>(t),
                             swapped ? static_cast<int64_t>(t) : static_cast<int64_t>(shared_of[t]));
   }
-  const std::string name =
-      idx.size() == 1 ? what(idx[0])
-                      : absl::StrFormat("%s (batched with %d others)", what(idx[0]), idx.size() - 1);
+  return prob;
+}
+
+void Instrument::take_outcomes(const SparseProblem& prob, const std::vector<uint32_t>& bits,
+                               const std::vector<size_t>& idx, std::vector<Outcome>* out) {
+  runs_ += static_cast<int64_t>(idx.size());
+  for (size_t t = 0; t < idx.size(); ++t) {
+    const auto [r, c] = prob.reads[t];  // placement t's output
+    (*out)[idx[t]] = classify(out_, v_.r, bits[static_cast<size_t>(r * prob.n + c)]);
+  }
+}
+
+namespace {
+// The name of a call's experiments in errors: its first, and how many others.
+std::string batch_name(const std::function<std::string(size_t)>& what, size_t first, size_t others) {
+  return others == 0 ? what(first) : absl::StrFormat("%s (batched with %d others)", what(first), others);
+}
+}  // namespace
+
+absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
+                                   const std::vector<size_t>& idx, bool swapped,
+                                   const std::function<std::string(size_t)>& what,
+                                   std::vector<Outcome>* out) {
+  const SparseProblem prob = batch_problem(vecs, k, idx, swapped);
+  const std::string name = batch_name(what, idx[0], idx.size() - 1);
   absl::StatusOr<std::vector<uint32_t>> bits;
   if (sparse_) {
     ++calls_;
@@ -251,10 +271,35 @@ absl::Status Instrument::run_batch(const std::vector<Vectors>& vecs, int64_t k,
     bits = call(densify(prob), name);
   }
   if (!bits.ok()) return bits.status();
-  runs_ += static_cast<int64_t>(idx.size());
-  for (size_t t = 0; t < idx.size(); ++t) {
-    const auto [r, c] = prob.reads[t];  // placement t's output
-    (*out)[idx[t]] = classify(out_, v_.r, (*bits)[static_cast<size_t>(r * prob.n + c)]);
+  take_outcomes(prob, *bits, idx, out);
+  return absl::OkStatus();
+}
+
+absl::Status Instrument::run_batches(const std::vector<SparseProblem>& probs,
+                                     const std::vector<std::vector<size_t>>& idxs,
+                                     const std::function<std::string(size_t)>& what,
+                                     std::vector<Outcome>* out) {
+  size_t placements = 0;
+  for (const std::vector<size_t>& idx : idxs) placements += idx.size();
+  const std::string name = batch_name(what, idxs[0][0], placements - 1);
+  ++calls_;
+  absl::StatusOr<std::vector<std::vector<uint32_t>>> bits = sparse_batch_(probs);
+  if (!bits.ok()) {
+    return absl::Status(bits.status().code(),
+                        absl::StrFormat("the black box failed on experiment %s (k=%d): %s", name,
+                                        probs[0].k, bits.status().message()));
+  }
+  if (bits->size() != probs.size()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the black box answered %d of the %d problems of experiment %s.", bits->size(), probs.size(),
+        name));
+  }
+  for (size_t j = 0; j < probs.size(); ++j) {
+    absl::StatusOr<std::vector<uint32_t>> one =
+        checked_answer((*bits)[j], batch_name(what, idxs[j][0], idxs[j].size() - 1), probs[j].k,
+                       probs[j].m, probs[j].n);
+    if (!one.ok()) return one.status();
+    take_outcomes(probs[j], *one, idxs[j], out);
   }
   return absl::OkStatus();
 }
@@ -274,6 +319,10 @@ absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
   if (limits_.rows < 1 || limits_.cols < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "BatchLimits is %d x %d; both must be >= 1.", limits_.rows, limits_.cols));
+  }
+  if (limits_.problems < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("BatchLimits.problems is %d; it must be >= 1.", limits_.problems));
   }
   if (memo_k_ != k) {
     memo_.clear();
@@ -303,9 +352,27 @@ absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
   std::vector<Vectors> vecs(ps.size());  // built once, for todo only
   std::vector<size_t> batch;
   std::set<Sparse> shared_in_batch;
+  // With a batch box, batches wait in `queued` until BatchLimits::problems of them
+  // (or the last) go in one call.
+  std::vector<SparseProblem> queued;
+  std::vector<std::vector<size_t>> queued_idx;
+  auto send = [&]() -> absl::Status {
+    if (queued.empty()) return absl::OkStatus();
+    absl::Status st = run_batches(queued, queued_idx, what, &out);
+    queued.clear();
+    queued_idx.clear();
+    return st;
+  };
   auto flush = [&]() -> absl::Status {
     if (batch.empty()) return absl::OkStatus();
-    absl::Status st = run_batch(vecs, k, batch, swapped, what, &out);
+    absl::Status st;
+    if (sparse_batch_) {
+      queued.push_back(batch_problem(vecs, k, batch, swapped));
+      queued_idx.push_back(batch);
+      if (static_cast<int64_t>(queued.size()) >= limits_.problems) st = send();
+    } else {
+      st = run_batch(vecs, k, batch, swapped, what, &out);
+    }
     batch.clear();
     shared_in_batch.clear();
     return st;
@@ -321,6 +388,7 @@ absl::StatusOr<std::vector<Outcome>> Instrument::run_all(
     shared_in_batch.insert(vecs[i].b);
   }
   if (absl::Status st = flush(); !st.ok()) return st;
+  if (absl::Status st = send(); !st.ok()) return st;
   for (size_t i : todo) memo_.emplace(keys[i], out[i]);
   for (auto [i, f] : repeats) out[i] = out[f];
   return out;

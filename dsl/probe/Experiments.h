@@ -34,6 +34,8 @@
 //     same exact values either way. Assumed, as for the random draws: an output
 //     element's bits do not depend on where in D it sits or on the other rows and
 //     columns. Limits of 1 x 1 (the default) give one call per placement, as before.
+//   * With a SparseBatchBox (use_sparse_batch_box), the same batches go BatchLimits::
+//     problems at a time into one call; outcomes are the same, calls fewer.
 //   * A placement already run (same marks) is answered from the instrument's memo,
 //     not run again: the walks of several families of one probe share it.
 //   * A black-box error or an output of the wrong size comes back as a Status naming
@@ -109,11 +111,18 @@ reference::GemmProblem densify(const SparseProblem& p);
 using SparseBlackBox = std::function<absl::StatusOr<std::vector<uint32_t>>(const SparseProblem&)>;
 // The sparse form through the reference of `d`: gemm_sparse_element per output.
 SparseBlackBox reference_sparse_box(const GemmDesc& d);
+// Several sparse problems in one call, answered in order, each as the one-problem box
+// answers it (CublasBlackBox::as_sparse_batch_box queues every launch before it reads
+// any output back).
+using SparseBatchBox = std::function<absl::StatusOr<std::vector<std::vector<uint32_t>>>(
+    const std::vector<SparseProblem>&)>;
 
 // The largest problem one batched black-box call may have (both >= 1).
 struct BatchLimits {
   int64_t rows = 1, cols = 1;
   bool swap = true;  // let a placement take a column when columns are the wider side
+  // Problems (each one batch of placements) one call of a SparseBatchBox takes (>= 1).
+  int64_t problems = 1;
 };
 
 class Instrument {
@@ -125,12 +134,15 @@ class Instrument {
   // Placements go to `sparse` instead of the dense box from now on (one call per batch,
   // the same batches); random draws (call()) still go to the dense box.
   void use_sparse_box(SparseBlackBox sparse) { sparse_ = std::move(sparse); }
+  // Placements go to `batch` instead, BatchLimits::problems batches a call (the same
+  // batches, the same outcomes, fewer calls); random draws still go to the dense box.
+  void use_sparse_batch_box(SparseBatchBox batch) { sparse_batch_ = std::move(batch); }
 
   const ProbeValues& values() const { return v_; }
   DType a_dtype() const { return a_; }
   DType b_dtype() const { return b_; }
   DType out_dtype() const { return out_; }
-  int64_t calls() const { return calls_; }      // black-box calls so far
+  int64_t calls() const { return calls_; }      // black-box calls so far (a batch call: one)
   int64_t placements() const { return runs_; }  // placements answered by the box
 
   // Runs one placement; `what` names the experiment in errors.
@@ -156,14 +168,25 @@ class Instrument {
     Sparse a, b;
   };
   Vectors vectors_of(const Placement& p) const;
-  // One call for placements `idx` (none memoized, all fitting the limits), whose
-  // vectors are vecs[i].
+  // The problem of placements `idx` (none memoized, all fitting the limits), whose
+  // vectors are vecs[i]: placement t reads output reads[t].
+  SparseProblem batch_problem(const std::vector<Vectors>& vecs, int64_t k, const std::vector<size_t>& idx,
+                              bool swapped) const;
+  // The outcomes of placements `idx` from their problem's output bits.
+  void take_outcomes(const SparseProblem& prob, const std::vector<uint32_t>& bits,
+                     const std::vector<size_t>& idx, std::vector<Outcome>* out);
+  // One call for placements `idx`.
   absl::Status run_batch(const std::vector<Vectors>& vecs, int64_t k, const std::vector<size_t>& idx,
                          bool swapped, const std::function<std::string(size_t)>& what,
                          std::vector<Outcome>* out);
+  // One SparseBatchBox call for the problems of several batches (placements idxs[j]).
+  absl::Status run_batches(const std::vector<SparseProblem>& probs,
+                           const std::vector<std::vector<size_t>>& idxs,
+                           const std::function<std::string(size_t)>& what, std::vector<Outcome>* out);
 
   GemmBlackBox box_;
   SparseBlackBox sparse_;
+  SparseBatchBox sparse_batch_;
   DType a_, b_, out_;
   ProbeValues v_;
   BatchLimits limits_;

@@ -29,7 +29,7 @@
 //          [--max-mn=N] [--max-k=N] [--min-probe-k=N] [--max-probe-k=N]
 //          [--probe-budget-s=T] [--class-probes=N] [--fit-probes=N] [--no-probe]
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
-//          [--probe-batch=B] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
+//          [--probe-batch=B] [--probe-queue=Q] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
 //          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
 //        fixbits-cublas-scan --resume=BASE --merge=A,B,... --out=PATH
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
@@ -57,6 +57,10 @@
 //   --probe-batch: one cuBLAS launch answers up to B x B of a probe's placements, inside
 //   the shape (rows <= M, columns <= N; dsl/probe/Experiments.h, batching). Default
 //   128; 1 runs one launch per placement.
+//   --probe-queue: the launches of up to Q such batches are queued before any output is
+//   read back (CublasBlackBox::run_sparse_batch: two synchronous copies per Q launches,
+//   not per launch; the black-box calls a probe reports then count queues). Default 64;
+//   1 reads each launch's output before the next.
 //   --rank-shapes: classes are probed in the order of how many of fixbits-cublas-match's
 //   default draws (seed 1: N shapes per f16/bf16 family, N/10 fp8) land in them, then
 //   by scanned shapes (default 10000; 0: scanned shapes only). Every probe point is
@@ -141,6 +145,7 @@ struct Args {
   std::string append;  // a table of earlier families to extend
   double probe_timeout_s = 60;  // per probe: its black box stops answering after this
   int64_t probe_batch = 128;    // placements per launch, per side
+  int64_t probe_queue = 64;     // launches queued before their outputs are read
   std::string resume;  // a table to probe on, without a heuristic pass
   std::vector<DType> dtypes = {DType::kF16, DType::kBF16, DType::kF8E4M3};
   int per_octave = 2;
@@ -246,6 +251,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.probe.retry_failed = true;
     } else if (value("--probe-batch=")) {
       st = int_flag("--probe-batch=", 1, &a.probe_batch);
+    } else if (value("--probe-queue=")) {
+      st = int_flag("--probe-queue=", 1, &a.probe_queue);
     } else if (value("--max-probe-mnk=")) {
       st = int_flag("--max-probe-mnk=", 1, &a.probe.max_probe_mnk);
     } else if (value("--small-probe-k=")) {
@@ -665,13 +672,15 @@ int main(int argc, char** argv) {
       // Up to 128 x 128 placements per launch, inside the shape (CublasBlackBox: one
       // launch when the problem fits the shape).
       const dsl::probe::BatchLimits limits{.rows = std::min<int64_t>(s.m, args->probe_batch),
-                                           .cols = std::min<int64_t>(s.n, args->probe_batch)};
+                                           .cols = std::min<int64_t>(s.n, args->probe_batch),
+                                           .problems = args->probe_queue};
       // One time limit for the probe's launches and its CPU search. The box's calls and
       // their time are counted, so a slow probe says whether cuBLAS or the CPU took it.
       int64_t calls = 0;
       double box_s = 0, turn_s = 0;
-      // Each call of either form of the box (dense: random draws; sparse: the walks,
-      // only their marks uploaded) waits for the device turn, and is counted and timed.
+      // Each call of any form of the box (dense: random draws; sparse: the walks, only
+      // their marks uploaded; queued: --probe-queue of those launches at once) waits for
+      // the device turn, and is counted and timed.
       auto counted = [&](auto inner) {
         return [&calls, &box_s, &turn_s, &turn, inner](const auto& p) {
           using Clock = std::chrono::steady_clock;
@@ -687,6 +696,7 @@ int main(int argc, char** argv) {
       };
       const dsl::probe::GemmBlackBox counted_dense = counted((*box)->as_black_box());
       const dsl::probe::SparseBlackBox counted_sparse = counted((*box)->as_sparse_black_box());
+      const dsl::probe::SparseBatchBox counted_queue = counted((*box)->as_sparse_batch_box());
       const double started = progress.elapsed();
       // A class with a lane rule (fixbits-cublas-lanes) is searched at the count the
       // rule gives this N, as cuBLAS's launch showed it.
@@ -699,7 +709,9 @@ int main(int argc, char** argv) {
           profile::with_deadline(counted_dense, args->probe_timeout_s), s, key, instr, limits,
           profile::deadline_check(args->probe_timeout_s),
           std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
-          profile::with_deadline(counted_sparse, args->probe_timeout_s));
+          profile::with_deadline(counted_sparse, args->probe_timeout_s),
+          args->probe_queue > 1 ? profile::with_deadline(counted_queue, args->probe_timeout_s)
+                                : dsl::probe::SparseBatchBox{});
       // The descriptor itself goes to the log too: a run whose tables are lost (session
       // 15's runs 3 and 4) still says what each probe found.
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s (+%.1f s "

@@ -65,6 +65,7 @@ class HostDriver final : public Driver {
   }
   absl::Status copy_to_host(void* d, uint64_t s, size_t n, void*) override {
     std::memcpy(d, reinterpret_cast<const void*>(s), n);
+    ++downloads;
     return absl::OkStatus();
   }
   absl::Status memset8(uint64_t d, uint8_t v, size_t n) override {
@@ -107,6 +108,7 @@ class HostDriver final : public Driver {
   int scatters = 0;          // byte-scatter launches
   uint64_t uploaded = 0;     // bytes copied host to device
   int uploads = 0;           // host-to-device copies
+  int downloads = 0;         // device-to-host copies
 
  private:
   static constexpr uintptr_t kCopy = 0x20, kScatter = 0x30;
@@ -429,6 +431,70 @@ TEST_F(CublasLtFakeTest, ASparseCallUploadsOnlyItsEntriesOnceTheFillIsThere) {
         EXPECT_EQ(driver_->scatters, scatters_before) << what;
       }
       EXPECT_LT(driver_->uploaded - before, uint64_t(s.k) * 2) << what;
+    }
+  }
+}
+
+// A queued batch answers each problem as run_sparse does, one launch each; with
+// ByteScatter it makes one upload (every list) and one download (every D) for the
+// batch. Problems that differ in fill or need several launches, and a box without the
+// scatter, are run one by one, with the same answers.
+TEST_F(CublasLtFakeTest, AQueuedBatchAnswersAsOneByOneWithOneUploadAndOneDownload) {
+  const uint32_t one = to_bits(DType::kF16, 1.0f), half = to_bits(DType::kF16, 0.5f);
+  for (bool scatter : {true, false}) {
+    driver_->runs_scatter = scatter;
+    for (const GemmShape s : {GemmShape{.m = 4, .n = 8, .k = 61}, GemmShape{.m = 1, .n = 17, .k = 300},
+                              GemmShape{.m = 6, .n = 3, .k = 40, .a_row_major = false}}) {
+      absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> seq = profile::CublasBlackBox::create(lt_, s);
+      absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> queued = profile::CublasBlackBox::create(lt_, s);
+      ASSERT_TRUE(seq.ok() && queued.ok());
+      std::mt19937 rng(29);
+      auto draw = [&](int count, uint32_t a_fill, uint32_t b_fill, bool taller) {
+        std::vector<SparseProblem> ps;
+        for (int i = 0; i < count; ++i) {
+          const int64_t pm = taller && i == 1 ? 2 * s.m + 1 : 1 + rng() % s.m;
+          ps.push_back(draw_sparse(rng, pm, 1 + rng() % s.n, s.k, a_fill, b_fill, int(2 * pm), 3));
+        }
+        return ps;
+      };
+      const std::string where = absl::StrFormat("%s (%s)", to_string(s), scatter ? "scatter" : "copies");
+      // The fill goes up on the first call; the second batch shows the queued cost.
+      for (int round = 0; round < 4; ++round) {
+        const bool mixed = round == 2, taller = round == 3;
+        std::vector<SparseProblem> ps = draw(9, 0, one, taller);
+        if (mixed) ps[4].a_fill = half;
+        std::vector<std::vector<uint32_t>> want;
+        for (const SparseProblem& p : ps) {
+          absl::StatusOr<std::vector<uint32_t>> r = (*seq)->run_sparse(p);
+          ASSERT_TRUE(r.ok()) << r.status();
+          want.push_back(*r);
+        }
+        const int uploads = driver_->uploads, downloads = driver_->downloads;
+        const int64_t launches = (*queued)->launches(), calls = (*queued)->calls();
+        absl::StatusOr<std::vector<std::vector<uint32_t>>> have = (*queued)->run_sparse_batch(ps);
+        ASSERT_TRUE(have.ok()) << have.status();
+        EXPECT_EQ(*have, want) << where << " round " << round;
+        EXPECT_EQ((*queued)->calls() - calls, 9) << where;
+        if (scatter && round == 1) {
+          EXPECT_EQ(driver_->uploads - uploads, 1) << where << ": every list in one upload";
+          EXPECT_EQ(driver_->downloads - downloads, 1) << where << ": every D in one download";
+          EXPECT_EQ((*queued)->launches() - launches, 9) << where;
+        }
+        if (!scatter || mixed || taller) {
+          EXPECT_GE(driver_->downloads - downloads, 9) << where << " round " << round << ": one by one";
+        }
+      }
+      // A bad problem anywhere in the batch is refused before any launch.
+      std::vector<SparseProblem> bad = draw(3, 0, one, false);
+      bad[2].k = s.k + 1;
+      const int64_t launches = (*queued)->launches();
+      absl::Status st = (*queued)->run_sparse_batch(bad).status();
+      EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+      EXPECT_NE(std::string(st.message()).find("SparseProblem.k"), std::string::npos) << st;
+      EXPECT_EQ((*queued)->launches(), launches);
+      absl::StatusOr<std::vector<std::vector<uint32_t>>> none = (*queued)->run_sparse_batch({});
+      ASSERT_TRUE(none.ok());
+      EXPECT_TRUE(none->empty());
     }
   }
 }

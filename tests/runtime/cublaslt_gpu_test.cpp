@@ -501,6 +501,49 @@ TEST_F(CublasLtGpuTest, SparseRunThroughByteScatterEqualsDenseRunOfItsDensifiedP
   }
 }
 
+// run_sparse_batch on the real library: every launch queued (patch, matmul into its
+// own D, restore) before one read of all the Ds gives each problem the bits run_sparse
+// gives it, at a gemv shape of class 10's kind (1 x 17) and a split one.
+TEST_F(CublasLtGpuTest, AQueuedSparseBatchGivesEachProblemItsOwnRunsBits) {
+  struct Case {
+    GemmShape s;
+    DType t;
+  };
+  const Case cases[] = {
+      {GemmShape{.m = 1, .n = 17, .k = 20011}, DType::kF16},
+      {GemmShape{.m = 4, .n = 16, .k = 4096, .a_dtype = DType::kBF16, .b_dtype = DType::kBF16,
+                 .out_dtype = DType::kBF16},
+       DType::kBF16},
+  };
+  for (const Case& c : cases) {
+    const GemmShape& s = c.s;
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> queued = profile::CublasBlackBox::create(lt_, s);
+    absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> one = profile::CublasBlackBox::create(lt_, s);
+    ASSERT_TRUE(queued.ok()) << to_string(s) << ": " << queued.status();
+    ASSERT_TRUE(one.ok()) << one.status();
+    const uint32_t fill_b = to_bits(c.t, 1.0f);
+    std::mt19937_64 rng(37);
+    for (int round = 0; round < 3; ++round) {
+      std::vector<dsl::probe::SparseProblem> ps;
+      for (int i = 0; i < 50; ++i) {
+        const int64_t pm = 1 + int64_t(rng() % s.m), pn = 1 + int64_t(rng() % s.n);
+        ps.push_back(draw_sparse(rng, c.t, pm, pn, s.k, 0, fill_b, int(3 * pm), 2));
+      }
+      absl::StatusOr<std::vector<std::vector<uint32_t>>> have = (*queued)->run_sparse_batch(ps);
+      ASSERT_TRUE(have.ok()) << to_string(s) << ": " << have.status();
+      ASSERT_EQ(have->size(), ps.size());
+      int differ = 0;
+      for (size_t i = 0; i < ps.size(); ++i) {
+        absl::StatusOr<std::vector<uint32_t>> want = (*one)->run_sparse(ps[i]);
+        ASSERT_TRUE(want.ok()) << want.status();
+        differ += (*have)[i] != *want;
+      }
+      EXPECT_EQ(differ, 0) << to_string(s) << " round " << round << ": " << differ << " of 50 problems differ";
+      EXPECT_TRUE((*queued)->scatters_sparse_entries());
+    }
+  }
+}
+
 TEST_F(CublasLtGpuTest, ProbeRecoversABitExactDescriptorAt1x64x4096) {
   const GemmShape s{.m = 1, .n = 64, .k = 4096};
   absl::StatusOr<std::shared_ptr<profile::CublasBlackBox>> box = profile::CublasBlackBox::create(lt_, s);

@@ -3,7 +3,9 @@
 // hands the black box a problem larger than its limits, runs a placement once, and
 // recover_gemm_desc on it recovers the same descriptor with far fewer calls. The
 // black box is the CPU reference of a fixed descriptor, which computes every output
-// element from its own row and column (the property batching relies on).
+// element from its own row and column (the property batching relies on). A batch box
+// (several problems a call) gives the same outcomes in BatchLimits::problems times
+// fewer calls, and the same descriptor.
 #include <string>
 
 #include "dsl/probe/Probe.h"
@@ -161,6 +163,101 @@ TEST(BatchTest, RecoverWithBatchesGivesTheSameDescriptor) {
     EXPECT_EQ(*got, *want);
     EXPECT_LT(batched.calls * 8, single.calls) << d;
   }
+}
+
+// The reference's sparse box taking several problems a call; records each call's size.
+struct QueueBox {
+  GemmDesc d;
+  std::vector<size_t> sizes;
+  SparseBatchBox box() {
+    return [this](const std::vector<SparseProblem>& ps)
+               -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
+      sizes.push_back(ps.size());
+      const SparseBlackBox one = reference_sparse_box(d);
+      std::vector<std::vector<uint32_t>> out;
+      for (const SparseProblem& p : ps) {
+        absl::StatusOr<std::vector<uint32_t>> r = one(p);
+        if (!r.ok()) return r.status();
+        out.push_back(*std::move(r));
+      }
+      return out;
+    };
+  }
+};
+
+TEST(BatchTest, AQueueOfProblemsAnswersAsOneCallEach) {
+  const int64_t k = 200;
+  const std::vector<Placement> ps = mixed_placements(k);
+  auto name = [](size_t i) { return std::to_string(i); };
+  CountingBox dense{split_desc()};
+  Instrument each(dense.box(), DType::kF16, DType::kF16, DType::kF16, {8, 1});
+  each.use_sparse_box(reference_sparse_box(split_desc()));
+  absl::StatusOr<std::vector<Outcome>> want = each.run_all(ps, name);
+  ASSERT_TRUE(want.ok()) << want.status();
+  const int64_t one_each = each.calls();
+  ASSERT_GT(one_each, 20);
+  for (int64_t problems : {1, 7, 64, 100000}) {
+    QueueBox queue{split_desc()};
+    Instrument inst(dense.box(), DType::kF16, DType::kF16, DType::kF16, {8, 1, true, problems});
+    inst.use_sparse_batch_box(queue.box());
+    absl::StatusOr<std::vector<Outcome>> got = inst.run_all(ps, name);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, *want) << problems;
+    EXPECT_EQ(inst.calls(), (one_each + problems - 1) / problems) << problems;
+    size_t total = 0;
+    for (size_t n : queue.sizes) {
+      EXPECT_LE(static_cast<int64_t>(n), problems);
+      total += n;
+    }
+    EXPECT_EQ(static_cast<int64_t>(total), one_each) << "the same batches";
+  }
+  // A box that answers fewer problems than it was given is an error naming the experiment.
+  Instrument short_box(dense.box(), DType::kF16, DType::kF16, DType::kF16, {8, 1, true, 4});
+  short_box.use_sparse_batch_box([](const std::vector<SparseProblem>&)
+                                     -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
+    return std::vector<std::vector<uint32_t>>{};
+  });
+  absl::Status st = short_box.run_all(ps, name).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  EXPECT_NE(std::string(st.message()).find("answered 0 of the 4 problems of experiment 0"), std::string::npos) << st;
+  Instrument zero(dense.box(), DType::kF16, DType::kF16, DType::kF16, {8, 1, true, 0});
+  EXPECT_NE(std::string(zero.run_all(ps, name).status().message()).find("BatchLimits.problems is 0"),
+            std::string::npos);
+}
+
+// recover_gemm_desc through a queued box: the descriptor of one call per batch.
+TEST(BatchTest, RecoverThroughAQueueGivesTheSameDescriptor) {
+  GemmDesc gemv;
+  gemv.family = GemmFamily::kGemv;
+  gemv.instruction = Instruction::kScalarFma;
+  gemv.instruction_k = 1;
+  gemv.k_loop_step = {0, ShortTurn::kLast};
+  gemv.lanes = 8;
+  gemv.lane_tile = 1;
+  gemv.lane_layout = LaneLayout::kStrided;
+  gemv.lane_fold = {4, 2, 1};
+  gemv.k_cuts = {{300, Fold::kChain}};
+  ProbeOptions o;
+  o.family = gemv.family;
+  o.k = 1500;
+  o.gemv_split = true;
+  o.split_dtypes = {{DType::kF32, DType::kF32}};
+  CountingBox dense{gemv};
+  Instrument each(dense.box(), o.a_dtype, o.b_dtype, o.out_dtype, {1, 17});
+  each.use_sparse_box(reference_sparse_box(gemv));
+  absl::StatusOr<GemmDesc> want = recover_gemm_desc(each, o);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(*want, gemv) << to_string(*want);
+  QueueBox queue{gemv};
+  Instrument inst(dense.box(), o.a_dtype, o.b_dtype, o.out_dtype, {1, 17, true, 64});
+  inst.use_sparse_batch_box(queue.box());
+  absl::StatusOr<GemmDesc> got = recover_gemm_desc(inst, o);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, *want);
+  EXPECT_EQ(inst.placements(), each.placements());
+  // 52 calls against 848 here: the random draws and each short run_all (one queue each)
+  // are calls of their own.
+  EXPECT_LT(inst.calls() * 10, each.calls()) << inst.calls() << " against " << each.calls();
 }
 
 TEST(BatchTest, InstrumentDtypesMustMatchTheOptions) {
