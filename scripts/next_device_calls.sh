@@ -239,7 +239,11 @@ case $what in
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
     grep -h -E "^probe |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
     tail -4 "$OUT/scan.log" | cut -c1-240
-    awk -F'\t' -v c=",$classes," '$1=="class" && index(c, ","$2",") {print "class " $2 ": " ($7 ~ /^gemm/ ? substr($7,1,110) : substr($8,1,110))}' $T
+    # Each listed class's descriptor or note, and how many open probes (probes a stopped
+    # visit finished; the next scan starts from them) the table keeps for it.
+    awk -F'\t' -v c=",$classes," '$1=="class" && index(c, ","$2",") { k[++m] = $2; t[$2] = ($7 ~ /^gemm/ ? substr($7,1,110) : substr($8,1,110)) }
+      $1=="probed" { n[$2]++ }
+      END { for (i = 1; i <= m; i++) print "class " k[i] ": " t[k[i]] (n[k[i]] ? " [" n[k[i]] " open probe(s) kept]" : "") }' $T
     # 2. The match on that table (it also checks the tile cap on classes 5/24/25).
     left=$(( ${FIXBITS_CUBLAS_END:-560} - ($(date +%s) - T0) )); mb=$(( left - 15 ))
     el "match on $T (timeout $left, budget $mb)"
@@ -357,7 +361,9 @@ case $what in
     # then the SASS of both and of session 24's kernel (staged PTX), where the loads sit.
     for k in k1_ws_rd k1_mb5_ws_rd; do
       el "ncu $k"
-      FIXBITS_BENCH_CONFIGS=8x8 ncu_once 90 "^fixbits_softmax_bf16_bf16_pinned_s4096_w8_e8_${k}\$" \
+      # REG_CAP: the bench builds the capped (mb) candidates only under it (session 28's
+      # run found no k1_mb5 kernel to profile without it).
+      FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_CONFIGS=8x8 ncu_once 90 "^fixbits_softmax_bf16_bf16_pinned_s4096_w8_e8_${k}\$" \
         'softmax_pinned_bf16/8192/' ncu_$k.log
       echo "ncu $k rc=$?"
     done
