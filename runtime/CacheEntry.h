@@ -58,11 +58,16 @@ struct CacheEntry {
   // The identity (VerifyHook::identity) of the hook that computed `signature`; empty
   // when not verified or when that hook promised no stable identity.
   std::string verified_by;
+  // The driver's compiled form of `text` (Device::compile_module: a cubin), and the
+  // Device::image_identity it was made under; both empty when there is none. A device
+  // of that identity loads it without compiling `text` again (KernelLoader.h).
+  std::string image;
+  std::string image_for;
 
   friend bool operator==(const CacheEntry& a, const CacheEntry& b) {
     return a.text == b.text && a.entry_name == b.entry_name && a.metadata == b.metadata &&
            a.signature == b.signature && a.verified == b.verified &&
-           a.verified_by == b.verified_by;
+           a.verified_by == b.verified_by && a.image == b.image && a.image_for == b.image_for;
   }
 };
 

@@ -1,7 +1,8 @@
 // CacheFile: see CacheFile.h. Example for key K and entry E:
 //   "FXBKCACH" 02000000 <len(K) u32> <len(P) u64> K P <fnv1a64 of all the above>
-// P = text, entry name, metadata, signature, verified_by (each u64 length + bytes),
-// then the verified flag (one byte). Version 1 lacked verified_by.
+// P = text, entry name, metadata, signature, verified_by, image, image_for (each u64
+// length + bytes), then the verified flag (one byte). Version 1 lacked verified_by,
+// version 2 the compiled image.
 // A reader checks, in order: minimum size, magic, version, that the lengths add up
 // to exactly the file size, the checksum, the key echo, then the payload fields.
 #include "runtime/CacheFile.h"
@@ -64,6 +65,8 @@ std::string encode_cache_file(const CacheKey& key, const CacheEntry& entry) {
   put_field(payload, entry.metadata);
   put_field(payload, entry.signature);
   put_field(payload, entry.verified_by);
+  put_field(payload, entry.image);
+  put_field(payload, entry.image_for);
   payload.push_back(entry.verified ? 1 : 0);
 
   std::string out(kMagic, sizeof(kMagic));
@@ -113,7 +116,8 @@ absl::StatusOr<CacheEntry> decode_cache_file(std::string_view bytes, const Cache
   size_t at = 0;
   if (!get_field(payload, at, e.text) || !get_field(payload, at, e.entry_name) ||
       !get_field(payload, at, e.metadata) || !get_field(payload, at, e.signature) ||
-      !get_field(payload, at, e.verified_by) || payload.size() - at != 1) {
+      !get_field(payload, at, e.verified_by) || !get_field(payload, at, e.image) ||
+      !get_field(payload, at, e.image_for) || payload.size() - at != 1) {
     return damaged("its payload fields do not add up to the payload length");
   }
   const uint8_t verified = static_cast<uint8_t>(payload[at]);
@@ -124,6 +128,9 @@ absl::StatusOr<CacheEntry> decode_cache_file(std::string_view bytes, const Cache
   }
   if (!e.verified && !e.verified_by.empty()) {
     return damaged("it names the hook that verified it but is not verified");
+  }
+  if (e.image.empty() != e.image_for.empty()) {
+    return damaged("its compiled image and the identity it was made under disagree");
   }
   return e;
 }

@@ -20,7 +20,7 @@
 
 namespace fixbits::runtime {
 
-inline constexpr uint32_t kCacheFormatVersion = 2;
+inline constexpr uint32_t kCacheFormatVersion = 3;
 
 std::string encode_cache_file(const CacheKey& key, const CacheEntry& entry);
 absl::StatusOr<CacheEntry> decode_cache_file(std::string_view bytes, const CacheKey& key);

@@ -24,6 +24,8 @@ using CUevent = struct CUevent_st*;
 using CUdevice_attribute = int;
 using CUfunction_attribute = int;
 using CUjit_option = int;
+using CUlinkState = struct CUlinkState_st*;
+using CUjitInputType = int;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
@@ -44,6 +46,9 @@ inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_
 // CUjit_option values (cuModuleLoadDataEx).
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+// CUjitInputType values (cuLinkAddData).
+inline constexpr CUjitInputType CU_JIT_INPUT_PTX = 1;
 
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
@@ -90,8 +95,15 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0;
      unsigned, CUstream, void**, void**))
 
 // Functions newer drivers have and fixbits uses when present (null otherwise):
-// cuFuncGetParamInfo (CUDA 12.4) lets launch() check argument count and sizes.
+// cuFuncGetParamInfo (CUDA 12.4) lets launch() check argument count and sizes; the
+// cuLink* functions give compile_module() the driver's compiled image of a PTX text.
 #define FIXBITS_CUDA_OPTIONAL_FUNCTIONS(X)                                            \
-  X(CUresult, cuFuncGetParamInfo, (CUfunction, size_t, size_t*, size_t*))
+  X(CUresult, cuFuncGetParamInfo, (CUfunction, size_t, size_t*, size_t*))              \
+  X(CUresult, cuLinkCreate_v2, (unsigned, CUjit_option*, void**, CUlinkState*))        \
+  X(CUresult, cuLinkAddData_v2,                                                       \
+    (CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned, CUjit_option*, \
+     void**))                                                                         \
+  X(CUresult, cuLinkComplete, (CUlinkState, void**, size_t*))                         \
+  X(CUresult, cuLinkDestroy, (CUlinkState))
 
 }  // namespace fixbits::runtime::cuda_api

@@ -106,6 +106,39 @@ class CudaDriver final : public Driver {
     return static_cast<void*>(module);
   }
 
+  absl::StatusOr<std::string> compile_module(std::string_view image) override {
+    if (lib_->cuLinkCreate_v2 == nullptr || lib_->cuLinkAddData_v2 == nullptr ||
+        lib_->cuLinkComplete == nullptr || lib_->cuLinkDestroy == nullptr) {
+      return absl::UnimplementedError("This CUDA driver has no cuLink* functions.");
+    }
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    std::string text(image);  // NUL-terminated, as for module_load
+    std::vector<char> error_log(16 * 1024, '\0');
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size() - 1)};
+    CUlinkState link = nullptr;
+    FIXBITS_CU(cuLinkCreate_v2, 2, options, values, &link);
+    // The cubin lives in `link` until cuLinkDestroy: copied out first.
+    absl::StatusOr<std::string> cubin = [&]() -> absl::StatusOr<std::string> {
+      CUresult r = lib_->cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, text.data(), text.size() + 1,
+                                          "fixbits.ptx", 0, nullptr, nullptr);
+      if (r != CUDA_SUCCESS) {
+        return lib_->error("cuLinkAddData_v2", r, absl::StrFormat("JIT error log: %s", error_log.data()));
+      }
+      void* out = nullptr;
+      size_t size = 0;
+      r = lib_->cuLinkComplete(link, &out, &size);
+      if (r != CUDA_SUCCESS) {
+        return lib_->error("cuLinkComplete", r, absl::StrFormat("JIT error log: %s", error_log.data()));
+      }
+      return std::string(static_cast<const char*>(out), size);
+    }();
+    const CUresult destroyed = lib_->cuLinkDestroy(link);
+    if (!cubin.ok()) return cubin.status();
+    if (destroyed != CUDA_SUCCESS) return lib_->error("cuLinkDestroy", destroyed);
+    return cubin;
+  }
+
   absl::Status module_unload(void* module) override {
     FIXBITS_CU(cuCtxSetCurrent, ctx_);
     FIXBITS_CU(cuModuleUnload, static_cast<CUmodule>(module));

@@ -287,6 +287,18 @@ absl::StatusOr<std::shared_ptr<Module>> Device::load_module(std::string_view ima
   return std::make_shared<Module>(Module::Token{}, driver_, *handle);
 }
 
+absl::StatusOr<std::string> Device::compile_module(std::string_view text) const {
+  if (text.empty()) {
+    return absl::InvalidArgumentError("Device::compile_module was given an empty module text.");
+  }
+  return driver_->compile_module(text);
+}
+
+std::string Device::image_identity() const {
+  const DeviceInfo& i = driver_->info();
+  return absl::StrFormat("%s driver %d", i.arch, i.driver_version);
+}
+
 absl::StatusOr<Buffer> Device::alloc(size_t bytes) const {
   if (bytes == 0) {
     return absl::InvalidArgumentError("Device::alloc was asked for 0 bytes; allocate at least 1.");

@@ -210,8 +210,15 @@ class Device {
 
   const DeviceInfo& info() const;
 
-  // Loads PTX text (CUDA) or an HSA code object (HIP). Empty images are rejected.
+  // Loads PTX text or a cubin (CUDA), or an HSA code object (HIP). Empty images are
+  // rejected.
   absl::StatusOr<std::shared_ptr<Module>> load_module(std::string_view image) const;
+  // The driver's compiled image of a module text, for load_module to take without
+  // compiling it again (Driver::compile_module; Unimplemented where there is none).
+  absl::StatusOr<std::string> compile_module(std::string_view text) const;
+  // What a compiled image is good for: this device's architecture and driver version
+  // ("sm_90 driver 13000"). An image made under another identity is not loaded.
+  std::string image_identity() const;
   // Allocates `bytes` (> 0) of device memory.
   absl::StatusOr<Buffer> alloc(size_t bytes) const;
   absl::StatusOr<Stream> create_stream() const;

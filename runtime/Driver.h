@@ -31,6 +31,13 @@ class Driver {
   // object (HIP). A JIT failure's log is part of the Status.
   virtual absl::StatusOr<void*> module_load(std::string_view image) = 0;
   virtual absl::Status module_unload(void* module) = 0;
+  // The driver's compiled form of a module text (CUDA: the cubin its JIT makes of a PTX
+  // text for this device), which module_load() then takes without compiling it again.
+  // Unimplemented where the driver keeps none (HIP's image is already compiled).
+  virtual absl::StatusOr<std::string> compile_module(std::string_view text) {
+    (void)text;
+    return absl::UnimplementedError("This driver keeps no compiled module image.");
+  }
   virtual absl::StatusOr<void*> module_function(void* module, const std::string& name) = 0;
 
   virtual absl::StatusOr<uint64_t> mem_alloc(size_t bytes) = 0;

@@ -2,7 +2,7 @@
 //   get_or_build(key, build + verify)  -> entry (memory | disk | built)
 //   verify again unless just built, a verified memory hit, or a disk entry signed
 //   under the registered hook's identity  -> outcome, checked against the stored one
-//   device.load_module(entry.text)     -> module
+//   device.load_module(entry.image if made for this device, else entry.text) -> module
 //   module.kernel(entry.entry_name)    -> kernel
 #include "runtime/KernelLoader.h"
 
@@ -21,6 +21,13 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
     built->signature = v->signature;
     built->verified = v->verified;
     built->verified_by = v->identity;
+    if (!env_switch_off("FIXBITS_CACHE_IMAGE")) {
+      // No image is no error: the text is loaded as before.
+      if (absl::StatusOr<std::string> image = device.compile_module(built->text); image.ok() && !image->empty()) {
+        built->image = *std::move(image);
+        built->image_for = device.image_identity();
+      }
+    }
     return built;
   };
   absl::StatusOr<CacheHit> hit = cache.get_or_build(key, build_and_verify);
@@ -63,7 +70,12 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
     outcome = *std::move(v);
   }
 
-  absl::StatusOr<std::shared_ptr<Module>> module = device.load_module(entry.text);
+  absl::StatusOr<std::shared_ptr<Module>> module = absl::UnavailableError("no image");
+  if (!entry.image.empty() && entry.image_for == device.image_identity() &&
+      !env_switch_off("FIXBITS_CACHE_IMAGE")) {
+    module = device.load_module(entry.image);
+  }
+  if (!module.ok()) module = device.load_module(entry.text);
   if (!module.ok()) return module.status();
   absl::StatusOr<Kernel> kernel = (*module)->kernel(entry.entry_name);
   if (!kernel.ok()) return kernel.status();

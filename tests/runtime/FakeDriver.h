@@ -45,6 +45,14 @@ class FakeDriver final : public Driver {
     modules_[++next_] = std::string(image);
     return reinterpret_cast<void*>(next_);
   }
+  // With compiles_images: "IMAGE(<identity>):" + text, or compile_error when set.
+  absl::StatusOr<std::string> compile_module(std::string_view text) override {
+    absl::MutexLock l(&mu_);
+    ++compile_calls;
+    if (!compiles_images) return Driver::compile_module(text);
+    if (!compile_error.empty()) return absl::InternalError(compile_error);
+    return absl::StrFormat("IMAGE(%s %d):%s", info_.arch, info_.driver_version, text);
+  }
   absl::Status module_unload(void* m) override {
     absl::MutexLock l(&mu_);
     return modules_.erase(reinterpret_cast<uintptr_t>(m)) ? absl::OkStatus()
@@ -152,6 +160,12 @@ class FakeDriver final : public Driver {
   int destroyed_events = 0;
   // What event_elapsed_ms() answers, first to last; 0.5 once they are used up.
   std::vector<float> elapsed_ms;
+  // compile_module(): off by default (Unimplemented, as a driver without images).
+  bool compiles_images = false;
+  std::string compile_error;  // non-empty: compile_module fails with it
+  int compile_calls = 0;
+  // The driver version info() reports (part of Device::image_identity).
+  void set_driver_version(int v) { info_.driver_version = v; }
 
  private:
   DeviceInfo info_;

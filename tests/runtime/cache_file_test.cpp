@@ -1,10 +1,13 @@
 // Tests for the cache file format (runtime/CacheFile.h) and FNV-1a (runtime/Fnv1a.h):
 // the exact bytes round-trip, and every single-byte flip, every truncation, and any
-// trailing byte is rejected.
+// trailing byte is rejected; an entry of an older version (1: no signer, 2: no
+// compiled image) is refused by its version, and an image without the identity it was
+// made under is damage.
 #include "runtime/CacheFile.h"
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/Fnv1a.h"
 #include "tests/runtime/TempDir.h"
@@ -21,6 +24,8 @@ CacheEntry entry() {
   e.metadata = std::string("\x00\x01\x02\x03grid", 8);
   e.signature = "";
   e.verified = false;
+  e.image = std::string("\x7f" "ELF\x02\x01\x01\0\0cubin", 14);  // binary, with NULs
+  e.image_for = "sm_90 driver 13000";
   return e;
 }
 
@@ -36,6 +41,23 @@ TEST(CacheFile, RoundTripsExactBytes) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, entry());
   EXPECT_EQ(back->text.size(), 40u);
+  EXPECT_EQ(back->image.size(), 14u);
+  EXPECT_EQ(back->image_for, "sm_90 driver 13000");
+  // And without an image.
+  CacheEntry plain = entry();
+  plain.image.clear();
+  plain.image_for.clear();
+  absl::StatusOr<CacheEntry> plain_back = decode_cache_file(encode_cache_file(key(), plain), key());
+  ASSERT_TRUE(plain_back.ok()) << plain_back.status();
+  EXPECT_EQ(*plain_back, plain);
+}
+
+TEST(CacheFile, ImageWithoutItsIdentityIsRejected) {
+  CacheEntry e = entry();
+  e.image_for.clear();
+  absl::StatusOr<CacheEntry> r = decode_cache_file(encode_cache_file(key(), e), key());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("compiled image"), absl::string_view::npos) << r.status();
 }
 
 TEST(CacheFile, RoundTripsVerifiedSignature) {
@@ -57,18 +79,21 @@ TEST(CacheFile, SignerWithoutVerifiedFlagIsRejected) {
   EXPECT_NE(r.status().message().find("names the hook"), absl::string_view::npos) << r.status();
 }
 
-TEST(CacheFile, VersionOneEntryIsRefused) {
-  // A version 1 file (no verified_by field) with a correct checksum: the reader must
-  // refuse it by version, so the cache rebuilds it, never misread its payload.
-  std::string bytes = encode_cache_file(key(), entry());
-  bytes[8] = 1;
-  const std::string body = bytes.substr(0, bytes.size() - 8);
-  const uint64_t sum = fnv1a64(body);
-  for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
-  absl::StatusOr<CacheEntry> r = decode_cache_file(bytes, key());
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("format version 1"), absl::string_view::npos) << r.status();
+TEST(CacheFile, OlderVersionEntriesAreRefused) {
+  // A version 1 (no verified_by) or 2 (no image) file with a correct checksum: the
+  // reader must refuse it by version, so the cache rebuilds it, never misread its payload.
+  for (char version : {1, 2}) {
+    std::string bytes = encode_cache_file(key(), entry());
+    bytes[8] = version;
+    const std::string body = bytes.substr(0, bytes.size() - 8);
+    const uint64_t sum = fnv1a64(body);
+    for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+    absl::StatusOr<CacheEntry> r = decode_cache_file(bytes, key());
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(r.status().message().find(absl::StrCat("format version ", int(version))), absl::string_view::npos)
+        << r.status();
+  }
 }
 
 TEST(CacheFile, EveryFlippedByteIsRejected) {

@@ -139,6 +139,40 @@ TEST_F(DriverGpuTest, AddOneMatchesTheHostBitForBit) {
   EXPECT_EQ(fixed, 20u);
 }
 
+// The driver's compiled image of a PTX text (cuLink: a cubin, what the kernel cache
+// keeps) loads without the text and gives the text's kernel's bits on every input.
+TEST_F(DriverGpuTest, TheCompiledImageComputesAsTheText) {
+  if (info().cc_major < 9) GTEST_SKIP() << "[SKIP] the test PTX targets sm_90";
+  absl::StatusOr<std::string> image = device().compile_module(kAddOnePtx);
+  ASSERT_TRUE(image.ok()) << image.status();
+  ASSERT_GE(image->size(), 4u);
+  EXPECT_EQ(image->substr(0, 4), "\x7f" "ELF") << "a cubin is an ELF file";
+  EXPECT_NE(device().image_identity().find("driver "), std::string::npos) << device().image_identity();
+  std::vector<float> in;
+  for (int i = 0; i < 4096; ++i) in.push_back(std::ldexp(float(i % 89) - 44.0f, i % 70 - 35));
+  const uint32_t n = static_cast<uint32_t>(in.size());
+  std::vector<std::vector<float>> outs;
+  for (const std::string& source : {std::string(kAddOnePtx), *image}) {
+    absl::StatusOr<std::shared_ptr<Module>> mod = device().load_module(source);
+    ASSERT_TRUE(mod.ok()) << mod.status();
+    absl::StatusOr<Kernel> k = (*mod)->kernel("add_one");
+    ASSERT_TRUE(k.ok()) << k.status();
+    absl::StatusOr<Buffer> buf = device().alloc(n * sizeof(float));
+    ASSERT_TRUE(buf.ok()) << buf.status();
+    ASSERT_TRUE(buf->copy_from_host(in.data(), n * sizeof(float)).ok());
+    const KernelArg args[] = {KernelArg::pointer(*buf), KernelArg::scalar<uint32_t>(n)};
+    ASSERT_TRUE(k->launch({{(n + 255) / 256}, {256}, 0}, args).ok());
+    outs.emplace_back(n);
+    ASSERT_TRUE(buf->copy_to_host(outs.back().data(), n * sizeof(float)).ok());
+  }
+  EXPECT_EQ(std::memcmp(outs[0].data(), outs[1].data(), n * sizeof(float)), 0);
+  // A text the driver's compiler refuses is an error carrying its log.
+  absl::StatusOr<std::string> bad = device().compile_module(
+      ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry broken() { frobnicate.u32 %r1; ret; }\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("JIT error log"), std::string::npos) << bad.status();
+}
+
 TEST_F(DriverGpuTest, InvalidPtxCarriesTheJitLog) {
   const std::string bad = ".version 8.0\n.target sm_90\n.address_size 64\n"
                           ".visible .entry broken() { frobnicate.u32 %r1; ret; }\n";

@@ -213,6 +213,73 @@ TEST_F(KernelLoaderTest, UnverifiedDiskEntryGetsAFreshVerdict) {
   EXPECT_EQ(k->verify.hook_name, "prefix");
 }
 
+// The compiled image: made once in the build, stored with the entry, and loaded
+// instead of the text on every later load of a device of its identity (a disk hit too);
+// another identity, a failed compile or FIXBITS_CACHE_IMAGE=off load the text.
+TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
+  testing::TempDir dir;
+  driver->compiles_images = true;
+  driver->set_driver_version(13000);
+  const std::string image = std::string("IMAGE(sm_90 13000):") + kText;
+  {
+    KernelCache writer({true, dir.path()});
+    absl::StatusOr<LoadedKernel> k = load_kernel(device, writer, key, [&] { return build(); });
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(k->entry->image, image);
+    EXPECT_EQ(k->entry->image_for, "sm_90 driver 13000");
+    EXPECT_EQ(k->entry->text, kText) << "the text stays what was checked";
+    ASSERT_EQ(driver->loaded_images.size(), 1u);
+    EXPECT_EQ(driver->loaded_images.back(), image);
+  }
+  EXPECT_EQ(driver->compile_calls, 1);
+  // A disk hit loads the stored image, compiling nothing.
+  KernelCache reader({true, dir.path()});
+  absl::StatusOr<LoadedKernel> hit = load_kernel(device, reader, key, [&] { return build(); });
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->source, CacheSource::kDisk);
+  EXPECT_EQ(driver->loaded_images.back(), image);
+  EXPECT_EQ(driver->compile_calls, 1);
+  EXPECT_EQ(builds, 1);
+  // Another driver version: the text.
+  driver->set_driver_version(13010);
+  reader.clear_memory();
+  hit = load_kernel(device, reader, key, [&] { return build(); });
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->source, CacheSource::kDisk);
+  EXPECT_EQ(driver->loaded_images.back(), kText);
+  driver->set_driver_version(13000);
+  // Switched off: the text, and a fresh build makes no image.
+  ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "off", 1), 0);
+  reader.clear_memory();
+  hit = load_kernel(device, reader, key, [&] { return build(); });
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(driver->loaded_images.back(), kText);
+  KernelCache off({true, ""});
+  absl::StatusOr<LoadedKernel> fresh = load_kernel(device, off, key, [&] { return build(); });
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_TRUE(fresh->entry->image.empty());
+  ASSERT_EQ(unsetenv("FIXBITS_CACHE_IMAGE"), 0);
+  // A compile that fails is no load failure: the entry has no image, the text loads.
+  driver->compile_error = "ptxas ran out of registers";
+  KernelCache failing({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, failing, key, [&] { return build(); });
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(k->entry->image.empty());
+  EXPECT_TRUE(k->entry->image_for.empty());
+  EXPECT_EQ(driver->loaded_images.back(), kText);
+}
+
+// A text the check rejects is never compiled to an image either.
+TEST_F(KernelLoaderTest, ARejectedTextIsNotCompiled) {
+  driver->compiles_images = true;
+  set_verify_hook(std::make_shared<PrefixHook>("sig:"));
+  KernelCache cache({true, ""});
+  absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build("bad text"); });
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(driver->compile_calls, 0);
+  EXPECT_TRUE(driver->loaded_images.empty());
+}
+
 TEST_F(KernelLoaderTest, MissingEntryNameIsNotFound) {
   KernelCache cache({true, ""});
   absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&]() -> absl::StatusOr<CacheEntry> {
