@@ -27,35 +27,35 @@
 #                                                       uncapped and capped, under ncu; its
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency (<= 260 s)
-# Session 27 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-27 got only H100s; session 27's calls came at once and ran the plan below
-# in 1,650 s of device time: 74/74 GPU tests, the softmax rows, two scans -> 343 of 365):
+# Session 28 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-28 got only H100s; session 28 ran 117 + 360 + 433 + 529 + 86 s: 74/74 GPU
+# tests, ncu, three scans -> 348 of 365, the match of that table):
 #   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then
 #      in one call `FIXBITS_GPUTESTS_DEADLINE=180 bash scripts/next_device_calls.sh
-#      gputests; bash scripts/next_device_calls.sh occupancy` (~400 s). The GPU tests are
-#      the first device check of session 27's grouped cluster strips
-#      (jit_reduce_cluster_gpu_test keeps the most strips in registers) and of
-#      tune_reduce's phase times. `occupancy`: why softmax 8192 x 4096's 8 x 8 kernel
-#      lost 18 us with session 25's exp (docs/performance.md, session 27), and how long
-#      a large kernel's driver load takes. On an H200 also the whole table, in a call of
-#      its own (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25
-#      FIXBITS_TABLE_TIMEOUT=480 ... table`: each search, 8 rows pinned and free, stops
-#      starting candidates after 25 s, so the call's limit cuts no row off as it cut
-#      256 x 131072 in session 27's run 1); #4 asks for the GPU tests on an H200, last
-#      run there in session 21.
-#   2. classes 70 and 144 (every shape K > 131072: session 27's step left out MAXK) and
-#      the three whose budget ran out before a probe:
-#      FIXBITS_SCAN_CLASSES=70,144,10,87,319 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=380 FIXBITS_SCAN_TIMEOUT=420
-#      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas
-#   3. the probes that passed 150 s (13, 15, 90, 94, 97, 106, 364) with a longer limit:
-#      FIXBITS_SCAN_CLASSES=13,15,90,94,97,106,364 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=380 FIXBITS_SCAN_BUDGET=400 FIXBITS_SCAN_TIMEOUT=420
-#      FIXBITS_CUBLAS_END=445 bash scripts/next_device_calls.sh cublas
-#   Step 3 resumes .stage/table.tsv.gz: copy step 2's $OUT/cublas_sm90.tsv.gz there
-#   first (carry sends .stage with every call), or merge the two tables here afterwards
-#   with `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T`
-#   (docs/cublas.md; session 27 merged its runs 2 and 3 so).
+#      gputests; bash scripts/next_device_calls.sh occupancy` (~200 s). New since the
+#      last device run: CublasLtGpuTest.AQueuedSparseBatchGivesEachProblemItsOwnRunsBits
+#      (the scan's queued launches, --probe-queue, on the real library: if it fails,
+#      add --probe-queue=1 to FIXBITS_SCAN_EXTRA below); the occupancy step's capped
+#      kernel under ncu; the latency step's memory hit of the large cluster kernel (423 us
+#      before session 28's fix). On an H200 also the whole table, in a call of its own
+#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
+#      ... table`); #4 asks for the GPU tests on an H200, last run there in session 21.
+#   2. The gemv classes at M = 1 whose probes made 200,000+ calls (10, 87; 13 keeps its
+#      probes only from a run of this build on, so it starts over once more), and 106,
+#      now with queued launches:
+#      FIXBITS_SCAN_CLASSES=10,87,13,106 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=450
+#      FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
+#      (compare each probe's "black-box calls in ... s" with session 28's run 4 log).
+#   3. The classes never reached (76, 149, 199, 290, 352) and 70, 144 (16384x1x131073,
+#      200 s probes), resuming step 2's table (copy its $OUT/cublas_sm90.tsv.gz to
+#      .stage/table.tsv.gz first, or merge afterwards):
+#      FIXBITS_SCAN_CLASSES=76,149,199,290,352,70,144 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=450
+#      FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
+#   Left after these: 364 and 176 (the CPU search, 380 s), 23, 54, 82, 100 (no family).
+#   Merging: `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T`
+#   (docs/cublas.md; sessions 27 and 28 merged their runs so).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail

@@ -246,6 +246,14 @@ CublasTable small_table() {
   return t;
 }
 
+// `text` with its first `from` replaced by `to` (a failed expectation when it has none).
+std::string replaced(std::string text, std::string_view from, std::string_view to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
 TEST(CublasTable, TextRoundTrips) {
   const CublasTable t = small_table();
   const std::string text = write_table(t);
@@ -265,13 +273,7 @@ TEST(CublasTable, TextRoundTrips) {
 
 TEST(CublasTable, ParseErrorsNameTheLine) {
   const std::string good = write_table(small_table());
-  auto replace = [&](std::string_view from, std::string_view to) {
-    std::string s = good;
-    const size_t at = s.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) s.replace(at, from.size(), to);
-    return s;
-  };
+  auto replace = [&](std::string_view from, std::string_view to) { return replaced(good, from, to); };
   EXPECT_TRUE(has(parse_table("").status(), "empty"));
   // A version 1 table is refused with what to do.
   absl::Status v1 = parse_table(replace("fixbits-cublas-table\t2", "fixbits-cublas-table\t1")).status();
@@ -331,13 +333,7 @@ TEST(CublasTable, OpenProbesRoundTripAndAreChecked) {
   const size_t at = text.find(line);
   ASSERT_NE(at, std::string::npos) << text;
   EXPECT_LT(text.find("\nclass\t2\t"), at) << "after its class line";
-  auto replace = [&](std::string_view from, std::string_view to) {
-    std::string s = text;
-    const size_t i = s.find(from);
-    EXPECT_NE(i, std::string::npos) << from;
-    if (i != std::string::npos) s.replace(i, from.size(), to);
-    return s;
-  };
+  auto replace = [&](std::string_view from, std::string_view to) { return replaced(text, from, to); };
   EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t0\t0@16x1x300")).status(),
                   "class 0, which has a descriptor"));
   EXPECT_TRUE(has(parse_table(replace("probed\t2\t3@16x1x300", "probed\t7\t3@16x1x300")).status(),
