@@ -37,7 +37,10 @@
 #      (the scan's queued launches, --probe-queue, on the real library: if it fails,
 #      add --probe-queue=1 to FIXBITS_SCAN_EXTRA below); the occupancy step's capped
 #      kernel under ncu; the latency step's memory hit of the large cluster kernel (423 us
-#      before session 28's fix). On an H200 also the whole table, in a call of its own
+#      before session 28's fix) and its disk hits, which now load the cache's cubin
+#      (14.8 ms / 301 ms before, the driver's own cache off); DriverGpuTest.
+#      TheCompiledImageComputesAsTheText checks that cubin path (if it fails, or the
+#      table's times move, rerun with FIXBITS_CACHE_IMAGE=off to compare). On an H200 also the whole table, in a call of its own
 #      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
 #      ... table`); #4 asks for the GPU tests on an H200, last run there in session 21.
 #   2. The gemv classes at M = 1 whose probes made 200,000+ calls (10, 87; 13 keeps its
