@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
@@ -55,6 +56,19 @@ GemmDesc gemv2t_desc(int64_t k, int64_t parts = 4) {
 
 void recover(benchmark::State& state, const GemmDesc& truth,
              probe::BatchLimits limits = probe::BatchLimits{128, 128}) {
+  // limits.problems > 1: the walks' batches go, that many a call, to a queue box over
+  // the same reference (as the scan's --probe-queue hands them to cuBLAS).
+  const probe::SparseBlackBox one = probe::reference_sparse_box(truth);
+  const probe::SparseBatchBox queue = [one](const std::vector<probe::SparseProblem>& ps)
+      -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
+    std::vector<std::vector<uint32_t>> out;
+    for (const probe::SparseProblem& p : ps) {
+      absl::StatusOr<std::vector<uint32_t>> r = one(p);
+      if (!r.ok()) return r.status();
+      out.push_back(*std::move(r));
+    }
+    return out;
+  };
   const int64_t k = state.range(0);
   int64_t placements = 0, calls = 0;
   for (auto _ : state) {
@@ -62,7 +76,8 @@ void recover(benchmark::State& state, const GemmDesc& truth,
       return reference::gemm(truth, p);
     };
     probe::Instrument inst(dense, DType::kF16, DType::kF16, DType::kF16, limits);
-    inst.use_sparse_box(probe::reference_sparse_box(truth));
+    inst.use_sparse_box(one);
+    if (limits.problems > 1) inst.use_sparse_batch_box(queue);
     probe::ProbeOptions o;
     o.family = truth.family;
     o.k = k;
@@ -111,10 +126,17 @@ GemmDesc small_n_gemv_desc(int64_t k) {
   d.k_cuts = {{(k + 139) / 140, Fold::kChain}};
   return d;
 }
+// Third argument: batches a call (the scan's --probe-queue; 1: one call each).
 void BM_RecoverSmallNGemv(benchmark::State& state) {
-  recover(state, small_n_gemv_desc(state.range(0)), probe::BatchLimits{1, state.range(1)});
+  recover(state, small_n_gemv_desc(state.range(0)),
+          probe::BatchLimits{.rows = 1, .cols = state.range(1), .problems = state.range(2)});
 }
-BENCHMARK(BM_RecoverSmallNGemv)->Args({32768, 17})->Args({131072, 17})->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_RecoverSmallNGemv)
+    ->Args({32768, 17, 1})
+    ->Args({131072, 17, 1})
+    ->Args({131072, 17, 64})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 }  // namespace
 
