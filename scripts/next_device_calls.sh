@@ -26,7 +26,8 @@
 #          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
 #                                                       uncapped and capped, under ncu; its
 #                                                       SASS beside session 24's; a kernel's
-#                                                       cold and disk-hit latency (<= 260 s)
+#                                                       cold and disk-hit latency, with and
+#                                                       without the cached image (<= 320 s)
 # Session 28 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-28 got only H100s; session 28 ran 117 + 360 + 433 + 529 + 86 s: 74/74 GPU
 # tests, ncu, three scans -> 348 of 365, the match of that table):
@@ -375,12 +376,18 @@ case $what in
     # Where a tuning's build time goes: a small and a large kernel cold (codegen,
     # verifier, driver load) and as a disk hit (the driver's load alone), the driver's
     # own PTX cache off (this CPU: the large one's codegen 0.3 s, checker 0.06 s, ptxas 0.37 s).
+    # Twice: disk hits loading the cache's compiled image (session 28), then the text.
     el "kernel latency"
     CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
       --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency.log" 2>&1
     echo "latency rc=$?"
+    FIXBITS_CACHE_IMAGE=off CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency_text.log" 2>&1
+    echo "latency (FIXBITS_CACHE_IMAGE=off) rc=$?"
     el done
     grep -E "_median" "$OUT/latency.log" | cut -c1-120
+    echo "== FIXBITS_CACHE_IMAGE=off"
+    grep -E "_median" "$OUT/latency_text.log" | cut -c1-120
     for k in k1_ws_rd k1_mb5_ws_rd; do
       echo "== $k"
       grep -E "Duration|DRAM Throughput|Registers Per|Theoretical Occupancy|Achieved Occupancy|Block Limit Reg|Warp Cycles Per Issued|Issued Warp|Eligible Warps" "$OUT/ncu_$k.log" | head -12 | cut -c1-160
