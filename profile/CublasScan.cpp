@@ -949,6 +949,7 @@ class ClassProber {
           results_[c].push_back(probe_of(cls, o.at, o.desc));
           tried_.insert({o.at.variant, o.at.k, o.at.splitk});
         }
+        open_seeded_[ci] = static_cast<int64_t>(cls.open_probes.size());
         work_.push_back(ci);
         continue;
       }
@@ -991,6 +992,9 @@ class ClassProber {
         }
       }
       work_ = std::move(mine);
+    }
+    for (int c : work_) {
+      if (auto it = open_seeded_.find(c); it != open_seeded_.end()) stats_.open_resumed += it->second;
     }
     for (int c : work_) {
       // A note of an earlier table (--resume) says why that run left the class without
@@ -1688,6 +1692,7 @@ class ClassProber {
   std::vector<std::vector<ProbeResult>> results_;  // per class
   std::set<int> revalidating_;  // classes that had a descriptor and are probed again
   std::set<int> stale_note_;    // classes whose earlier run's note process() replaces
+  std::map<int, int64_t> open_seeded_;  // class -> open probes it started from
   std::map<int, std::string> fresh_note_;  // visited, outcome not written: its first note
   std::set<int> visited_;       // classes process() has started on
   std::map<int, std::deque<ProbePoint>> extras_;  // extra_points not probed yet, by class

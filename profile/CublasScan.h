@@ -246,6 +246,8 @@ struct ProbeStats {
   int64_t instrument_errors = 0;  // probes whose black box failed (not NotFound)
   int64_t revalidated = 0;        // classes with a descriptor probed again (revalidate)
   int64_t concluded = 0;          // classes skipped: an earlier probe found no descriptor
+  int64_t open_resumed = 0;       // open probes of an earlier run (TableClass::open_probes)
+                                  // this run's classes started from, not probed again
   // Extra probes at a K where K-loop steps that explain a plain class's probes differ.
   int64_t separating = 0;
   // Class visits whose own CPU work (all but the probe calls) took over 5 s, each as

@@ -746,13 +746,15 @@ int main(int argc, char** argv) {
     }
     std::printf("probe: %lld probes (%lld failed in the instrument), %lld class splits, %lld "
                 "classes validated, %lld without a descriptor, %lld revalidated, %lld concluded "
-                "earlier (no descriptor; --retry-failed), %lld separating probes, %.1f s\n",
+                "earlier (no descriptor; --retry-failed), %lld separating probes, %lld open "
+                "probes resumed, %.1f s\n",
                 static_cast<long long>(stats->probes),
                 static_cast<long long>(stats->instrument_errors),
                 static_cast<long long>(stats->splits), static_cast<long long>(stats->validated),
                 static_cast<long long>(stats->failed), static_cast<long long>(stats->revalidated),
                 static_cast<long long>(stats->concluded),
-                static_cast<long long>(stats->separating), progress.elapsed() - t0);
+                static_cast<long long>(stats->separating),
+                static_cast<long long>(stats->open_resumed), progress.elapsed() - t0);
     for (const std::string& v : stats->slow_visits) std::printf("slow visit: %s\n", v.c_str());
   }
   int with_desc = 0;

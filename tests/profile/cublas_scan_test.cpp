@@ -326,6 +326,7 @@ TEST(CublasScan, AClassStoppedEarlyKeepsItsProbesForTheNextScan) {
   stats = probe_classes(*back, st, recorded, options);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(calls, 4) << "5 probes from nothing, one of them kept";
+  EXPECT_EQ(stats->open_resumed, 1);
   EXPECT_EQ(stats->validated, 2);
   for (const ProbePoint& p : points) {
     EXPECT_FALSE(p.m == kept.at.m && p.n == kept.at.n && p.k == kept.at.k) << "the kept point is not probed again";
@@ -2284,6 +2285,31 @@ TEST(CublasScan, RekeyKeepsTheProbesOfAChangedClassAndValidatesItAgain) {
                       .status(),
                   "ScanState.kept"));
   EXPECT_TRUE(has(rebuild_shapes(*t, rst, 0), "per_octave"));
+  // The same class left open by a stopped visit: its open probes are kept as its
+  // validated ones were, each with the part that holds its variant.
+  CublasTable open = old;
+  TableClass& oc = open.classes[c23];
+  oc.desc.reset();
+  oc.rules.clear();
+  oc.probes.clear();
+  oc.note = "not validated: the probe budget of 1 s was spent after 2 of 3 probes";
+  oc.open_probes = {{first, dsl::GemmDesc{}}, {second, dsl::GemmDesc{}}};
+  absl::StatusOr<CublasTable> ot = parse_table(write_table(open));
+  ASSERT_TRUE(ot.ok()) << ot.status();
+  ScanState ost;
+  absl::StatusOr<RekeyStats> ork = rekey_table(*ot, ost);
+  ASSERT_TRUE(ork.ok()) << ork.status();
+  EXPECT_EQ(ork->probes_kept, 2);
+  ASSERT_EQ(ot->classes.size(), 3u);
+  std::set<int> kept_variants;
+  for (int c : {c23, 2}) {
+    EXPECT_TRUE(ot->classes[c].open_probes.empty()) << "carried as kept probes, not twice";
+    ASSERT_EQ(ost.kept[c].size(), 1u);
+    EXPECT_EQ(ot->variants[ost.kept[c][0].at.variant].cls, c) << "kept by the part of its variant";
+    kept_variants.insert(ost.kept[c][0].at.variant);
+    EXPECT_TRUE(has(ot->classes[c].note, "1 of its 2 probes")) << ot->classes[c].note;
+  }
+  EXPECT_EQ(kept_variants, (std::set<int>{first.variant, second.variant}));
 }
 
 TEST(CublasScan, RefineGridAddsTheMAndNBoundaries) {
