@@ -21,7 +21,9 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
     built->signature = v->signature;
     built->verified = v->verified;
     built->verified_by = v->identity;
-    if (!env_switch_off("FIXBITS_CACHE_IMAGE")) {
+    // Only an entry the cache keeps gets an image: with the cache off the text goes to
+    // the driver as before (and meets the driver's own cache, if any).
+    if (cache.options().enabled && !env_switch_off("FIXBITS_CACHE_IMAGE")) {
       // No image is no error: the text is loaded as before.
       if (absl::StatusOr<std::string> image = device.compile_module(built->text); image.ok() && !image->empty()) {
         built->image = *std::move(image);

@@ -21,7 +21,8 @@
 // by the driver that would compile it at load anyway; it is loaded only after the text
 // passes the same checks as before. A driver without images, a failed compile, another
 // identity or an image the driver refuses all fall back to loading the text.
-// FIXBITS_CACHE_IMAGE=off makes and loads no image.
+// A disabled cache (FIXBITS_CACHE=off) makes no image; FIXBITS_CACHE_IMAGE=off makes
+// and loads none.
 #pragma once
 
 #include <memory>

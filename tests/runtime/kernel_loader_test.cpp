@@ -259,6 +259,14 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   EXPECT_TRUE(fresh->entry->image.empty());
   ASSERT_EQ(unsetenv("FIXBITS_CACHE_IMAGE"), 0);
+  // A disabled cache keeps nothing, so it makes no image.
+  KernelCache disabled({false, ""});
+  const int compiles = driver->compile_calls;
+  absl::StatusOr<LoadedKernel> uncached = load_kernel(device, disabled, key, [&] { return build(); });
+  ASSERT_TRUE(uncached.ok()) << uncached.status();
+  EXPECT_TRUE(uncached->entry->image.empty());
+  EXPECT_EQ(driver->compile_calls, compiles);
+  EXPECT_EQ(driver->loaded_images.back(), kText);
   // A compile that fails is no load failure: the entry has no image, the text loads.
   driver->compile_error = "ptxas ran out of registers";
   KernelCache failing({true, ""});
