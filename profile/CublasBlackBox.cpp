@@ -102,12 +102,30 @@ struct CublasBlackBox::Impl {
   std::vector<uint8_t> host;  // upload scratch
   std::vector<uint8_t> out;   // download scratch
 
-  absl::Status ensure_staging(size_t bytes) {
-    if (staging.size() >= bytes) return absl::OkStatus();
-    absl::StatusOr<Buffer> s = lt->device()->alloc(std::max(bytes, staging.size() * 2));
-    if (!s.ok()) return s.status();
-    staging = *std::move(s);
+  // A scratch buffer (staging, lists, batch_d) of at least `bytes`, doubled as it grows.
+  absl::Status grow(Buffer& buf, size_t bytes) {
+    if (buf.size() >= bytes) return absl::OkStatus();
+    absl::StatusOr<Buffer> b = lt->device()->alloc(std::max(bytes, buf.size() * 2));
+    if (!b.ok()) return b.status();
+    buf = *std::move(b);
     return absl::OkStatus();
+  }
+
+  // host's first `bytes` (encoded byte-scatter lists) into `lists`.
+  absl::Status upload_lists(size_t bytes) {
+    if (bytes == 0) return absl::OkStatus();
+    if (absl::Status st = grow(lists, bytes); !st.ok()) return st;
+    return lists.copy_from_host(host.data(), bytes);
+  }
+
+  // From D's bytes in `out`, the rows x cols block starting at element `base` (rows
+  // shape.n apart) into result at (i0, j0) of a problem `n` wide.
+  void read_block(size_t base, int64_t rows, int64_t cols, int64_t i0, int64_t j0, int64_t n,
+                  std::vector<uint32_t>& result) const {
+    for (int64_t r2 = 0; r2 < rows; ++r2)
+      for (int64_t c = 0; c < cols; ++c)
+        result[static_cast<size_t>((i0 + r2) * n + j0 + c)] =
+            get(out, base + static_cast<size_t>(r2 * shape.n + c), eo);
   }
 
   // Writes host bytes laid out as `rows` lines of `width` bytes into `dst` at pitch
@@ -115,7 +133,7 @@ struct CublasBlackBox::Impl {
   absl::Status write_slice(Buffer& dst, uint64_t rows, uint64_t width, uint64_t pitch) {
     const uint64_t bytes = rows * width;
     if (pitch == width) return dst.copy_from_host(host.data(), bytes);
-    if (absl::Status s = ensure_staging(bytes); !s.ok()) return s;
+    if (absl::Status s = grow(staging, bytes); !s.ok()) return s;
     if (absl::Status s = staging.copy_from_host(host.data(), bytes); !s.ok()) return s;
     if (!copy.has_value()) {
       absl::StatusOr<PitchedCopy> c = PitchedCopy::load(*lt->device());
@@ -261,17 +279,10 @@ struct CublasBlackBox::Impl {
                                       int64_t n, std::vector<uint32_t>& result) {
     const size_t restore_at = (byte_scatter_list_bytes(writes.size()) + 7) / 8 * 8;
     const size_t bytes = restore_at + byte_scatter_list_bytes(restores.size());
-    if (bytes > 0) {
-      host.clear();
-      encode_byte_scatter_list(writes, host, 0);
-      encode_byte_scatter_list(restores, host, restore_at);
-      if (lists.size() < bytes) {
-        absl::StatusOr<Buffer> l = lt->device()->alloc(std::max(bytes, lists.size() * 2));
-        if (!l.ok()) return l.status();
-        lists = *std::move(l);
-      }
-      if (absl::Status st = lists.copy_from_host(host.data(), bytes); !st.ok()) return st;
-    }
+    host.clear();
+    encode_byte_scatter_list(writes, host, 0);
+    encode_byte_scatter_list(restores, host, restore_at);
+    if (absl::Status st = upload_lists(bytes); !st.ok()) return st;
     if (absl::Status st = scatter->run(0, lists.address(), writes.size()); !st.ok()) return st;
     if (absl::Status st = launch_and_read(rows, cols, i0, j0, n, result); !st.ok()) return st;
     return scatter->run(0, lists.address() + restore_at, restores.size());
@@ -287,12 +298,14 @@ struct CublasBlackBox::Impl {
     // D row-major: the first `rows` rows are the first rows * shape.n elements.
     out.resize(static_cast<size_t>(rows * shape.n) * eo);
     if (absl::Status st = d.copy_to_host(out.data(), out.size()); !st.ok()) return st;
-    for (int64_t r2 = 0; r2 < rows; ++r2)
-      for (int64_t c = 0; c < cols; ++c)
-        result[static_cast<size_t>((i0 + r2) * n + j0 + c)] =
-            get(out, static_cast<size_t>(r2 * shape.n + c), eo);
+    read_block(0, rows, cols, i0, j0, n, result);
     return absl::OkStatus();
   }
+
+  // run_sparse_batch's queue for problems [first, last): all checked, each inside the
+  // shape, all of one fill, the box scattering. d_bytes: one problem's D, aligned.
+  absl::Status run_queued(const dsl::probe::SparseProblem* first, const dsl::probe::SparseProblem* last,
+                          uint64_t d_bytes, std::vector<std::vector<uint32_t>>& results);
 };
 
 CublasBlackBox::CublasBlackBox(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -618,99 +631,84 @@ absl::StatusOr<std::vector<std::vector<uint32_t>>> CublasBlackBox::run_sparse_ba
   // preference's default minimum alignments) and that a fresh buffer has.
   const uint64_t d_bytes = (static_cast<uint64_t>(s.m * s.n) * im.eo + 255) / 256 * 256;
   const size_t per = static_cast<size_t>(std::max<uint64_t>(1, kBatchOutputBytes / d_bytes));
-  if (ps.size() > per) {
-    for (size_t at = 0; at < ps.size(); at += per) {
-      const std::vector<dsl::probe::SparseProblem> part(ps.begin() + at,
-                                                        ps.begin() + std::min(ps.size(), at + per));
-      absl::StatusOr<std::vector<std::vector<uint32_t>>> r = run_sparse_batch(part);
-      if (!r.ok()) return r.status();
-      for (std::vector<uint32_t>& v : *r) results.push_back(std::move(v));
+  for (size_t at = 0; at < ps.size(); at += per) {
+    if (absl::Status st = im.run_queued(ps.data() + at, ps.data() + std::min(ps.size(), at + per), d_bytes,
+                                        results);
+        !st.ok()) {
+      return st;
     }
-    return results;
   }
-  absl::MutexLock lock(&im.mu);
-  im.calls += static_cast<int64_t>(ps.size());
-  const uint32_t a_fill = ps[0].a_fill, b_fill = ps[0].b_fill;
+  return results;
+}
+
+absl::Status CublasBlackBox::Impl::run_queued(const dsl::probe::SparseProblem* first,
+                                             const dsl::probe::SparseProblem* last, uint64_t d_bytes,
+                                             std::vector<std::vector<uint32_t>>& results) {
+  const GemmShape& s = shape;
+  const size_t count = static_cast<size_t>(last - first);
+  absl::MutexLock lock(&mu);
+  calls += static_cast<int64_t>(count);
+  const uint32_t a_fill = first->a_fill, b_fill = first->b_fill;
   int64_t rows = 0, cols = 0;
-  for (const dsl::probe::SparseProblem& p : ps) {
-    rows = std::max(rows, p.m);
-    cols = std::max(cols, p.n);
+  for (const dsl::probe::SparseProblem* p = first; p != last; ++p) {
+    rows = std::max(rows, p->m);
+    cols = std::max(cols, p->n);
   }
-  if (absl::Status st = im.ensure_fill(im.a, a_fill, rows); !st.ok()) return st;
-  if (absl::Status st = im.ensure_fill(im.b, b_fill, cols); !st.ok()) return st;
+  if (absl::Status st = ensure_fill(a, a_fill, rows); !st.ok()) return st;
+  if (absl::Status st = ensure_fill(b, b_fill, cols); !st.ok()) return st;
   // Every problem's patch list then restore list (A's and B's entries in both), each
   // at an 8-byte boundary, in one upload.
   struct Lists {
     size_t patch_at = 0, patches = 0, restore_at = 0, restores = 0;
   };
-  std::vector<Lists> lists(ps.size());
-  im.host.clear();
-  auto aligned = [&] { return (im.host.size() + 7) / 8 * 8; };
-  for (size_t i = 0; i < ps.size(); ++i) {
-    const dsl::probe::SparseProblem& p = ps[i];
-    const std::vector<Mark> a_marks = marks_of(p, im.a, true, a_fill, s.k);
-    const std::vector<Mark> b_marks = marks_of(p, im.b, false, b_fill, s.k);
-    im.writes.clear();
-    im.restores.clear();
-    im.add_writes(im.a, a_marks, 0, a_marks.size(), a_fill, im.writes, im.restores);
-    im.add_writes(im.b, b_marks, 0, b_marks.size(), b_fill, im.writes, im.restores);
-    lists[i].patch_at = aligned();
-    lists[i].patches = im.writes.size();
-    encode_byte_scatter_list(im.writes, im.host, lists[i].patch_at);
-    lists[i].restore_at = aligned();
-    lists[i].restores = im.restores.size();
-    encode_byte_scatter_list(im.restores, im.host, lists[i].restore_at);
+  std::vector<Lists> at(count);
+  host.clear();
+  auto aligned = [&] { return (host.size() + 7) / 8 * 8; };
+  for (size_t i = 0; i < count; ++i) {
+    const std::vector<Mark> a_marks = marks_of(first[i], a, true, a_fill, s.k);
+    const std::vector<Mark> b_marks = marks_of(first[i], b, false, b_fill, s.k);
+    writes.clear();
+    restores.clear();
+    add_writes(a, a_marks, 0, a_marks.size(), a_fill, writes, restores);
+    add_writes(b, b_marks, 0, b_marks.size(), b_fill, writes, restores);
+    at[i].patch_at = aligned();
+    at[i].patches = writes.size();
+    encode_byte_scatter_list(writes, host, at[i].patch_at);
+    at[i].restore_at = aligned();
+    at[i].restores = restores.size();
+    encode_byte_scatter_list(restores, host, at[i].restore_at);
   }
-  const size_t list_bytes = im.host.size();
-  if (list_bytes > 0) {
-    if (im.lists.size() < list_bytes) {
-      absl::StatusOr<Buffer> l = im.lt->device()->alloc(std::max(list_bytes, im.lists.size() * 2));
-      if (!l.ok()) return l.status();
-      im.lists = *std::move(l);
-    }
-    if (absl::Status st = im.lists.copy_from_host(im.host.data(), list_bytes); !st.ok()) return st;
-  }
-  const uint64_t all_d = d_bytes * ps.size();
-  if (im.batch_d.size() < all_d) {
-    absl::StatusOr<Buffer> b = im.lt->device()->alloc(std::max<uint64_t>(all_d, im.batch_d.size() * 2));
-    if (!b.ok()) return b.status();
-    im.batch_d = *std::move(b);
-  }
+  if (absl::Status st = upload_lists(host.size()); !st.ok()) return st;
+  const uint64_t all_d = d_bytes * count;
+  if (absl::Status st = grow(batch_d, all_d); !st.ok()) return st;
   // Queued on the default stream, where cuBLASLt runs too: each problem's patch, its
   // matmul into its own D, its restore; the one read below waits for all of them.
-  for (size_t i = 0; i < ps.size(); ++i) {
-    if (lists[i].patches > 0) {
-      if (absl::Status st = im.scatter->run(0, im.lists.address() + lists[i].patch_at, lists[i].patches);
-          !st.ok()) {
+  for (size_t i = 0; i < count; ++i) {
+    if (at[i].patches > 0) {
+      if (absl::Status st = scatter->run(0, lists.address() + at[i].patch_at, at[i].patches); !st.ok()) {
         return st;
       }
     }
-    absl::StatusOr<MatmulReport> r = im.lt->matmul_at(s, im.a.buf.address(), im.b.buf.address(),
-                                                      im.batch_d.address() + i * d_bytes);
+    absl::StatusOr<MatmulReport> r = lt->matmul_at(s, a.buf.address(), b.buf.address(), batch_d.address() + i * d_bytes);
     if (!r.ok()) return r.status();
-    ++im.launches;
-    if (lists[i].restores > 0) {
-      if (absl::Status st = im.scatter->run(0, im.lists.address() + lists[i].restore_at, lists[i].restores);
-          !st.ok()) {
+    ++launches;
+    if (at[i].restores > 0) {
+      if (absl::Status st = scatter->run(0, lists.address() + at[i].restore_at, at[i].restores); !st.ok()) {
         return st;
       }
     }
   }
   // Every patch has its restore queued: the operands hold the fill again.
-  im.a.fill = a_fill;
-  im.b.fill = b_fill;
-  im.out.resize(static_cast<size_t>(all_d));
-  if (absl::Status st = im.batch_d.copy_to_host(im.out.data(), im.out.size()); !st.ok()) return st;
-  for (size_t i = 0; i < ps.size(); ++i) {
-    const dsl::probe::SparseProblem& p = ps[i];
-    std::vector<uint32_t> result(static_cast<size_t>(p.m * p.n));
-    const size_t base = i * static_cast<size_t>(d_bytes / im.eo);
-    for (int64_t r2 = 0; r2 < p.m; ++r2)
-      for (int64_t c = 0; c < p.n; ++c)
-        result[static_cast<size_t>(r2 * p.n + c)] = get(im.out, base + static_cast<size_t>(r2 * s.n + c), im.eo);
+  a.fill = a_fill;
+  b.fill = b_fill;
+  out.resize(static_cast<size_t>(all_d));
+  if (absl::Status st = batch_d.copy_to_host(out.data(), out.size()); !st.ok()) return st;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<uint32_t> result(static_cast<size_t>(first[i].m * first[i].n));
+    read_block(i * static_cast<size_t>(d_bytes / eo), first[i].m, first[i].n, 0, 0, first[i].n, result);
     results.push_back(std::move(result));
   }
-  return results;
+  return absl::OkStatus();
 }
 
 dsl::probe::SparseBatchBox CublasBlackBox::as_sparse_batch_box() {
