@@ -87,22 +87,31 @@ class CudaDriver final : public Driver {
 
   const DeviceInfo& info() const override { return info_; }
 
+  // The JIT's error log, as the two options every JIT call here passes (values points
+  // into buffer, so a JitLog is not copied).
+  struct JitLog {
+    JitLog() = default;
+    JitLog(const JitLog&) = delete;
+    JitLog& operator=(const JitLog&) = delete;
+    std::vector<char> buffer = std::vector<char>(16 * 1024, '\0');
+    // The size option's value travels in the pointer slot, as the driver API specifies.
+    CUjit_option options[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[2] = {buffer.data(), reinterpret_cast<void*>(buffer.size() - 1)};
+    // The failure's detail: the log without trailing blanks.
+    std::string detail() const {
+      std::string log(buffer.data());
+      while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
+      return log.empty() ? std::string("The JIT error log is empty.") : absl::StrFormat("JIT error log: %s", log);
+    }
+  };
+
   absl::StatusOr<void*> module_load(std::string_view image) override {
     FIXBITS_CU(cuCtxSetCurrent, ctx_);
     std::string text(image);  // the driver reads PTX up to a NUL
-    std::vector<char> error_log(16 * 1024, '\0');
-    // The size option's value travels in the pointer slot, as the driver API specifies.
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size() - 1)};
+    JitLog log;
     CUmodule module = nullptr;
-    const CUresult r = lib_->cuModuleLoadDataEx(&module, text.c_str(), 2, options, values);
-    if (r != CUDA_SUCCESS) {
-      std::string log(error_log.data());
-      while (!log.empty() && (log.back() == '\n' || log.back() == ' ')) log.pop_back();
-      return lib_->error("cuModuleLoadDataEx", r,
-                         log.empty() ? std::string("The JIT error log is empty.")
-                                     : absl::StrFormat("JIT error log: %s", log));
-    }
+    const CUresult r = lib_->cuModuleLoadDataEx(&module, text.c_str(), 2, log.options, log.values);
+    if (r != CUDA_SUCCESS) return lib_->error("cuModuleLoadDataEx", r, log.detail());
     return static_cast<void*>(module);
   }
 
@@ -113,23 +122,21 @@ class CudaDriver final : public Driver {
     }
     FIXBITS_CU(cuCtxSetCurrent, ctx_);
     std::string text(image);  // NUL-terminated, as for module_load
-    std::vector<char> error_log(16 * 1024, '\0');
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {error_log.data(), reinterpret_cast<void*>(error_log.size() - 1)};
+    JitLog log;
     CUlinkState link = nullptr;
-    FIXBITS_CU(cuLinkCreate_v2, 2, options, values, &link);
+    FIXBITS_CU(cuLinkCreate_v2, 2, log.options, log.values, &link);
     // The cubin lives in `link` until cuLinkDestroy: copied out first.
     absl::StatusOr<std::string> cubin = [&]() -> absl::StatusOr<std::string> {
       CUresult r = lib_->cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, text.data(), text.size() + 1,
                                           "fixbits.ptx", 0, nullptr, nullptr);
       if (r != CUDA_SUCCESS) {
-        return lib_->error("cuLinkAddData_v2", r, absl::StrFormat("JIT error log: %s", error_log.data()));
+        return lib_->error("cuLinkAddData_v2", r, log.detail());
       }
       void* out = nullptr;
       size_t size = 0;
       r = lib_->cuLinkComplete(link, &out, &size);
       if (r != CUDA_SUCCESS) {
-        return lib_->error("cuLinkComplete", r, absl::StrFormat("JIT error log: %s", error_log.data()));
+        return lib_->error("cuLinkComplete", r, log.detail());
       }
       return std::string(static_cast<const char*>(out), size);
     }();
