@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
@@ -59,16 +58,6 @@ void recover(benchmark::State& state, const GemmDesc& truth,
   // limits.problems > 1: the walks' batches go, that many a call, to a queue box over
   // the same reference (as the scan's --probe-queue hands them to cuBLAS).
   const probe::SparseBlackBox one = probe::reference_sparse_box(truth);
-  const probe::SparseBatchBox queue = [one](const std::vector<probe::SparseProblem>& ps)
-      -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
-    std::vector<std::vector<uint32_t>> out;
-    for (const probe::SparseProblem& p : ps) {
-      absl::StatusOr<std::vector<uint32_t>> r = one(p);
-      if (!r.ok()) return r.status();
-      out.push_back(*std::move(r));
-    }
-    return out;
-  };
   const int64_t k = state.range(0);
   int64_t placements = 0, calls = 0;
   for (auto _ : state) {
@@ -77,7 +66,7 @@ void recover(benchmark::State& state, const GemmDesc& truth,
     };
     probe::Instrument inst(dense, DType::kF16, DType::kF16, DType::kF16, limits);
     inst.use_sparse_box(one);
-    if (limits.problems > 1) inst.use_sparse_batch_box(queue);
+    if (limits.problems > 1) inst.use_sparse_batch_box(probe::one_by_one(one));
     probe::ProbeOptions o;
     o.family = truth.family;
     o.k = k;

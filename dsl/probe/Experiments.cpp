@@ -94,6 +94,19 @@ std::vector<reference::SparseEntry> sparse_entries(const Placement& p, const Pro
   return out;
 }
 
+SparseBatchBox one_by_one(SparseBlackBox one) {
+  return [one = std::move(one)](const std::vector<SparseProblem>& ps)
+             -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
+    std::vector<std::vector<uint32_t>> out;
+    for (const SparseProblem& p : ps) {
+      absl::StatusOr<std::vector<uint32_t>> r = one(p);
+      if (!r.ok()) return r.status();
+      out.push_back(*std::move(r));
+    }
+    return out;
+  };
+}
+
 SparseBlackBox reference_sparse_box(const GemmDesc& d) {
   // One evaluator per (K, fills), kept across calls: its memos of fill-only steps are
   // what makes a walk of K placements cost O(K). Guarded: a box may be shared.
@@ -165,14 +178,16 @@ reference::GemmProblem densify(const SparseProblem& p) {
 namespace {
 // A box's answer to an m x n problem: its error named with the experiment, or a
 // count of values that is not m x n as FailedPrecondition.
+// A black box's failure on experiment `what`, its code kept.
+absl::Status box_failure(const absl::Status& s, const std::string& what, int64_t k) {
+  return absl::Status(s.code(), absl::StrFormat("the black box failed on experiment %s (k=%d): %s", what,
+                                                k, s.message()));
+}
+
 absl::StatusOr<std::vector<uint32_t>> checked_answer(absl::StatusOr<std::vector<uint32_t>> out,
                                                      const std::string& what, int64_t k,
                                                      int64_t m, int64_t n) {
-  if (!out.ok()) {
-    return absl::Status(out.status().code(),
-                        absl::StrFormat("the black box failed on experiment %s (k=%d): %s",
-                                        what, k, out.status().message()));
-  }
+  if (!out.ok()) return box_failure(out.status(), what, k);
   const size_t want = static_cast<size_t>(m * n);
   if (out->size() != want) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -284,11 +299,7 @@ absl::Status Instrument::run_batches(const std::vector<SparseProblem>& probs,
   const std::string name = batch_name(what, idxs[0][0], placements - 1);
   ++calls_;
   absl::StatusOr<std::vector<std::vector<uint32_t>>> bits = sparse_batch_(probs);
-  if (!bits.ok()) {
-    return absl::Status(bits.status().code(),
-                        absl::StrFormat("the black box failed on experiment %s (k=%d): %s", name,
-                                        probs[0].k, bits.status().message()));
-  }
+  if (!bits.ok()) return box_failure(bits.status(), name, probs[0].k);
   if (bits->size() != probs.size()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the black box answered %d of the %d problems of experiment %s.", bits->size(), probs.size(),

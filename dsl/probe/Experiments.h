@@ -116,6 +116,9 @@ SparseBlackBox reference_sparse_box(const GemmDesc& d);
 // any output back).
 using SparseBatchBox = std::function<absl::StatusOr<std::vector<std::vector<uint32_t>>>(
     const std::vector<SparseProblem>&)>;
+// A batch box that answers each problem through `one`, in order (the first error ends
+// the call): e.g. one_by_one(reference_sparse_box(d)) on the CPU.
+SparseBatchBox one_by_one(SparseBlackBox one);
 
 // The largest problem one batched black-box call may have (both >= 1).
 struct BatchLimits {

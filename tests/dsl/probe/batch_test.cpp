@@ -170,17 +170,9 @@ struct QueueBox {
   GemmDesc d;
   std::vector<size_t> sizes;
   SparseBatchBox box() {
-    return [this](const std::vector<SparseProblem>& ps)
-               -> absl::StatusOr<std::vector<std::vector<uint32_t>>> {
+    return [this, each = one_by_one(reference_sparse_box(d))](const std::vector<SparseProblem>& ps) {
       sizes.push_back(ps.size());
-      const SparseBlackBox one = reference_sparse_box(d);
-      std::vector<std::vector<uint32_t>> out;
-      for (const SparseProblem& p : ps) {
-        absl::StatusOr<std::vector<uint32_t>> r = one(p);
-        if (!r.ok()) return r.status();
-        out.push_back(*std::move(r));
-      }
-      return out;
+      return each(ps);
     };
   }
 };
