@@ -42,7 +42,8 @@
 //     all the patch and restore lists, then per problem a scatter, the matmul into a
 //     D of its own and a scatter back, then one download of every D. Two synchronous
 //     copies per batch instead of two per problem (session 28: a probe at 1x17x417649
-//     made 200,000 calls of about 0.15 ms, most of it those copies' waits). Problems
+//     made 200,000 calls of about 0.15 ms; the copies' share of that is inferred, not
+//     measured). Problems
 //     that do not fit the shape, differ in fill from the batch's first, or meet a box
 //     that cannot scatter are run one by one with run_sparse.
 //   * Assumed, not checked: an output element's bits do not depend on where in D it
