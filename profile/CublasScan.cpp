@@ -51,6 +51,38 @@ bool better_probe_cell(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t
   return a.first < b.first;
 }
 
+// Up to kSeenPoints of one variant's points, spread over its (K, P) in order, the first
+// and last included.
+std::vector<ProbePoint> spread_points(int variant, const VariantShapes& shapes) {
+  std::vector<ProbePoint> all;
+  for (const auto& [kp, mn] : shapes.points) {
+    all.push_back(ProbePoint{.variant = variant, .m = mn.first, .n = mn.second, .k = kp.first,
+                             .splitk = kp.second});
+  }
+  if (all.size() <= static_cast<size_t>(kSeenPoints)) return all;
+  std::vector<ProbePoint> out;
+  for (size_t i = 0; i < kSeenPoints; ++i) {
+    out.push_back(all[i * (all.size() - 1) / (kSeenPoints - 1)]);
+  }
+  return out;
+}
+
+// A variant's seen points as probe shapes (a (K, P) the map gave a cell already keeps it).
+void add_seen(const std::vector<ProbePoint>& seen, VariantShapes& shapes) {
+  for (const ProbePoint& p : seen) {
+    shapes.points.emplace(std::pair{p.k, p.splitk}, std::pair{p.m, p.n});
+  }
+}
+
+// The variants some run of `map` names.
+std::set<int> mapped_variants(const FamilyMap& map) {
+  std::set<int> out;
+  for (const std::vector<MapRun>& runs : map.runs) {
+    for (const MapRun& r : runs) out.insert(r.variant);
+  }
+  return out;
+}
+
 absl::Status check_axis(const std::vector<int64_t>& v, const char* name) {
   if (v.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("ScanGrid.%s is empty.", name));
@@ -245,7 +277,8 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
         tc.cls = cls;
         table.classes.push_back(std::move(tc));
       }
-      table.variants.push_back(TableVariant{.family = fam, .key = ans.key, .cls = cit->second});
+      table.variants.push_back(
+          TableVariant{.family = fam, .key = ans.key, .cls = cit->second, .shapes = 0, .seen = {}});
       state.shapes.emplace_back();
     }
     const int idx = it->second;
@@ -313,6 +346,10 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
     return absl::FailedPreconditionError(absl::StrFormat(
         "cuBLASLt's heuristic refused every one of the %d shapes of family %s; the first: %s.",
         asked, fam, map.refusal));
+  }
+  const std::set<int> mapped = mapped_variants(map);
+  for (const auto& [key, v] : variant_index) {
+    if (!mapped.count(v)) table.variants[v].seen = spread_points(v, state.shapes[v]);
   }
   table.maps.push_back(std::move(map));
   return absl::OkStatus();
@@ -925,7 +962,17 @@ class ClassProber {
     for (size_t c = 0; c < table_.classes.size(); ++c) {
       const int ci = static_cast<int>(c);
       TableClass& cls = table_.classes[c];
-      if (!seen(ci)) continue;
+      if (!seen(ci)) {
+        if (options_.only_classes.count(ci) > 0 && !cls.desc && options_.slice == 0) {
+          // Listed, but no shape to probe it at: say so rather than keep an earlier
+          // run's note (session 29: classes 76 and 149 kept "the probe budget ... was
+          // spent", written before their shapes were lost). Slice 0 alone writes it,
+          // so the slices of one run change the class once (merge_scan_slices).
+          stats_.no_shape.push_back(ci);
+          cls.note = kNoShape;
+        }
+        continue;
+      }
       const bool extra = options_.extra_points.count(ci) > 0;
       const bool listed = options_.only_classes.count(ci) > 0 || extra;
       const bool some_listed = !options_.only_classes.empty() || !options_.extra_points.empty();
@@ -1686,6 +1733,9 @@ class ClassProber {
   std::map<int, int> listed_probes_;  // listed class -> the probes it came with
   static constexpr int kMaxSeparating = 3;        // separating probes per class visit
   static constexpr const char* kTimedOut = "a probe passed its time limit";
+  static constexpr const char* kNoShape =
+      "not probed: no variant of this class has a shape in the table (a map run or a seen "
+      "point); fixbits-cublas-scan --find-points asks the heuristic for them again";
   std::vector<int> work_;                         // classes still to process
   std::set<std::tuple<int, int64_t, uint32_t>> tried_;  // (variant, K, P) probed
   std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant
@@ -1954,7 +2004,68 @@ absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_
       }
     }
   }
+  for (size_t v = 0; v < table.variants.size(); ++v) {
+    const TableVariant& tv = table.variants[v];
+    if (!families.empty() &&
+        std::find(families.begin(), families.end(), tv.family) == families.end()) {
+      continue;
+    }
+    add_seen(tv.seen, state.shapes[v]);
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<FoundPoints> find_points(CublasTable& table, ScanState& state,
+                                        const runtime::GemmShape& family, int per_octave,
+                                        const HeuristicFn& heuristic, const ProgressFn& progress) {
+  const std::string fam = family_of(family);
+  const FamilyMap* map = nullptr;
+  for (const FamilyMap& m : table.maps) {
+    if (m.family == fam) map = &m;
+  }
+  if (map == nullptr) {
+    return absl::NotFoundError(absl::StrFormat("find_points: the table has no map of %s.", fam));
+  }
+  if (state.shapes.size() != table.variants.size()) state.shapes.resize(table.variants.size());
+  const std::set<int> mapped = mapped_variants(*map);
+  std::map<CublasKey, int> wanted;  // key -> variant without a shape
+  FoundPoints out;
+  for (size_t v = 0; v < table.variants.size(); ++v) {
+    const TableVariant& tv = table.variants[v];
+    if (tv.family != fam || mapped.count(static_cast<int>(v)) || !tv.seen.empty()) continue;
+    wanted.emplace(tv.key, static_cast<int>(v));
+    ++out.without;
+  }
+  ScanGrid grid =
+      default_grid(family, per_octave, map->ns.empty() ? 1 : map->ns.back(), map->k_max);
+  grid.ms = map->ms;
+  grid.ns = map->ns;
+  CublasTable scratch;
+  scratch.arch = table.arch;
+  scratch.library = table.library;
+  ScanState scratch_state;
+  absl::Status st = scan_heuristic(scratch, scratch_state, family, grid, heuristic, progress);
+  out.heuristic_calls = scratch_state.heuristic_calls;
+  if (!st.ok()) return st;
+  std::set<CublasKey> known;
+  for (const TableVariant& tv : table.variants) {
+    if (tv.family == fam) known.insert(tv.key);
+  }
+  for (size_t sv = 0; sv < scratch.variants.size(); ++sv) {
+    const CublasKey& key = scratch.variants[sv].key;
+    if (!known.count(key)) {
+      ++out.unknown;
+      if (out.unknown_keys.size() < 8) out.unknown_keys.push_back(to_string(key));
+      continue;
+    }
+    auto it = wanted.find(key);
+    if (it == wanted.end() || scratch_state.shapes[sv].points.empty()) continue;
+    const int v = it->second;
+    table.variants[v].seen = spread_points(v, scratch_state.shapes[sv]);
+    add_seen(table.variants[v].seen, state.shapes[v]);
+    ++out.found;
+  }
+  return out;
 }
 
 }  // namespace fixbits::profile

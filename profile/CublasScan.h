@@ -18,6 +18,8 @@
 //       refused or on bad input.
 //     Bisection assumes at most one change per probed interval side: between two grid
 //     Ks with answers A and B it finds the last K of A's run, then repeats on the rest.
+//     A variant met only at a bisection midpoint that a later run hid has no run in the
+//     map; it keeps up to kSeenPoints of its shapes in TableVariant::seen instead.
 //   probe_classes(table, state, probe, options, progress): per class without a
 //     descriptor that this state saw (classes of an earlier scan keep theirs), most
 //     scanned shapes first, until options.budget_s (a class's stale note from an
@@ -76,8 +78,8 @@
 //     (of `families`; all when empty), each run's k0 and each K of the family's
 //     default_grid(per_octave) up to the map's kmax inside the run give the run's
 //     variant the point (K, P) at (M, N) (the best cell per (K, P), as the scan keeps:
-//     VariantShapes). Variants of other families get no shapes, so probe_classes leaves
-//     them.
+//     VariantShapes), and each variant's seen points (TableVariant::seen) theirs.
+//     Variants of other families get no shapes, so probe_classes leaves them.
 //   fit_span_rules(...): per cut level, for level 0 of a split class the largest granule
 //     G in 1024..1 with span = min(K, round_up(ceil(K / P), G)) at every probe
 //     (split/G), else the first split/G/A of split_rules() (granule A at K that are
@@ -178,6 +180,32 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state);
 absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_octave,
                             const std::vector<std::string>& families = {});
 
+// How many shapes a variant without a map run keeps (TableVariant::seen): spread over
+// its K values, smallest and largest included.
+inline constexpr int kSeenPoints = 4;
+
+// find_points(table, state, family, per_octave, heuristic): the shapes a resumed table
+// lost. Asks the heuristic over the family map's own grid again (its ms and ns, the K
+// grid of default_grid(per_octave) up to its kmax: scan_heuristic's calls, into a
+// scratch table) and gives every variant of the table that has neither a map run nor
+// seen points the points the scratch scan met it at (up to kSeenPoints, in
+// TableVariant::seen and in state's shapes). Run on the device that scanned the map,
+// it reaches the variants a bisection hid (session 29: classes 76, 149, 199, 290, 352
+// had no shape to probe). Answers whose key the table does not hold are counted and the
+// first few named: the heuristic here differs from the scan's (another GPU or
+// cuBLASLt). NotFound when the table has no map of `family`.
+struct FoundPoints {
+  int64_t heuristic_calls = 0;
+  int64_t without = 0;   // variants of the family with no map run and no seen points before
+  int64_t found = 0;     // of those, variants that got points
+  int64_t unknown = 0;   // scratch variants whose key the table lacks
+  std::vector<std::string> unknown_keys;  // the first 8
+};
+absl::StatusOr<FoundPoints> find_points(CublasTable& table, ScanState& state,
+                                        const runtime::GemmShape& family, int per_octave,
+                                        const HeuristicFn& heuristic,
+                                        const ProgressFn& progress = {});
+
 struct ProbeOptions {
   int64_t min_probe_k = 256;  // below it fields like the mainloop step hide
   int64_t max_probe_k = 4096;
@@ -254,6 +282,10 @@ struct ProbeStats {
   // "class <c>: <total> s, probes <p> s, heuristic <h> s, separating <s> s, next point
   // <n> s": device runs 1-2 of session 9 lost 85-117 s between two probes.
   std::vector<std::string> slow_visits;
+  // Classes of ProbeOptions::only_classes without a descriptor that no variant gives a
+  // shape to probe at (no map run, no seen point); each gets a note saying so (with
+  // slices, slice 0's stats and table alone).
+  std::vector<int> no_shape;
 };
 absl::StatusOr<ProbeStats> probe_classes(CublasTable& table, const ScanState& state,
                                          const ProbeFn& probe, const ProbeOptions& options,

@@ -170,6 +170,13 @@ absl::Status check_table(const CublasTable& t) {
           "The cuBLAS table's variant %d (%s) names class %d, which is not a class of family %s "
           "that contains it.", i, to_string(v.key), v.cls, v.family));
     }
+    for (const ProbePoint& p : v.seen) {
+      if ((p.splitk > 1) != v.key.split) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's variant %d (split=%d) has a seen point with split count %d.", i,
+            v.key.split ? 1 : 0, p.splitk));
+      }
+    }
   }
   for (const FamilyMap& m : t.maps) {
     if (m.ms.empty() || m.ns.empty() || !ascending(m.ms) || !ascending(m.ns)) {
@@ -390,6 +397,11 @@ std::string write_table(const CublasTable& t) {
     const TableVariant& v = t.variants[i];
     absl::StrAppend(&out, absl::StrFormat("variant\t%d\t%s\t%s\t%d\t%d\n", i, v.family,
                                           to_string(v.key), v.cls, v.shapes));
+    if (!v.seen.empty()) {
+      std::vector<std::string> seen;
+      for (const ProbePoint& p : v.seen) seen.push_back(to_string(p));
+      absl::StrAppend(&out, absl::StrFormat("seen\t%d\t%s\n", i, absl::StrJoin(seen, ",")));
+    }
   }
   for (const FamilyMap& m : t.maps) {
     absl::StrAppend(&out, "map\t", m.family, "\tm\t", join_ints(m.ms), "\n");
@@ -564,6 +576,24 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       v.cls = static_cast<int>(*cls);
       v.shapes = *shapes;
       t.variants.push_back(std::move(v));
+    } else if (kind == "seen") {
+      if (f.size() != 3) return err(absl::StrFormat("a seen line has 3 fields, not %d", f.size()));
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the variant index", err);
+      if (!index.ok()) return index.status();
+      if (*index < 0 || *index >= static_cast<int64_t>(t.variants.size())) {
+        return err(absl::StrFormat("a seen line names variant %d before its variant line", *index));
+      }
+      TableVariant& v = t.variants[static_cast<size_t>(*index)];
+      if (!v.seen.empty()) return err(absl::StrFormat("variant %d has a second seen line", *index));
+      for (absl::string_view p : absl::StrSplit(av(f[2]), ',')) {
+        absl::StatusOr<ProbePoint> point = parse_probe_point(p, err);
+        if (!point.ok()) return point.status();
+        if (point->variant != *index) {
+          return err(absl::StrFormat("the seen point %s of variant %d names variant %d",
+                                     std::string(p), *index, point->variant));
+        }
+        v.seen.push_back(*point);
+      }
     } else if (kind == "map") {
       if (f.size() != 4) return err("a map line has 4 fields");
       FamilyMap* m = map_of(t, f[1]);

@@ -33,7 +33,7 @@
 // Invariant: write_table -> parse_table gives an equal table; parse_table checks every
 // cross reference (class and variant indices, each variant inside its class, each
 // probe's and open probe's variant inside its class, open probes only without desc, split
-// counts > 1 exactly for split variants, grid and run order, split rules only on level
+// counts > 1 exactly for split variants (runs, probes and seen points), grid and run order, split rules only on level
 // 0 of split classes) and names the line and field of the first error, so a lookup on a
 // parsed table never indexes out of range.
 // Errors of a lookup: NotFound for a family the table lacks, OutOfRange naming the
@@ -59,6 +59,9 @@
 //            a later probe's time limit), each with that descriptor as found there; a
 //            scan that resumes the table starts the class from them (OpenProbe)
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
+//   seen     <variant index> <variant>@<M>x<N>x<K>/<P>,...
+//            after its variant line, at most one: shapes where the heuristic gave the
+//            variant that no map run shows (TableVariant::seen)
 //   map      <family> m|n <v,v,...>     map <family> kmax <v>     map <family> refusal <text>
 //   runs     <family> <m index> <n index> <k0>:<variant>[/<P>],...  (variant -1: refused)
 #pragma once
@@ -177,6 +180,11 @@ struct TableVariant {
   CublasKey key;
   int cls = 0;          // index into CublasTable::classes; the class contains key
   int64_t shapes = 0;   // scanned shapes that got this variant
+  // Where the heuristic gave this variant though no run of the map shows it (a K
+  // bisection's midpoint whose answer a narrower run then hid: session 29's classes 76
+  // and 149, one scanned shape each), so a resumed scan still has a shape to probe it
+  // at. Each point names this variant. Written as a `seen` line after the variant's.
+  std::vector<ProbePoint> seen;
   bool operator==(const TableVariant&) const = default;
 };
 

@@ -1,5 +1,6 @@
 // ScanSlices: see ScanSlices.h. Invariant: a class of the result is base's unless
-// exactly one slice changed it; appended classes keep their slice's order.
+// exactly one slice changed it; appended classes keep their slice's order; a variant's
+// seen points are base's unless slices gave it others, all the same.
 #include "profile/ScanSlices.h"
 
 #include "absl/strings/str_format.h"
@@ -50,6 +51,14 @@ absl::StatusOr<CublasTable> merge_scan_slices(const CublasTable& base,
       const TableVariant& bv = base.variants[v];
       if (sv.family != bv.family || !(sv.key == bv.key) || sv.shapes != bv.shapes) {
         return refuse("variants", absl::StrFormat("differ at variant %d", v));
+      }
+      if (sv.seen != bv.seen) {
+        // A run that asked for lost shapes (find_points) gave variants seen points; two
+        // that found different ones are not one base's runs.
+        if (out.variants[v].seen != bv.seen && out.variants[v].seen != sv.seen) {
+          return refuse("variants", absl::StrFormat("seen points differ at variant %d", v));
+        }
+        out.variants[v].seen = sv.seen;
       }
       if (sv.cls < 0 || sv.cls >= static_cast<int>(s.classes.size())) {
         return refuse("variants", absl::StrFormat("point variant %d at class %d", v, sv.cls));

@@ -3,7 +3,8 @@
 # session had no device (2026-12-04, session 16), so the next one runs them as they are.
 #   here:  cmake --build build && scripts/next_device_calls.sh stage
 #          (every GPU test, sample and bench, stripped, with their libraries, packed in
-#          .stage/all.tar.xz, and the committed cuBLAS table; ../shared/device/prepare.sh
+#          .stage/all.tar.xz; the steps read the working tree's cuBLAS table, or a
+#          .stage/table.tsv.gz put there by hand; ../shared/device/prepare.sh
 #          fills .device/)
 #   there: device run, carry [".device", ".stage"], command one of
 #          `bash scripts/next_device_calls.sh cublas`  #7: the classes without a descriptor, then
@@ -28,38 +29,33 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 28 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-28 got only H100s; session 28 ran 117 + 360 + 433 + 529 + 86 s: 74/74 GPU
-# tests, ncu, three scans -> 348 of 365, the match of that table):
+# Session 29 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-29 got only H100s; session 29 ran 212 + 529 + 529 + 413 s: 76/76 GPU tests,
+# ncu of the capped kernel, the cached image's latency, three scans -> 355 of 365):
 #   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then
-#      in one call `FIXBITS_GPUTESTS_DEADLINE=180 bash scripts/next_device_calls.sh
-#      gputests; bash scripts/next_device_calls.sh occupancy` (~200 s). New since the
-#      last device run: CublasLtGpuTest.AQueuedSparseBatchGivesEachProblemItsOwnRunsBits
-#      (the scan's queued launches, --probe-queue, on the real library: if it fails,
-#      add --probe-queue=1 to FIXBITS_SCAN_EXTRA below); the occupancy step's capped
-#      kernel under ncu; the latency step's memory hit of the large cluster kernel (423 us
-#      before session 28's fix) and its disk hits, which now load the cache's cubin
-#      (14.8 ms / 301 ms before, the driver's own cache off); DriverGpuTest.
-#      TheCompiledImageComputesAsTheText checks that cubin path (if it fails, or the
-#      table's times move, rerun with FIXBITS_CACHE_IMAGE=off to compare). On an H200 also the whole table, in a call of its own
-#      (`FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
-#      ... table`); #4 asks for the GPU tests on an H200, last run there in session 21.
-#   2. The gemv classes at M = 1 whose probes made 200,000+ calls (10, 87; 13 keeps its
-#      probes only from a run of this build on, so it starts over once more), and 106,
-#      now with queued launches:
-#      FIXBITS_SCAN_CLASSES=10,87,13,106 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=450
-#      FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
-#      (compare each probe's "black-box calls in ... s" with session 28's run 4 log).
-#   3. The classes never reached (76, 149, 199, 290, 352) and 70, 144 (16384x1x131073,
-#      200 s probes), resuming step 2's table (copy its $OUT/cublas_sm90.tsv.gz to
-#      .stage/table.tsv.gz first, or merge afterwards):
-#      FIXBITS_SCAN_CLASSES=76,149,199,290,352,70,144 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=450
-#      FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
-#   Left after these: 364 and 176 (the CPU search, 380 s), 23, 54, 82, 100 (no family).
-#   Merging: `fixbits-cublas-scan --resume=<staged> --merge=<2's>,<3's> --out=T`
-#   (docs/cublas.md; sessions 27 and 28 merged their runs so).
+#      the classes whose variants no map run shows (76, 149, 199, 290, 352; new since
+#      session 29: --find-points asks the heuristic over the f16 and bf16 grids again for
+#      their shapes, about a minute a family on the H200, and counts answers whose keys
+#      the table lacks: an H100's heuristic may differ from the H200's that scanned the
+#      map), and the two whose probes' CPU search passed 380 s (364, 176):
+#      FIXBITS_SCAN_FIND_POINTS=1 FIXBITS_SCAN_CLASSES=76,149,199,290,352,364,176
+#      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=300
+#      FIXBITS_SCAN_TIMEOUT=320 FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
+#      (find_points.log: "N of M variants without a shape got one"; if M > 0 and N = 0,
+#      the heuristic here differs: say so in docs/cublas.md rather than retry).
+#   2. #4: the table with the capped (min_blocks_per_sm) candidates on every row, which
+#      session 29's ncu found 7% faster on softmax 8192 x 4096 8 x 8 (87.9 -> 81.6 us):
+#      FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
+#      bash scripts/next_device_calls.sh table
+#      If the capped candidates win rows, make reg_cap 48 the default of
+#      jit::CandidateOptions (tuning time only; the bits are the class's).
+#   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`.
+#   Left after these: 82, 100 (dot) and 54 (split_k): no descriptor of the probe's
+#   families reproduces cuBLASLt.
+#   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
+#   (docs/cublas.md); or, as session 29 did, put each run's table in the working tree
+#   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail
@@ -225,6 +221,17 @@ case $what in
   cublas)
     table_in > /tmp/t0.tsv
     T=/tmp/t0.tsv
+    # 0. FIXBITS_SCAN_FIND_POINTS=1: first ask the heuristic over the f16 and bf16 maps'
+    #    grids again (--find-points, about a minute a family) for the shapes of variants
+    #    no map run shows (classes 76, 149, 199, 290, 352 had none), kept as seen lines.
+    if [ "${FIXBITS_SCAN_FIND_POINTS:-0}" = 1 ]; then
+      el "find-points"
+      L timeout ${FIXBITS_FIND_POINTS_TIMEOUT:-200} $B/fixbits-cublas-scan --resume=$T --find-points \
+        --no-probe --dtypes=f16,bf16 --out=/tmp/tf.tsv > "$OUT/find_points.log" 2>&1
+      echo "find-points rc=$?"
+      grep -E "^find-points|^resume" "$OUT/find_points.log" | cut -c1-300
+      [ -s /tmp/tf.tsv ] && T=/tmp/tf.tsv
+    fi
     # 1. The classes left without a descriptor (the table's reason column): by default
     #    the 23 whose probes the budget of earlier scans never reached (or cut short, or
     #    a 90 s limit stopped: 205), fp8's four included; FIXBITS_SCAN_CLASSES and

@@ -31,6 +31,7 @@
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--probe-queue=Q] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
 //          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
+//          [--find-points]
 //        fixbits-cublas-scan --resume=BASE --merge=A,B,... --out=PATH
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
@@ -83,6 +84,12 @@
 //   alone and recovered spans and K-loop steps the table's classes lacked). The classes
 //   visited are these (and --classes'); a shape whose answer the table never met is
 //   named and skipped.
+//   --find-points (with --resume, without --jobs): before probing, asks the heuristic
+//   over each --dtypes map's own grid again (as the scan did: about a minute a family
+//   on the H200) and gives every variant that neither a map run nor a seen point shows
+//   the shapes it meets it at (profile::find_points; kept as `seen` lines in --out), so
+//   its class can be probed; prints how many answers had keys the table lacks (another
+//   GPU's or cuBLASLt's heuristic). With --no-probe it only finds them.
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
@@ -162,6 +169,7 @@ struct Args {
   std::set<int> forget;                      // --forget
   std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
   std::vector<std::string> merge;  // --merge: tables of separate --resume runs to put together
+  bool find_points = false;        // --find-points: ask the heuristic for shapes the map lost
 };
 
 // A comma-separated list of table class indices (--classes, --forget) into *out.
@@ -281,6 +289,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.probe.separate_validated = false;
     } else if (arg == "--no-probe") {
       a.no_probe = true;
+    } else if (arg == "--find-points") {
+      a.find_points = true;
     } else {
       return absl::InvalidArgumentError("Unknown argument '" + arg +
                                         "'; see the usage at the top of main.cpp.");
@@ -305,6 +315,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
   if (!a.probe_at.empty() && a.resume.empty()) {
     return absl::InvalidArgumentError(
         "--probe-at probes classes of a table written earlier; give --resume=PATH.");
+  }
+  if (a.find_points && (a.resume.empty() || a.jobs > 1)) {
+    return absl::InvalidArgumentError(
+        "--find-points gives a resumed table's variants the shapes its map lost, in this "
+        "process; give --resume=PATH and no --jobs (then resume its --out with --jobs).");
   }
   if (a.jobs > 1 && a.resume.empty()) {
     return absl::InvalidArgumentError(
@@ -586,6 +601,28 @@ int main(int argc, char** argv) {
     if (!r.ok()) return r.status();
     return r->algo;
   };
+  // --find-points: the heuristic over each resumed map's grid again, for the variants
+  // that have no shape to probe at.
+  for (DType t : args->find_points ? args->dtypes : std::vector<DType>{}) {
+    const runtime::GemmShape family = *profile::usual_shape({1, 1, 1}, t);
+    const double t0 = progress.elapsed();
+    absl::StatusOr<profile::FoundPoints> found =
+        profile::find_points(table, state, family, args->per_octave, heuristic, show);
+    progress.end();
+    if (absl::IsNotFound(found.status())) continue;  // said above: no map of the family
+    if (!found.ok()) {
+      std::printf("find-points %s: error: %s\n", profile::family_of(family).c_str(),
+                  std::string(found.status().message()).c_str());
+      return 1;
+    }
+    std::printf("find-points %s: %lld heuristic calls, %lld of %lld variants without a shape "
+                "got one, %lld answers of keys the table lacks%s%s, %.1f s\n",
+                profile::family_of(family).c_str(), static_cast<long long>(found->heuristic_calls),
+                static_cast<long long>(found->found), static_cast<long long>(found->without),
+                static_cast<long long>(found->unknown), found->unknown_keys.empty() ? "" : ": ",
+                absl::StrJoin(found->unknown_keys, "; ").c_str(), progress.elapsed() - t0);
+    state.heuristic_calls += found->heuristic_calls;
+  }
   // --probe-at: each shape's class, with a probe at the shape first.
   for (const runtime::GemmShape& s : args->probe_at) {
     absl::StatusOr<runtime::AlgoConfig> answer = heuristic(s);
@@ -756,6 +793,9 @@ int main(int argc, char** argv) {
                 static_cast<long long>(stats->separating),
                 static_cast<long long>(stats->open_resumed), progress.elapsed() - t0);
     for (const std::string& v : stats->slow_visits) std::printf("slow visit: %s\n", v.c_str());
+    for (int c : stats->no_shape) {
+      std::printf("class %d: not probed: no shape of its variants in the table (--find-points)\n", c);
+    }
   }
   int with_desc = 0;
   for (size_t i = 0; i < table.classes.size(); ++i) {

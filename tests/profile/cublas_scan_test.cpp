@@ -943,6 +943,105 @@ TEST(CublasScan, OnlyTheListedClassesAreVisitedAndRevalidated) {
       << bad.status();
 }
 
+// A heuristic that gives variant X (id 13, custom 53: session 29's class 76) only at
+// K = 128, inside a run of Y (id 66, tile 15, K in [100, 200)) between A (K < 100) and
+// B (K >= 200). Between the grid's K = 1 and 256, scan_heuristic's first midpoint is
+// 128 and meets X; the bisection then finds Y's start below it and B's above, and no
+// later midpoint lands on 128, so no run of the map names X.
+absl::StatusOr<AlgoConfig> hides_a_variant(const GemmShape& s) {
+  if (s.k == 128) return AlgoConfig{.id = 13, .custom_option = 53};
+  AlgoConfig a{.id = 66, .tile_id = 10};
+  if (s.k >= 200) {
+    a.stages_id = 12;
+  } else if (s.k >= 100) {
+    a.tile_id = 15;
+  }
+  return a;
+}
+
+TEST(CublasScan, AVariantABisectionHidKeepsItsShapeAndIsProbedThere) {
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 2}, .ns = {1}, .ks = {1, 256}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, hides_a_variant).ok());
+  int x = -1;
+  for (size_t v = 0; v < t.variants.size(); ++v) {
+    if (t.variants[v].key.id == 13) x = static_cast<int>(v);
+  }
+  ASSERT_GE(x, 0);
+  for (const std::vector<MapRun>& runs : t.maps[0].runs) {
+    for (const MapRun& r : runs) EXPECT_NE(r.variant, x) << "the fake no longer hides X";
+  }
+  // Its one shape (the best cell of K = 128: M = 2) is kept, and survives the text.
+  const std::vector<ProbePoint> want = {{.variant = x, .m = 2, .n = 1, .k = 128}};
+  EXPECT_EQ(t.variants[x].seen, want);
+  absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->variants[x].seen, want);
+  const int cls = back->variants[x].cls;
+
+  // A resumed table probes X's class at that shape.
+  ScanState resumed;
+  ASSERT_TRUE(rebuild_shapes(*back, resumed, 2).ok());
+  std::vector<std::pair<int32_t, int64_t>> visited;  // (key id, K)
+  int probes = 0;
+  const ProbeFn truth = reference_probe([](const GemmShape&, int64_t) { return fma_chain(); }, &probes);
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+    visited.emplace_back(key.id, s.k);
+    return truth(s, key);
+  };
+  ProbeOptions o{.max_probe_k = 4096};
+  o.only_classes = {cls};
+  CublasTable probed = *back;
+  absl::StatusOr<ProbeStats> stats = probe_classes(probed, resumed, watch, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(visited, (std::vector<std::pair<int32_t, int64_t>>{{13, 128}}));
+  EXPECT_TRUE(stats->no_shape.empty());
+
+  // Without the seen line (a table written before it), the listed class has no shape:
+  // it is named, its note says so, and nothing is probed.
+  CublasTable lost = *back;
+  lost.variants[x].seen.clear();
+  lost.classes[cls].note = "not validated: the probe budget of 240 s was spent after 0 of 2 probes";
+  ScanState lost_state;
+  ASSERT_TRUE(rebuild_shapes(lost, lost_state, 2).ok());
+  visited.clear();
+  stats = probe_classes(lost, lost_state, watch, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE(visited.empty());
+  EXPECT_EQ(stats->no_shape, std::vector<int>{cls});
+  EXPECT_TRUE(has(lost.classes[cls].note, "--find-points")) << lost.classes[cls].note;
+
+  // find_points asks the heuristic over the map's grid again and gives it back.
+  absl::StatusOr<FoundPoints> found = find_points(lost, lost_state, GemmShape{}, 2, hides_a_variant);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->without, 1);
+  EXPECT_EQ(found->found, 1);
+  EXPECT_EQ(found->unknown, 0);
+  EXPECT_GT(found->heuristic_calls, 0);
+  EXPECT_EQ(lost.variants[x].seen, want);
+  visited.clear();
+  stats = probe_classes(lost, lost_state, watch, o);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(visited, (std::vector<std::pair<int32_t, int64_t>>{{13, 128}}));
+
+  // A variant that has its points is not asked for again; an answer the table never met
+  // is counted and named; a family without a map is NotFound.
+  found = find_points(lost, lost_state, GemmShape{}, 2,
+                      [](const GemmShape& s) -> absl::StatusOr<AlgoConfig> {
+                        if (s.k == 128) return AlgoConfig{.id = 14};
+                        return hides_a_variant(s);
+                      });
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->without, 0);
+  EXPECT_EQ(found->unknown, 1);
+  ASSERT_EQ(found->unknown_keys.size(), 1u);
+  EXPECT_TRUE(has(found->unknown_keys[0], "id=14")) << found->unknown_keys[0];
+  const GemmShape bf16{.a_dtype = DType::kBF16, .b_dtype = DType::kBF16, .out_dtype = DType::kBF16};
+  EXPECT_EQ(find_points(lost, lost_state, bf16, 2, hides_a_variant).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 // ProbeOptions::slice and merge_scan_slices (fixbits-cublas-scan --jobs): two slices of
 // one run probe disjoint classes, and their merged tables equal the unsliced run's,
 // a class split included (its new classes appended, its variants pointed at them).
@@ -1010,6 +1109,19 @@ TEST(CublasScan, SlicesOfAnotherRunOrOptionsAreRefused) {
   absl::StatusOr<CublasTable> foreign = merge_scan_slices(base, {other});
   ASSERT_FALSE(foreign.ok());
   EXPECT_NE(foreign.status().message().find("its maps differ"), std::string::npos) << foreign.status();
+  // Seen points that one run found (find_points) are kept; two that found others are
+  // not runs of one base.
+  CublasTable found_a = base, found_b = base;
+  found_a.variants[0].seen = {{.variant = 0, .m = 1, .n = 1, .k = 5}};
+  found_b.variants[0].seen = {{.variant = 0, .m = 1, .n = 1, .k = 6}};
+  absl::StatusOr<CublasTable> kept = merge_scan_slices(base, {probed, found_a, found_a});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->variants[0].seen, found_a.variants[0].seen);
+  EXPECT_EQ(kept->classes, probed.classes);
+  absl::StatusOr<CublasTable> clash = merge_scan_slices(base, {found_a, found_b});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.status().message().find("seen points differ at variant 0"), std::string::npos)
+      << clash.status();
   for (auto [slice, slices] : {std::pair{2, 2}, std::pair{-1, 2}, std::pair{0, 0}}) {
     ProbeOptions o{.max_probe_k = 4096};
     o.slice = slice;

@@ -351,6 +351,33 @@ TEST(CublasTable, OpenProbesRoundTripAndAreChecked) {
   EXPECT_TRUE(has(parse_table(write_table(both)).status(), "class 0, which has a descriptor"));
 }
 
+TEST(CublasTable, SeenPointsRoundTripAndAreChecked) {
+  CublasTable t = small_table();
+  t.variants[2].seen = {{.variant = 2, .m = 4, .n = 1, .k = 900, .splitk = 3},
+                        {.variant = 2, .m = 1, .n = 2, .k = 3000, .splitk = 5}};
+  const std::string text = write_table(t);
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+  EXPECT_EQ(*back, t) << text;
+  EXPECT_EQ(write_table(*back), text);
+  const size_t at = text.find("\nseen\t2\t2@4x1x900/3,2@1x2x3000/5\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_LT(text.find("\nvariant\t2\t"), at) << "after its variant line";
+  EXPECT_GT(text.find("\nvariant\t3\t"), at) << "before the next variant";
+  auto replace = [&](std::string_view from, std::string_view to) { return replaced(text, from, to); };
+  EXPECT_TRUE(has(parse_table(replace("seen\t2\t2@4x1", "seen\t2\t1@4x1")).status(),
+                  "the seen point 1@4x1x900/3 of variant 2 names variant 1"));
+  EXPECT_TRUE(has(parse_table(replace("seen\t2\t2@4x1", "seen\t9\t2@4x1")).status(),
+                  "names variant 9 before its variant line"));
+  EXPECT_TRUE(has(parse_table(replace("900/3,", "900/1,")).status(),
+                  "variant 2 (split=1) has a seen point with split count 1"));
+  EXPECT_TRUE(has(parse_table(replace("x900/3,", "/3,")).status(), "the probe"));
+  EXPECT_TRUE(has(parse_table(replace("\nseen\t2\t", "\nseen\t2\t2@1x1x5/3\nseen\t2\t")).status(),
+                  "variant 2 has a second seen line"));
+  EXPECT_TRUE(has(parse_table(replace("\nseen\t2\t", "\nseen\t2\tx\t")).status(),
+                  "a seen line has 3 fields, not 4"));
+}
+
 TEST(CublasTable, LookupFollowsCellsRunsAndSplitCounts) {
   const CublasTable t = small_table();
   auto run = [&](int64_t m, int64_t n, int64_t k) {

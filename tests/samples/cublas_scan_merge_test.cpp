@@ -2,7 +2,9 @@
 // on this CPU: two tables that separate --resume runs of the committed table wrote,
 // each with its own class changed, put together into one that holds both changes and
 // both runs' commands; tables that changed one class twice, a missing table and a
-// missing --resume are refused, naming the problem, and nothing is written.
+// missing --resume are refused, naming the problem, and nothing is written. Also the
+// arguments --find-points needs (one process on a resumed table), checked before any
+// device is looked for.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -133,6 +135,18 @@ TEST_F(CublasScanMerge, AMissingTableOrResumeIsNamed) {
   r = merge("");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--merge names no table"), std::string::npos) << r.output;
+}
+
+TEST_F(CublasScanMerge, FindPointsNeedsOneProcessOnAResumedTable) {
+  Ran r = run_scan("--find-points --out=" + out_.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--find-points gives a resumed table's variants"), std::string::npos)
+      << r.output;
+  r = run_scan("--resume=" + (dir_ / "base.tsv").string() + " --find-points --jobs=2 --out=" +
+               out_.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no --jobs"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out_));
 }
 
 }  // namespace
