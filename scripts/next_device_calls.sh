@@ -37,8 +37,12 @@
 #      session 29: --find-points asks the heuristic over the f16 and bf16 grids again for
 #      their shapes, about a minute a family on the H200, and counts answers whose keys
 #      the table lacks: an H100's heuristic may differ from the H200's that scanned the
-#      map), and the two whose probes' CPU search passed 380 s (364, 176):
-#      FIXBITS_SCAN_FIND_POINTS=1 FIXBITS_SCAN_CLASSES=76,149,199,290,352,364,176
+#      map), and the two whose probes' CPU search passed 380 s (364, 176; since
+#      session 29 the judge runs its walks before its dense draws, which took the
+#      search that finds nothing from 37.7 s to 2.5 s at K = 131,072 in probe_bench):
+#      and 82, 100, concluded by a run whose gemv search had no split (class 23, the
+#      same, got its split gemv descriptor when retried in session 29):
+#      FIXBITS_SCAN_FIND_POINTS=1 FIXBITS_SCAN_CLASSES=76,149,199,290,352,364,176,82,100
 #      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=300
 #      FIXBITS_SCAN_TIMEOUT=320 FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
 #      (find_points.log: "N of M variants without a shape got one"; if M > 0 and N = 0,
@@ -51,7 +55,7 @@
 #      jit::CandidateOptions (tuning time only; the bits are the class's).
 #   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`.
-#   Left after these: 82, 100 (dot) and 54 (split_k): no descriptor of the probe's
+#   Left after these: 54 (split_k at 64x16384x19982): no descriptor of the probe's
 #   families reproduces cuBLASLt.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
 #   (docs/cublas.md); or, as session 29 did, put each run's table in the working tree
