@@ -191,9 +191,9 @@ inline constexpr int kSeenPoints = 4;
 // seen points the points the scratch scan met it at (up to kSeenPoints, in
 // TableVariant::seen and in state's shapes). Run on the device that scanned the map,
 // it reaches the variants a bisection hid (session 29: classes 76, 149, 199, 290, 352
-// had no shape to probe). Answers whose key the table does not hold are counted and the
-// first few named: the heuristic here differs from the scan's (another GPU or
-// cuBLASLt). NotFound when the table has no map of `family`.
+// had no shape to probe). Answer keys the table does not hold are counted and the first
+// few named: the heuristic here differs from the scan's (another GPU or cuBLASLt).
+// NotFound when the table has no map of `family`.
 struct FoundPoints {
   int64_t heuristic_calls = 0;
   int64_t without = 0;   // variants of the family with no map run and no seen points before

@@ -88,8 +88,8 @@
 //   over each --dtypes map's own grid again (as the scan did: about a minute a family
 //   on the H200) and gives every variant that neither a map run nor a seen point shows
 //   the shapes it meets it at (profile::find_points; kept as `seen` lines in --out), so
-//   its class can be probed; prints how many answers had keys the table lacks (another
-//   GPU's or cuBLASLt's heuristic). With --no-probe it only finds them.
+//   its class can be probed; prints how many of the answers' keys the table lacks
+//   (another GPU's or cuBLASLt's heuristic). With --no-probe it only finds them.
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
@@ -616,7 +616,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("find-points %s: %lld heuristic calls, %lld of %lld variants without a shape "
-                "got one, %lld answers of keys the table lacks%s%s, %.1f s\n",
+                "got one, %lld keys the table lacks%s%s, %.1f s\n",
                 profile::family_of(family).c_str(), static_cast<long long>(found->heuristic_calls),
                 static_cast<long long>(found->found), static_cast<long long>(found->without),
                 static_cast<long long>(found->unknown), found->unknown_keys.empty() ? "" : ": ",
