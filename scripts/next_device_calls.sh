@@ -48,7 +48,8 @@
 #      (find_points.log: "N of M variants without a shape got one"; if M > 0 and N = 0,
 #      the heuristic here differs: say so in docs/cublas.md rather than retry).
 #   2. #4: the table with the capped (min_blocks_per_sm) candidates on every row, which
-#      session 29's ncu found 7% faster on softmax 8192 x 4096 8 x 8 (87.9 -> 81.6 us):
+#      session 29's ncu found 7% faster on softmax 8192 x 4096 8 x 8 (87.9 -> 81.6 us,
+#      one launch at ncu's clocks; session 27's bench: 79.3 against 78.8 us):
 #      FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
 #      bash scripts/next_device_calls.sh table
 #      If the capped candidates win rows, make reg_cap 48 the default of
