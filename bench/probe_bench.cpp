@@ -79,11 +79,12 @@ void recover(benchmark::State& state, const GemmDesc& truth,
     // As profile::probe_key does for the split's reduction scheme (reduction_dtypes).
     if (!truth.k_cuts.empty()) o.split_dtypes = {split};
     absl::StatusOr<GemmDesc> d = probe::recover_gemm_desc(inst, o);
-    // A search with another instruction_k than the truth's (probe_key's first, for a
-    // K = 8 kernel) ends in NotFound: its time is what the bench measures.
-    const bool wrong_k = instruction_k != truth.instruction_k && instruction_k != 0;
-    const bool first_of_two = instruction_k == 0 && truth.instruction_k == 8;
-    if ((wrong_k || first_of_two) && absl::IsNotFound(d.status())) {
+    // A matrix search for another instruction_k than the truth's (0: the dtype's;
+    // probe_key's first, for a K = 8 kernel) ends in NotFound: its time is what the
+    // bench measures.
+    const int searched = instruction_k != 0 ? instruction_k : matrix_instruction_k(truth.a_dtype);
+    const bool finds_nothing = truth.family != GemmFamily::kGemv && searched != truth.instruction_k;
+    if (finds_nothing && absl::IsNotFound(d.status())) {
       placements = inst.placements();
       calls = inst.calls();
       continue;

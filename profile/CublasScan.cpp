@@ -234,11 +234,9 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
   }
   if (!heuristic) return absl::InvalidArgumentError("scan_heuristic was given no heuristic.");
   const std::string fam = family_of(family);
-  for (const FamilyMap& m : table.maps) {
-    if (m.family == fam) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "The table already holds a map of family %s; scan each family once.", fam));
-    }
+  if (find_map(table, fam) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "The table already holds a map of family %s; scan each family once.", fam));
   }
   state.shapes.resize(table.variants.size());
   FamilyMap map;
@@ -1965,12 +1963,12 @@ absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_
     return absl::InvalidArgumentError(absl::StrFormat(
         "rebuild_shapes was given per_octave = %d; it must be >= 1.", per_octave));
   }
+  auto in_families = [&](const std::string& f) {
+    return families.empty() || std::find(families.begin(), families.end(), f) != families.end();
+  };
   state.shapes.assign(table.variants.size(), VariantShapes{});
   for (const FamilyMap& map : table.maps) {
-    if (!families.empty() &&
-        std::find(families.begin(), families.end(), map.family) == families.end()) {
-      continue;
-    }
+    if (!in_families(map.family)) continue;
     absl::StatusOr<runtime::GemmShape> family = parse_family(map.family);
     if (!family.ok()) return family.status();
     const std::vector<int64_t> ks =
@@ -2005,12 +2003,7 @@ absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_
     }
   }
   for (size_t v = 0; v < table.variants.size(); ++v) {
-    const TableVariant& tv = table.variants[v];
-    if (!families.empty() &&
-        std::find(families.begin(), families.end(), tv.family) == families.end()) {
-      continue;
-    }
-    add_seen(tv.seen, state.shapes[v]);
+    if (in_families(table.variants[v].family)) add_seen(table.variants[v].seen, state.shapes[v]);
   }
   return absl::OkStatus();
 }
@@ -2019,23 +2012,17 @@ absl::StatusOr<FoundPoints> find_points(CublasTable& table, ScanState& state,
                                         const runtime::GemmShape& family, int per_octave,
                                         const HeuristicFn& heuristic, const ProgressFn& progress) {
   const std::string fam = family_of(family);
-  const FamilyMap* map = nullptr;
-  for (const FamilyMap& m : table.maps) {
-    if (m.family == fam) map = &m;
-  }
+  const FamilyMap* map = find_map(table, fam);
   if (map == nullptr) {
     return absl::NotFoundError(absl::StrFormat("find_points: the table has no map of %s.", fam));
   }
   if (state.shapes.size() != table.variants.size()) state.shapes.resize(table.variants.size());
   const std::set<int> mapped = mapped_variants(*map);
-  std::map<CublasKey, int> wanted;  // key -> variant without a shape
+  auto without_shape = [&](int v) {
+    return table.variants[v].family == fam && !mapped.count(v) && table.variants[v].seen.empty();
+  };
   FoundPoints out;
-  for (size_t v = 0; v < table.variants.size(); ++v) {
-    const TableVariant& tv = table.variants[v];
-    if (tv.family != fam || mapped.count(static_cast<int>(v)) || !tv.seen.empty()) continue;
-    wanted.emplace(tv.key, static_cast<int>(v));
-    ++out.without;
-  }
+  for (size_t v = 0; v < table.variants.size(); ++v) out.without += without_shape(static_cast<int>(v));
   ScanGrid grid =
       default_grid(family, per_octave, map->ns.empty() ? 1 : map->ns.back(), map->k_max);
   grid.ms = map->ms;
@@ -2047,20 +2034,15 @@ absl::StatusOr<FoundPoints> find_points(CublasTable& table, ScanState& state,
   absl::Status st = scan_heuristic(scratch, scratch_state, family, grid, heuristic, progress);
   out.heuristic_calls = scratch_state.heuristic_calls;
   if (!st.ok()) return st;
-  std::set<CublasKey> known;
-  for (const TableVariant& tv : table.variants) {
-    if (tv.family == fam) known.insert(tv.key);
-  }
   for (size_t sv = 0; sv < scratch.variants.size(); ++sv) {
     const CublasKey& key = scratch.variants[sv].key;
-    if (!known.count(key)) {
+    const int v = find_variant(table, fam, key);
+    if (v < 0) {
       ++out.unknown;
       if (out.unknown_keys.size() < 8) out.unknown_keys.push_back(to_string(key));
       continue;
     }
-    auto it = wanted.find(key);
-    if (it == wanted.end() || scratch_state.shapes[sv].points.empty()) continue;
-    const int v = it->second;
+    if (!without_shape(v) || scratch_state.shapes[sv].points.empty()) continue;
     table.variants[v].seen = spread_points(v, scratch_state.shapes[sv]);
     add_seen(table.variants[v].seen, state.shapes[v]);
     ++out.found;

@@ -105,13 +105,6 @@ FamilyMap* map_of(CublasTable& t, std::string_view family) {
   return &t.maps.back();
 }
 
-const FamilyMap* find_map(const CublasTable& t, std::string_view family) {
-  for (const FamilyMap& m : t.maps) {
-    if (m.family == family) return &m;
-  }
-  return nullptr;
-}
-
 bool ascending(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] < 1 || (i > 0 && v[i] <= v[i - 1])) return false;
@@ -659,6 +652,13 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
   }
   if (absl::Status s = check_table(t); !s.ok()) return s;
   return t;
+}
+
+const FamilyMap* find_map(const CublasTable& t, std::string_view family) {
+  for (const FamilyMap& m : t.maps) {
+    if (m.family == family) return &m;
+  }
+  return nullptr;
 }
 
 int find_variant(const CublasTable& t, std::string_view family, const CublasKey& key) {

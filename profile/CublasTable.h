@@ -254,6 +254,8 @@ absl::StatusOr<dsl::GemmDesc> lookup_answer(const CublasTable& t, const runtime:
                                             const CublasAnswer& answer);
 // The index of (family, key) in t.variants, or -1.
 int find_variant(const CublasTable& t, std::string_view family, const CublasKey& key);
+// The map of `family` in t.maps, or nullptr.
+const FamilyMap* find_map(const CublasTable& t, std::string_view family);
 // Scanned shapes of a class: the sum over its variants.
 int64_t class_shapes(const CublasTable& t, int cls);
 
