@@ -120,6 +120,34 @@ gtests() {
   grep -E "^\[ *(OK|FAILED|PASSED|SKIP)|Failure|element" "$OUT/$log" | head -20 | cut -c1-220
 }
 
+# latency: where a tuning's build time goes: a small and a large kernel cold (codegen,
+# verifier, driver load) and as a disk hit (the driver's load alone), the driver's own
+# PTX cache off (this CPU: the large one's codegen 0.3 s, checker 0.06 s, ptxas 0.37 s).
+# Twice: disk hits loading the cache's compiled image (session 28), then the text.
+# Session 29's cold rows took twice session 28's on another H100 host: the host's CPU
+# and compile_bench's codegen alone (no GPU) are logged beside them to tell the host's
+# speed from the driver's.
+latency() {
+  el "host CPU"
+  { lscpu | grep -E 'Model name|CPU max MHz|^CPU\(s\)'; nproc; } > "$OUT/host_cpu.txt" 2>&1
+  L timeout 60 $B/compile_bench --benchmark_filter='sum_pinned_nvptx/warps:8/ept:8|softmax_pinned_nvptx/warps:8/ept:8|ReducePhases' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/compile_bench.log" 2>&1
+  echo "compile_bench rc=$?"
+  el "kernel latency"
+  CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency.log" 2>&1
+  echo "latency rc=$?"
+  FIXBITS_CACHE_IMAGE=off CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
+    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency_text.log" 2>&1
+  echo "latency (FIXBITS_CACHE_IMAGE=off) rc=$?"
+  el done
+  cat "$OUT/host_cpu.txt"
+  grep -E "_median" "$OUT/compile_bench.log" | cut -c1-120
+  grep -E "_median" "$OUT/latency.log" | cut -c1-120
+  echo "== FIXBITS_CACHE_IMAGE=off"
+  grep -E "_median" "$OUT/latency_text.log" | cut -c1-120
+}
+
 case $what in
   stage)
     # Every GPU test, sample and bench (scripts/device_stage.sh's set), stripped, with
@@ -385,25 +413,14 @@ case $what in
     done
     el "sass"
     sass .stage/ptx/softmax_8x8_*.ptx
-    # Where a tuning's build time goes: a small and a large kernel cold (codegen,
-    # verifier, driver load) and as a disk hit (the driver's load alone), the driver's
-    # own PTX cache off (this CPU: the large one's codegen 0.3 s, checker 0.06 s, ptxas 0.37 s).
-    # Twice: disk hits loading the cache's compiled image (session 28), then the text.
-    el "kernel latency"
-    CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
-      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency.log" 2>&1
-    echo "latency rc=$?"
-    FIXBITS_CACHE_IMAGE=off CUDA_CACHE_DISABLE=1 L timeout 60 $B/reduce_bench --benchmark_filter='KernelLatency' \
-      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$OUT/latency_text.log" 2>&1
-    echo "latency (FIXBITS_CACHE_IMAGE=off) rc=$?"
-    el done
-    grep -E "_median" "$OUT/latency.log" | cut -c1-120
-    echo "== FIXBITS_CACHE_IMAGE=off"
-    grep -E "_median" "$OUT/latency_text.log" | cut -c1-120
+    latency
     for k in k1_ws_rd k1_mb5_ws_rd; do
       echo "== $k"
       grep -E "Duration|DRAM Throughput|Registers Per|Theoretical Occupancy|Achieved Occupancy|Block Limit Reg|Warp Cycles Per Issued|Issued Warp|Eligible Warps" "$OUT/ncu_$k.log" | head -12 | cut -c1-160
     done
+    ;;
+  latency)
+    latency
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
