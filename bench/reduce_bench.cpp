@@ -55,6 +55,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -329,10 +330,14 @@ int env_int(const char* name, int unset, int lo, int hi, int bad) {
 }
 
 // FIXBITS_BENCH_REG_CAP: registers a thread for the extra min_blocks_per_sm candidates
-// of register-kept rows (candidates_of); unset, empty or not a number in [16, 255]: 0,
-// none.
+// of register-kept rows (candidates_of); 0: none; unset, empty or not a number in
+// [16, 255]: jit::CandidateOptions' default (48).
 int reg_cap() {
-  static const int cap = env_int("FIXBITS_BENCH_REG_CAP", 0, 16, 255, 0);
+  static const int cap = [] {
+    const char* v = std::getenv("FIXBITS_BENCH_REG_CAP");
+    if (v != nullptr && std::string_view(v) == "0") return 0;
+    return env_int("FIXBITS_BENCH_REG_CAP", jit::CandidateOptions{}.reg_cap, 16, 255, jit::CandidateOptions{}.reg_cap);
+  }();
   return cap;
 }
 
@@ -404,11 +409,11 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     s.cluster_tried += c.cluster_rows;
     if (trace) {
       const std::string knobs = absl::StrFormat(
-          "%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
+          "%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d se=%d",
           dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
           c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0, c.min_blocks_per_sm,
           c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0,
-          c.divide_by_reciprocal ? 1 : 0);
+          c.divide_by_reciprocal ? 1 : 0, c.stage_exp ? 1 : 0);
       std::fprintf(stderr, "[tune] %s: %s\n", knobs.c_str(),
                    us.ok() ? absl::StrFormat("%.2f us", *us).c_str()
                            : std::string(us.status().message()).substr(0, 200).c_str());
@@ -530,12 +535,12 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d",
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d se=%d",
                                  tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
                                  tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.min_blocks_per_sm,
                                  tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
                                  tc.cfg.alternate_row_order ? 1 : 0, tc.cfg.whole_strips ? 1 : 0,
-                                 tc.cfg.divide_by_reciprocal ? 1 : 0));
+                                 tc.cfg.divide_by_reciprocal ? 1 : 0, tc.cfg.stage_exp ? 1 : 0));
 }
 
 #define FIXBITS_REDUCE_SIZES \

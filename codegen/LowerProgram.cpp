@@ -11,7 +11,8 @@
 // store_vectorized) taken only when all are in bounds and aligned. A staged load
 // (Op.staged) keeps no register: it copies the thread's elements into shared slots
 // only that thread reads (TargetInfo::async_copy where the target has one), and each
-// op that uses it reads them there (lower_staged_load, read_staged). A cluster barrier
+// op that uses it reads them there (lower_staged_load, read_staged); a stage op stores
+// a computed tile into such slots the same way (lower_stage). A cluster barrier
 // and a program's cluster shape are the target's (TargetInfo::cluster_barrier,
 // mark_cluster); a target without clusters makes them an Unimplemented Status.
 #include <algorithm>
@@ -325,6 +326,8 @@ class Lowerer {
                                  ((from == tile::Elem::kI32 && to == tile::Elem::kI64) || from == to));
         return set_result(op, out);
       }
+      case tile::OpKind::kStage:
+        return lower_stage(op, std::move(out));
       case tile::OpKind::kReshape: {
         const Lowered& in = ctx_.values[op.args[0]];
         // Legal without data movement when every register keeps its row-major index.
@@ -572,7 +575,7 @@ class Lowerer {
     size_t count = 0;     // R
     unsigned vec = 1;     // V, a power of two dividing R, V*elem <= 16 bytes
     Layout layout;
-    int group = 0;        // its commit group, in lowering order
+    int group = 0;        // its commit group, in lowering order; -1: stored (stage), no copies
   };
   bool is_staged(int id) const {
     return id >= 0 && static_cast<size_t>(id) < staged_of_.size() && staged_of_[id] >= 0;
@@ -602,15 +605,51 @@ class Lowerer {
     return b_.CreateInBoundsGEP(st.elem, st.array, {index});
   }
 
-  absl::Status lower_staged_load(const tile::Op& op, llvm::Type* elem, Lowered out) {
+  // The slots of a staged value of `elem`s laid out as `layout`: its piece of the
+  // dynamic array and its chunk width.
+  Staged new_staged(llvm::Type* elem, const Layout& layout) {
     Staged st;
     st.elem = elem;
-    st.count = static_cast<size_t>(regs(out.layout));
-    st.layout = out.layout;
+    st.count = static_cast<size_t>(regs(layout));
+    st.layout = layout;
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     while (st.vec * 2 * elem_bytes <= 16 && st.count % (st.vec * 2) == 0) st.vec *= 2;
     const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
-    st.array = dynamic_piece(static_cast<int64_t>(st.count) * threads * (elem->getPrimitiveSizeInBits() / 8));
+    st.array = dynamic_piece(static_cast<int64_t>(st.count) * threads * elem_bytes);
+    return st;
+  }
+
+  // Records `st` as where value `op.results[0]` lives: its uses read the slots.
+  absl::Status set_staged(const tile::Op& op, const Staged& st, Lowered out) {
+    if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
+    staged_of_[op.results[0]] = static_cast<int>(staged_.size());
+    staged_.push_back(st);
+    out.regs.clear();  // no registers: every use reads the slots (read_staged)
+    return set_result(op, std::move(out));
+  }
+
+  // stage(t): t's registers stored into the thread's own slots, chunk by chunk (the
+  // thread's later reads of them come after in program order: no barrier, no wait).
+  absl::Status lower_stage(const tile::Op& op, Lowered out) {
+    Staged st = new_staged(ty(type_of(op.results[0]).elem), out.layout);
+    st.group = -1;
+    const unsigned elem_bytes = st.elem->getPrimitiveSizeInBits() / 8;
+    auto* vty = llvm::FixedVectorType::get(st.elem, st.vec);
+    for (size_t c = 0; c * st.vec < st.count; ++c) {
+      if (st.vec == 1) {
+        b_.CreateAlignedStore(at(op, 0, c), staged_chunk(st, c), llvm::Align(elem_bytes));
+        continue;
+      }
+      llvm::Value* chunk = llvm::PoisonValue::get(vty);
+      for (unsigned k = 0; k < st.vec; ++k) chunk = b_.CreateInsertElement(chunk, at(op, 0, c * st.vec + k), k);
+      b_.CreateAlignedStore(chunk, staged_chunk(st, c), llvm::Align(st.vec * elem_bytes));
+    }
+    return set_staged(op, st, std::move(out));
+  }
+
+  absl::Status lower_staged_load(const tile::Op& op, llvm::Type* elem, Lowered out) {
+    Staged st = new_staged(elem, out.layout);
+    const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     const unsigned vec_bytes = st.vec * elem_bytes;
     // Element by element (masked, `other` where off) into the slots: the fallback.
     auto through_registers = [&] {
@@ -643,18 +682,14 @@ class Lowerer {
     }
     ctx_.target.async_copy_commit(b_);  // on both paths: the fallback's group is empty
     st.group = staged_groups_++;
-    if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
-    staged_of_[op.results[0]] = static_cast<int>(staged_.size());
-    staged_.push_back(st);
-    out.regs.clear();  // no registers: every use reads the slots (read_staged)
-    return set_result(op, std::move(out));
+    return set_staged(op, st, std::move(out));
   }
 
   // A staged value's registers, read from its slots here (after its group of the
   // thread's async copies is complete).
   Lowered read_staged(int id) {
     const Staged& st = staged_[staged_of_[id]];
-    ctx_.target.async_copy_wait(b_, staged_groups_ - 1 - st.group);
+    if (st.group >= 0) ctx_.target.async_copy_wait(b_, staged_groups_ - 1 - st.group);
     Lowered v;
     v.scalar = false;
     v.layout = st.layout;

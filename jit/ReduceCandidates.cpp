@@ -17,7 +17,8 @@ namespace {
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
-  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8);
+  const int64_t kept_bytes =
+      k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8 + (k.stage_exp ? 4 : 0));
   for (int n : {2, 3, 4}) {
     const int64_t shared = k.lanes == 32 ? int64_t{227} << 10 : int64_t{64} << 10;
     if (n * threads > 2048 || n * (kept_bytes + 1024) > shared) break;
@@ -67,8 +68,8 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
       // registers a thread allow (label mb=N): session 22's exp lowering took the 8 x 8
       // softmax kernel from 48 to 54 registers, 5 blocks an SM to 4; with mb=5 ptxas
       // fits it in 48 without spills, while 4 x 8 spills 212 bytes at its 48
-      // (performance.md, session 23). Off by default: a spilling candidate only costs
-      // tuning time.
+      // (performance.md, session 23). A spilling candidate only costs tuning time; on by
+      // default (CandidateOptions::reg_cap) since session 30.
       auto add_kept = [&](dsl::ReduceConfig k) {
         candidates.push_back(k);
         const int64_t cap = o.reg_cap;
@@ -97,6 +98,15 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
         k.keep_in_shared = true;
         k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
         if (k.keep_passes > 0) add_staged(candidates, desc, k);
+        // Softmax also with the kept passes' e_i in shared memory (label se=1: one exp
+        // an element instead of two, 4 more shared bytes an element). One block a row
+        // only: cluster rows with the knob do not sign as without it yet
+        // (tests/jit/reduce_stage_exp_test).
+        if (desc.op == dsl::ReduceOp::kSoftmax) {
+          k.stage_exp = true;
+          k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
+          if (k.keep_passes > 0) add_staged(candidates, desc, k);
+        }
       }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice

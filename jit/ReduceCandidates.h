@@ -45,7 +45,10 @@ struct CandidateOptions {
   int lanes = 32;             // 32 (NVIDIA) or 64 (gfx942: no clusters, no divide_by_reciprocal)
   std::vector<dsl::ReduceConfig> configs = default_reduce_configs();  // the bases
   std::vector<int> cluster_parts = {2, 4, 6, 8};  // cluster sizes P tried; empty: none
-  int reg_cap = 0;                 // > 0: the register-capped kept-pass candidates
+  // > 0: the register-capped kept-pass candidates (0: none). 48 by default since session
+  // 30's H100 table, where softmax 8192 x 4096's 8 x 8 kernel ran 63.3 us capped to 48
+  // registers (5 blocks an SM) against 88.7 us uncapped (docs/performance.md).
+  int reg_cap = 48;
   bool whole_strips = true;        // the whole_strips candidates
   bool divide_by_reciprocal = true;  // the softmax divide_by_reciprocal candidates
 };

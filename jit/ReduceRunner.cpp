@@ -95,7 +95,8 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                                : "") +
                           (config.cluster_rows ? " cluster_rows" : "") +
                           (config.whole_strips ? " whole_strips" : "") +
-                          (config.divide_by_reciprocal ? " divide_by_reciprocal" : "");
+                          (config.divide_by_reciprocal ? " divide_by_reciprocal" : "") +
+                          (config.stage_exp ? " stage_exp" : "");
   if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.rows_per_launch %d applies to split rows; %s reduces columns.",

@@ -301,12 +301,20 @@ absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops
       }
       staged[op.results[0]] = true;
     }
+    if (op.kind == OpKind::kStage) {
+      if (!top) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "stage #%d: a staged value must be made at the top level of the program, not in a "
+            "loop body.", n));
+      }
+      staged[op.results[0]] = true;
+    }
     if (op.kind == OpKind::kFor) {
       for (size_t i = 3; i < op.args.size(); ++i) {
         if (staged[op.args[i]]) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "for #%d: carried value %%%d is a staged load's result; carry the value of an op "
-              "that reads it instead.", n, op.args[i]));
+              "for #%d: carried value %%%d is held in shared memory (load_staged or stage); carry "
+              "the value of an op that reads it instead.", n, op.args[i]));
         }
       }
       absl::StatusOr<int> r = check_placement(p, op.body, false, staged, number);
@@ -315,8 +323,8 @@ absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops
       for (int y : op.yields) {
         if (staged[y]) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "for #%d: yield %%%d is a staged load's result; yield the value of an op that "
-              "reads it instead.", n, y));
+              "for #%d: yield %%%d is held in shared memory (load_staged or stage); yield the "
+              "value of an op that reads it instead.", n, y));
         }
       }
     }
@@ -339,6 +347,7 @@ std::string op_name(const Op& op) {
     case OpKind::kReshape: return "reshape";
     case OpKind::kCast: return absl::StrCat("cast_", elem_name(op.type.elem));
     case OpKind::kLoad: return op.staged ? "load_staged" : "load";
+    case OpKind::kStage: return "stage";
     case OpKind::kStore: return "store";
     case OpKind::kReduce: return "reduce";
     case OpKind::kReduceGroup: return "reduce_group";
@@ -573,6 +582,13 @@ Value Builder::load_staged(Value ptr, Value off, Value mask, Value other) {
   op.has_mask = true;
   op.staged = true;
   op.args = {ptr.id, off.id, mask.id, other.id};
+  return emit(std::move(op));
+}
+
+Value Builder::stage(Value t) {
+  Op op;
+  op.kind = OpKind::kStage;
+  op.args = {t.id};
   return emit(std::move(op));
 }
 

@@ -119,6 +119,12 @@ enum class OpKind : uint8_t {
                // it; it is also a block-wide barrier. Top level only (never in a loop
                // body), in a program whose cluster is > 1. NVIDIA sm_90
                // (barrier.cluster.arrive / barrier.cluster.wait); no AMDGPU lowering.
+  kStage,      // stage(t): the same values as the float tile t, held in shared memory as a
+               // staged load's are (see kLoad): each thread stores its elements into shared
+               // slots only it reads, and every op that reads the result reads them from
+               // those slots at that op, so no register holds them in between (softmax's
+               // kept e_i between its sum and its outputs). Top level only; never a loop's
+               // carried value or yield (validate(Program)).
 };
 
 enum class BinaryOp : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -233,6 +239,9 @@ class Builder {
   // The same values as load(ptr, offsets, mask, other), held in shared memory until
   // each op that reads them (see OpKind::kLoad).
   Value load_staged(Value ptr, Value offsets, Value mask, Value other);
+  // The same values as `tile`, held in shared memory until each op that reads them (see
+  // OpKind::kStage).
+  Value stage(Value tile);
   void store(Value ptr, Value offsets, Value value);
   void store(Value ptr, Value offsets, Value value, Value mask);
   Value reduce(Value tile, int axis, Combine combine, dsl::TreeOrder order, int64_t strip = 0,

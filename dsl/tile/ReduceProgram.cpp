@@ -250,6 +250,19 @@ KeptX load_kept(Builder& b, Value x, const std::vector<PassIndex>& passes, Elem 
   return k;
 }
 
+// Softmax's e_i of a kept pass as the sum makes it: held in shared memory with
+// stage_exp (read back by each op that uses it), else the value itself.
+Value kept_exp(Builder& b, Value e, const ReduceConfig& cfg) { return cfg.stage_exp ? b.stage(e) : e; }
+
+// The e_i an output of kept pass j divides: kept (in registers, or staged with
+// stage_exp), or with keep_in_shared alone computed again from the kept x (the same
+// ops on the same x: the same value).
+template <class ExpOf>
+Value output_exp(Builder& b, const KeptX& kx, const std::vector<Value>& ke, size_t j, ExpOf exp_of,
+                 const ReduceConfig& cfg) {
+  return cfg.keep_in_shared && !cfg.stage_exp ? exp_of(kx.use(b, j)) : ke[j];
+}
+
 // The pinned chain over a row's `n` kept passes, leaf(j) building pass j's tile:
 // pass j's reduce starts from pass j - 1's result (pass 0's from `init`). Kept in
 // registers, two or more passes are one chained reduce_group: their partials cross the
@@ -399,6 +412,13 @@ absl::Status validate(const ReduceConfig& c) {
   return absl::OkStatus();
 }
 
+namespace {
+// Shared bytes keep_in_shared takes per kept element: x, and with stage_exp its f32 e_i.
+int64_t staged_bytes_per_element(const ReduceDesc& d, const ReduceConfig& c) {
+  return dtype_bits(d.in_dtype) / 8 + (c.stage_exp ? 4 : 0);
+}
+}  // namespace
+
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
   int64_t block = int64_t{c.elems_per_thread} * c.lanes * c.warps;
   return d.order == TreeOrder::kPinned ? std::max<int64_t>(d.strip, block) : block;
@@ -407,7 +427,7 @@ int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
   if (!validate(c).ok()) return 0;
   if (c.keep_in_shared) {
-    const int64_t pass_bytes = pass_extent(d, c) * (dtype_bits(d.in_dtype) / 8);
+    const int64_t pass_bytes = pass_extent(d, c) * staged_bytes_per_element(d, c);
     return pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, max_staged_bytes(c) / pass_bytes);
   }
   const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
@@ -494,20 +514,28 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
         "raise ReduceConfig.warps to at least %d.",
         d.strip, cfg.warps, per_thread, d.strip / (cfg.lanes * 64)));
   }
+  if (cfg.stage_exp && (d.op != ReduceOp::kSoftmax || !cfg.keep_in_shared)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.stage_exp holds softmax's kept e_i in shared memory beside the kept x; it "
+        "needs op softmax and keep_in_shared (got %s, keep_in_shared %s).",
+        to_string(d), cfg.keep_in_shared ? "true" : "false"));
+  }
   if (cfg.keep_in_shared && cfg.keep_passes == 0) {
     return absl::InvalidArgumentError(
         "ReduceConfig.keep_in_shared says where kept passes live; it needs keep_passes > 0 "
         "(got 0).");
   }
   if (cfg.keep_in_shared) {
-    const int64_t bytes = cfg.keep_passes * q * (dtype_bits(d.in_dtype) / 8);
+    const int64_t elem_bytes = staged_bytes_per_element(d, cfg);
+    const int64_t bytes = cfg.keep_passes * q * elem_bytes;
     if (bytes > max_staged_bytes(cfg)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "ReduceConfig.keep_passes %d with keep_in_shared keeps %d x %d elements of %s = %d "
+          "ReduceConfig.keep_passes %d with keep_in_shared keeps %d x %d elements of %s%s = %d "
           "bytes of shared memory per block (passes of %d elements; with cluster_rows a pass is "
           "one strip); the limit is %d bytes, so at most %d passes here.",
-          cfg.keep_passes, cfg.keep_passes, q, std::string(dtype_name(d.in_dtype)), bytes, q,
-          max_staged_bytes(cfg), max_staged_bytes(cfg) / (q * (dtype_bits(d.in_dtype) / 8))));
+          cfg.keep_passes, cfg.keep_passes, q, std::string(dtype_name(d.in_dtype)),
+          cfg.stage_exp ? " and their f32 e_i (stage_exp)" : "", bytes, q, max_staged_bytes(cfg),
+          max_staged_bytes(cfg) / (q * elem_bytes)));
     }
   } else if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -533,6 +561,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
   if (!phase.empty()) name += absl::StrFormat("_p%d_%s", cfg.blocks_per_row, phase);
   if (cfg.whole_strips) name += "_ws";
   if (cfg.divide_by_reciprocal) name += "_rd";
+  if (cfg.stage_exp) name += "_se";
   return name;
 }
 
@@ -904,9 +933,11 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     b.cluster_barrier();  // the row's strip maxima
     Value m = fold_strips(b, f, wsm, Combine::kMax);
     auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
-    std::vector<Value> ke;  // (S) each: e_i of the kept strips (a padded lane's is never used)
+    // (S) each: e_i of the kept strips (a padded lane's is never used); stage_exp: in
+    // shared memory until the outputs read them.
+    std::vector<Value> ke;
     const std::vector<Value> sums = kept_strip_trees(b, kept, [&](int i) {
-      ke.push_back(exp_of(kx.use(b, i)));
+      ke.push_back(kept_exp(b, exp_of(kx.use(b, i)), cfg));
       return padded(b, ks.pass[i], ke[i], identity(Combine::kAdd));
     }, Combine::kAdd, d.strip, cfg.keep_in_shared);
     for (int i = 0; i < kept; ++i) b.store(wss, ks.ws_off[i], sums[i], ks.stored[i]);
@@ -922,7 +953,7 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     };
     // As for RMSNorm: the kept strips' indices and masks built again after the barrier.
     const KeptStrips again = kept_strips(b, f, with_extent(b, f.line, d.strip), d.strip, p, kept, whole);
-    for (int i = 0; i < kept; ++i) store_y(again.pass[i], cfg.keep_in_shared ? exp_of(kx.use(b, i)) : ke[i]);
+    for (int i = 0; i < kept; ++i) store_y(again.pass[i], output_exp(b, kx, ke, i, exp_of, cfg));
     rest_strips(line, ks.rest, [&](const PassIndex& pi) {
       store_y(pi, exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f)));
     });
@@ -1366,12 +1397,12 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
         return load_f32(b, x, p.off, p.mask, in, pad);
       }, keep, [&](int j) { return kx.use(b, j); }, whole, cfg.keep_in_shared);
       auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
-      std::vector<Value> ke;  // (Q) e_i of pass j
+      std::vector<Value> ke;  // (Q) e_i of pass j (stage_exp: in shared memory)
       Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
         Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
         return padded(b, p, e, pad);  // (Q) e_i, -0.0 padded
       }, keep, [&](int j) {
-        ke.push_back(exp_of(kx.use(b, j)));
+        ke.push_back(kept_exp(b, exp_of(kx.use(b, j)), cfg));
         return padded(b, kp[j], ke[j], identity(Combine::kAdd));
       }, whole, cfg.keep_in_shared);
       auto store_y = [&](const PassIndex& p, Value e) {
@@ -1379,7 +1410,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
         store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));
       };
       for (int j = 0; j < keep; ++j) {  // (Q) elements [jQ, jQ+Q): e_i kept, or again from shared x
-        store_y(kp[j], cfg.keep_in_shared ? exp_of(kx.use(b, j)) : ke[j]);
+        store_y(kp[j], output_exp(b, kx, ke, j, exp_of, cfg));
       }
       RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
       std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});

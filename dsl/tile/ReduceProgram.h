@@ -183,6 +183,16 @@ struct ReduceConfig {
   // masked (1 element signs apart; tests/jit/reduce_divide_by_reciprocal_signature_test);
   // the name ends in _rd.
   bool divide_by_reciprocal = false;
+  // Softmax with keep_in_shared: the kept passes' (strips') e_i = exp(x_i - m) are held in
+  // shared memory too (f32, tile::Builder::stage), stored once where the sum makes them
+  // and read back by the outputs, which otherwise compute each exp again from the kept x:
+  // one exp an element instead of two, for 4 more shared bytes an element (the bound is
+  // keep_passes * Q * (sizeof(in) + 4) <= max_staged_bytes(config)). The same e_i in the
+  // same ops: the same bits. The name ends in _se. One block a row, the kernel signs as
+  // without the knob; with cluster_rows the static checker does not yet see that (it
+  // names a fold loop's holes apart), though the bits are the same
+  // (tests/jit/reduce_stage_exp_test).
+  bool stage_exp = false;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'
@@ -202,8 +212,9 @@ inline constexpr int64_t max_staged_bytes(const ReduceConfig& c) {
 }
 // The largest keep_passes dsl::reduce accepts for (d, c): kMaxKeptPerThread / (Q /
 // (lanes*warps)): the register bound only (0 when c is invalid or one pass alone
-// exceeds it); with keep_in_shared, max_staged_bytes(c) / (Q * sizeof(in)) instead (at
-// most kMaxKeptPerThread); which ops and axes take the knob is dsl::reduce's check.
+// exceeds it); with keep_in_shared, max_staged_bytes(c) / (Q * sizeof(in)) instead (Q *
+// (sizeof(in) + 4) with stage_exp; at most kMaxKeptPerThread); which ops and axes take
+// the knob is dsl::reduce's check.
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)
 // for pinned order, elems_per_thread*lanes*warps for free order.

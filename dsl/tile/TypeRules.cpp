@@ -212,6 +212,14 @@ absl::Status infer_results(const std::vector<Type>& values, const Op& op, int nu
       out->push_back(Type::tile(a->elem, op.type.shape));
       return absl::OkStatus();
     }
+    case OpKind::kStage:
+      FB_RETURN_IF_ERROR(c.arity(1));
+      FB_RETURN_IF_ERROR(c.arg(0, &a));
+      if (!is_float(a->elem) || a->rank() == 0) {
+        return c.fail("stage holds a float tile in shared memory, got " + to_string(*a));
+      }
+      out->push_back(*a);
+      return absl::OkStatus();
     case OpKind::kLoad:
     case OpKind::kStore: {
       bool load = op.kind == OpKind::kLoad;

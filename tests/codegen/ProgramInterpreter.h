@@ -251,6 +251,7 @@ class Interpreter {
         break;
       }
       case tile::OpKind::kReshape: out = vals_[op.args[0]]; break;
+      case tile::OpKind::kStage: out = vals_[op.args[0]]; break;  // where it lives is codegen's
       case tile::OpKind::kLoad: {
         HostBuffer* buf = buffer(op.args[0]);
         if (!buf) return fail(op, "pointer names no buffer");

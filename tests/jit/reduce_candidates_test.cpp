@@ -28,10 +28,10 @@ ReduceDesc bf16(ReduceOp op, dsl::TreeOrder order = dsl::TreeOrder::kPinned) {
 }
 
 std::string key(const ReduceConfig& c) {
-  return absl::StrFormat("w%d e%d l%d bpr%d keep%d sh%d mb%d cl%d rpl%d alt%d ws%d rd%d", c.warps, c.elems_per_thread,
-                         c.lanes, c.blocks_per_row, c.keep_passes, c.keep_in_shared, c.min_blocks_per_sm,
-                         c.cluster_rows, c.rows_per_launch, c.alternate_row_order, c.whole_strips,
-                         c.divide_by_reciprocal);
+  return absl::StrFormat("w%d e%d l%d bpr%d keep%d sh%d mb%d cl%d rpl%d alt%d ws%d rd%d se%d", c.warps,
+                         c.elems_per_thread, c.lanes, c.blocks_per_row, c.keep_passes, c.keep_in_shared,
+                         c.min_blocks_per_sm, c.cluster_rows, c.rows_per_launch, c.alternate_row_order,
+                         c.whole_strips, c.divide_by_reciprocal, c.stage_exp);
 }
 
 bool has(const std::vector<ReduceConfig>& cs, const ReduceConfig& want) {
@@ -57,6 +57,9 @@ TEST(ReduceCandidates, HoldTheDeviceWinnersOfTheBenchRows) {
   EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true}));
   EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
                        .divide_by_reciprocal = true}));
+  // Session 30's winner (H100, 63.3 us): capped to 48 registers by the default reg_cap.
+  EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .min_blocks_per_sm = 5,
+                       .whole_strips = true, .divide_by_reciprocal = true}));
   // Softmax: every candidate once with the knob and once without.
   const auto with = std::count_if(sm.begin(), sm.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; });
   EXPECT_EQ(2 * with, static_cast<long>(sm.size()));
@@ -82,6 +85,29 @@ TEST(ReduceCandidates, HoldTheDeviceWinnersOfTheBenchRows) {
   EXPECT_TRUE(std::none_of(sm.begin(), sm.end(), [](const ReduceConfig& c) { return c.cluster_rows; }));
   // RMSNorm divides no tile.
   EXPECT_TRUE(std::none_of(rms.begin(), rms.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; }));
+}
+
+// Softmax's kept e_i in shared memory: one-block rows with their kept passes in shared
+// memory, the whole row where the bytes allow; never a cluster, never RMSNorm.
+TEST(ReduceCandidates, SoftmaxStagesItsExpsOnOneBlockRowsOnly) {
+  const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384);
+  expect_sound(sm);
+  // 8 x 8 (Q = 4096): the row's 4 passes, 4 x 4096 x (2 + 4) = 96 KiB; 2 blocks an SM fit.
+  EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 4, .keep_in_shared = true,
+                       .stage_exp = true}));
+  EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 4, .keep_in_shared = true,
+                       .min_blocks_per_sm = 2, .whole_strips = true, .divide_by_reciprocal = true,
+                       .stage_exp = true}));
+  int staged = 0;
+  for (const ReduceConfig& c : sm) {
+    if (!c.stage_exp) continue;
+    ++staged;
+    EXPECT_TRUE(c.keep_in_shared && c.keep_passes > 0 && c.blocks_per_row == 1 && !c.cluster_rows) << key(c);
+  }
+  EXPECT_GT(staged, 0);
+  for (const ReduceConfig& c : reduce_candidates(bf16(ReduceOp::kRmsNorm), 2048, 16384)) {
+    EXPECT_FALSE(c.stage_exp) << key(c);
+  }
 }
 
 TEST(ReduceCandidates, OptionsTurnTheirCandidatesOff) {

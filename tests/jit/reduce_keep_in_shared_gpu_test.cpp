@@ -2,13 +2,14 @@
 // RMSNorm / softmax row (one block per row) and the kept strips of a cluster row held in
 // shared memory (cp.async copies, read back at each use) give exactly the CPU
 // reference's bits (memcmp), and the bits of the same configuration kept in registers or
-// not kept at all. Five tests, so the first ones' verdicts come back even from a short
+// not kept at all. Six tests, so the first ones' verdicts come back even from a short
 // device call: the bench's cluster case for RMSNorm, then for softmax, each at 8 x 8 and
 // at 16 x 4 (bf16, strip 4096, P = 2, 4, 8, K = 1 and the block's whole share, each
 // also with min_blocks_per_sm 4 (registers capped, spills at 8 x 8), on 256 x 131072,
 // 1 x 1000003, 3 x 4099 and 1 x 1), then one block per row (f32 / bf16 / f16, strip 1024,
 // K = 1, 2 and the shared bound, rows shorter than, equal to, between and longer than the
-// kept passes). Row 2 of each problem has NaN, +-inf, subnormals, -0.0 and +-L. Each case
+// kept passes), and softmax with its kept e_i in shared memory too (stage_exp). Row 2 of
+// each problem has NaN, +-inf, subnormals, -0.0 and +-L. Each case
 // prints a line with its time to stderr. Without a device every test prints [SKIP] <reason>.
 #include <algorithm>
 #include <chrono>
@@ -163,6 +164,53 @@ TEST_F(ReduceKeepInSharedGpuTest, OneBlockPerRowMatchesRegistersAndTheReference)
     }
   }
   EXPECT_EQ(cases, 2 * 3 * 7 * 3);
+}
+
+// ReduceConfig.stage_exp: softmax's kept e_i in shared memory too, read back by the
+// outputs (tests/jit/reduce_stage_exp_test on the CPU). Every dtype, one block a row,
+// K = 1, 2 and the bound (which counts the e_i's 4 bytes), memcmp-equal to the reference
+// and to the same kernel computing the outputs' exps again; then the bench's 2048 x 16384
+// candidate's shape (bf16, strip 4096, 8 x 8, the row's 4 passes, whole strips).
+TEST_F(ReduceKeepInSharedGpuTest, SoftmaxWithItsExpsStagedMatchesTheReference) {
+  int cases = 0;
+  for (DType in : {DType::kF32, DType::kBF16, DType::kF16}) {
+    const ReduceDesc d{.op = ReduceOp::kSoftmax, .in_dtype = in, .out_dtype = in, .strip = 1024};
+    ReduceConfig c{.warps = 4, .elems_per_thread = 8, .keep_passes = 1, .keep_in_shared = true,
+                   .stage_exp = true};  // Q = 1024
+    const int64_t q = dsl::pass_extent(d, c);
+    const int64_t most = dsl::max_keep_passes(d, c);  // 25 (f32), 33 (bf16 / f16)
+    for (int64_t cols : {int64_t{1}, int64_t{33}, q + 3, 3 * q + 5, most * q + 3}) {
+      const auto p = problem(d, 5, cols);
+      auto ref = dsl::reference::reduce(d, p);
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      for (int64_t keep : {int64_t{1}, int64_t{2}, most}) {
+        c.keep_passes = static_cast<int>(keep);
+        const std::string where = absl::StrFormat("%s warps=%d elems=%d keep=%d stage_exp cols=%d seed=%d",
+                                                  dsl::to_string(d), c.warps, c.elems_per_thread, keep, cols, seed_);
+        auto got = run(d, c, p, where);
+        ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+        expect_same(*got, *ref, where + " vs reference");
+        ReduceConfig again = c;
+        again.stage_exp = false;
+        auto recomputed = run(d, again, p, where + " (exps again)");
+        ASSERT_TRUE(recomputed.ok()) << where << " (exps again): " << recomputed.status();
+        expect_same(*got, *recomputed, where + " vs the exps computed again");
+        ++cases;
+      }
+    }
+  }
+  const ReduceDesc d{.op = ReduceOp::kSoftmax, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 4096};
+  const ReduceConfig c{.warps = 8, .elems_per_thread = 8, .keep_passes = 4, .keep_in_shared = true,
+                       .min_blocks_per_sm = 2, .whole_strips = true, .divide_by_reciprocal = true, .stage_exp = true};
+  const auto p = problem(d, 7, 16384);
+  auto ref = dsl::reference::reduce(d, p);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const std::string where = absl::StrFormat("%s 8x8 keep=4 mb=2 ws rd stage_exp 7x16384 seed=%d", dsl::to_string(d),
+                                            seed_);
+  auto got = run(d, c, p, where);
+  ASSERT_TRUE(got.ok()) << where << ": " << got.status();
+  expect_same(*got, *ref, where + " vs reference");
+  EXPECT_EQ(cases + 1, 3 * 5 * 3 + 1);
 }
 
 }  // namespace
