@@ -29,37 +29,27 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 29 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-29 got only H100s; session 29 ran 212 + 529 + 529 + 413 s: 76/76 GPU tests,
-# ncu of the capped kernel, the cached image's latency, three scans -> 355 of 365):
-#   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then
-#      the classes whose variants no map run shows (76, 149, 199, 290, 352; new since
-#      session 29: --find-points asks the heuristic over the f16 and bf16 grids again for
-#      their shapes, about a minute a family on the H200, and counts answers whose keys
-#      the table lacks: an H100's heuristic may differ from the H200's that scanned the
-#      map), and the two whose probes' CPU search passed 380 s (364, 176; since
-#      session 29 the judge runs its walks before its dense draws, which took the
-#      search that finds nothing from 37.7 s to 2.5 s at K = 131,072 in probe_bench):
-#      and 82, 100, concluded by a run whose gemv search had no split (class 23, the
-#      same, got its split gemv descriptor when retried in session 29):
-#      FIXBITS_SCAN_FIND_POINTS=1 FIXBITS_SCAN_CLASSES=76,149,199,290,352,364,176,82,100
-#      FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=300
-#      FIXBITS_SCAN_TIMEOUT=320 FIXBITS_CUBLAS_END=540 bash scripts/next_device_calls.sh cublas
-#      (find_points.log: "N of M variants without a shape got one"; if M > 0 and N = 0,
-#      the heuristic here differs: say so in docs/cublas.md rather than retry).
-#   2. #4: the table with the capped (min_blocks_per_sm) candidates on every row, which
-#      session 29's ncu found 7% faster on softmax 8192 x 4096 8 x 8 (87.9 -> 81.6 us,
-#      one launch at ncu's clocks; session 27's bench: 79.3 against 78.8 us):
-#      FIXBITS_BENCH_REG_CAP=48 FIXBITS_BENCH_TUNE_BUDGET=25 FIXBITS_TABLE_TIMEOUT=480
+# Session 30 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-30 got only H100s; session 30's first four asks for a machine got none):
+#   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then #7's
+#      last two probed classes: 176 (three open probes kept, one more at 2896x63x262144)
+#      and 364 (its probe at 8449x31x500897 ran past 300 s):
+#      FIXBITS_SCAN_CLASSES=176,364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=400
+#      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=440 FIXBITS_CUBLAS_END=590
+#      bash scripts/next_device_calls.sh cublas
+#   2. #4: the softmax rows with this session's stage_exp candidates (softmax's kept e_i in
+#      shared memory, one exp an element instead of two) and the default reg_cap 48,
+#      after stage_exp's bits on the device (if session 30's last call did not run them):
+#      .stage/bin/jit_reduce_keep_in_shared_gpu_test --gtest_filter='*ExpsStaged*', then
+#      FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4,8x8,2x8
+#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/' FIXBITS_TABLE_TIMEOUT=480
 #      bash scripts/next_device_calls.sh table
-#      If the capped candidates win rows, make reg_cap 48 the default of
-#      jit::CandidateOptions (tuning time only; the bits are the class's).
 #   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`.
-#   Left after these: 54 (split_k at 64x16384x19982): no descriptor of the probe's
-#   families reproduces cuBLASLt.
+#   Left after these: 54 (64x16384x19982) and 82 (1x2896x4305): no descriptor of the
+#   probe's families reproduces cuBLASLt.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md); or, as session 29 did, put each run's table in the working tree
+#   (docs/cublas.md); or, as sessions 29-30 did, put each run's table in the working tree
 #   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
