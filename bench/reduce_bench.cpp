@@ -9,15 +9,16 @@
 // and shape, shared by every candidate of both orders (see tuned()). The candidates
 // (jit/ReduceCandidates.h says which) are the bases with the runner's suggested split,
 // kept passes in registers or shared memory, alternating row order, row groups, cluster
-// kernels, whole strips and (softmax) divide_by_reciprocal; the environment changes them
-// (FIXBITS_BENCH_CONFIGS, FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP,
+// kernels, register-capped kept passes, whole strips and (softmax) divide_by_reciprocal
+// and stage_exp; the environment changes them (FIXBITS_BENCH_CONFIGS,
+// FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP (0: no capped candidates),
 // FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0; FIXBITS_BENCH_TUNE_BUDGET
 // bounds each case's search). The label says which won:
 // bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
 // block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
 // kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
-// divide_by_reciprocal. Such kernels have the same bits, but not every one is in the
-// checker's one pinned class.
+// divide_by_reciprocal; se=1 stage_exp. Such kernels have the same bits, but not every
+// one is in the checker's one pinned class.
 // vs_free (pinned cases whose free-order case is also benchmarked): the free order's
 // tuned time over the pinned order's, both the 20-sample medians of their tuning
 // (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned

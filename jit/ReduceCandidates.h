@@ -16,7 +16,8 @@
 //   - RMSNorm / softmax rows: the first N passes kept in registers (N = 1, 2, 4, ... and
 //     the whole row's passes, within the register bound; with reg_cap R, pinned, each
 //     again asking for the blocks an SM that R registers a thread allow), and pinned, the
-//     row's passes kept in shared memory (also asking for 2, 3, 4 blocks an SM);
+//     row's passes kept in shared memory (also asking for 2, 3, 4 blocks an SM; softmax
+//     also with its kept e_i in shared memory, stage_exp);
 //   - pinned, where ReduceRunner::suggest_blocks_per_row gives P > 1: split rows with P
 //     and 2P blocks a row (columns: also P/2), RMSNorm / softmax rows also in alternating
 //     row order; where x passes 24 MiB, in row groups of 16 and 8 MiB (rows_per_launch);
