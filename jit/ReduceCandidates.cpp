@@ -17,8 +17,7 @@ namespace {
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
-  const int64_t kept_bytes =
-      k.keep_passes * dsl::pass_extent(desc, k) * (dtype_bits(desc.in_dtype) / 8 + (k.stage_exp ? 4 : 0));
+  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * dsl::staged_bytes_per_element(desc, k);
   for (int n : {2, 3, 4}) {
     const int64_t shared = k.lanes == 32 ? int64_t{227} << 10 : int64_t{64} << 10;
     if (n * threads > 2048 || n * (kept_bytes + 1024) > shared) break;

@@ -412,12 +412,9 @@ absl::Status validate(const ReduceConfig& c) {
   return absl::OkStatus();
 }
 
-namespace {
-// Shared bytes keep_in_shared takes per kept element: x, and with stage_exp its f32 e_i.
 int64_t staged_bytes_per_element(const ReduceDesc& d, const ReduceConfig& c) {
   return dtype_bits(d.in_dtype) / 8 + (c.stage_exp ? 4 : 0);
 }
-}  // namespace
 
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
   int64_t block = int64_t{c.elems_per_thread} * c.lanes * c.warps;

@@ -216,6 +216,9 @@ inline constexpr int64_t max_staged_bytes(const ReduceConfig& c) {
 // (sizeof(in) + 4) with stage_exp; at most kMaxKeptPerThread); which ops and axes take
 // the knob is dsl::reduce's check.
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
+// Shared bytes keep_in_shared takes per kept element: sizeof(in), plus 4 (its f32 e_i)
+// with stage_exp.
+int64_t staged_bytes_per_element(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)
 // for pinned order, elems_per_thread*lanes*warps for free order.
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c);
