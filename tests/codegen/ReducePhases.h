@@ -9,10 +9,12 @@
 // run_clusters runs a cluster program (grid row_blocks) a cluster at a time over every
 // row on one such set and returns y's bits; run_cluster_config builds a cluster_rows
 // config's one program (an error if there is not exactly one) and runs it so; phase_list prints the phases' names, grids
-// and parameters.
+// and parameters; mismatch_with_reference says whether a run's y bits are the
+// reference's (an empty string) or how they are not.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,19 @@ inline absl::StatusOr<std::vector<uint32_t>> run_cluster_config(const dsl::Reduc
     return absl::InternalError(absl::StrCat("a cluster_rows config built ", progs->size(), " programs, not 1"));
   }
   return run_clusters(progs->front(), d, p, cfg.lanes);
+}
+
+// y's bits from run(p) against dsl::reference::reduce(d, p): "" when they are
+// memcmp-equal, else what differed (or the error either side returned).
+template <class Run>
+std::string mismatch_with_reference(const dsl::ReduceDesc& d, const dsl::reference::ReduceProblem& p, Run run) {
+  absl::StatusOr<std::vector<uint32_t>> ref = dsl::reference::reduce(d, p);
+  if (!ref.ok()) return absl::StrCat("reference: ", ref.status().message());
+  absl::StatusOr<std::vector<uint32_t>> got = run(p);
+  if (!got.ok()) return absl::StrCat("run: ", got.status().message());
+  if (got->size() != ref->size()) return absl::StrCat(got->size(), " outputs, the reference has ", ref->size());
+  if (std::memcmp(got->data(), ref->data(), ref->size() * 4) != 0) return "bits differ from the reference";
+  return "";
 }
 
 }  // namespace fixbits::testing

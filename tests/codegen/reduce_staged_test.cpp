@@ -19,7 +19,6 @@
 //     is refused by the lowering, naming them.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -104,12 +103,9 @@ TEST(ReduceStaged, OneBlockPerRowBitIdenticalToReference) {
         for (int64_t cols : {int64_t{1}, int64_t{255}, int64_t{257}, int64_t{600}, int64_t{2049}}) {
           for (int specials = 0; specials < 2; ++specials) {
             const auto prob = make_problem(d, cols, static_cast<uint32_t>(cols * 7 + keep + specials), specials);
-            auto ref = dsl::reference::reduce(d, prob);
-            ASSERT_TRUE(ref.ok()) << ref.status();
-            auto got = testing::run_reduce_phases(d, c, prob);
-            ASSERT_TRUE(got.ok()) << got.status();
-            ASSERT_EQ(got->size(), ref->size());
-            EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
+            EXPECT_EQ(testing::mismatch_with_reference(
+                          d, prob, [&](const auto& p) { return testing::run_reduce_phases(d, c, p); }),
+                      "")
                 << dsl::to_string(d) << " keep " << keep << " cols " << cols << " specials " << specials;
             ++cases;
           }
@@ -138,12 +134,9 @@ TEST(ReduceStaged, ClusterRowsBitIdenticalToReference) {
           for (int64_t cols : {int64_t{1}, int64_t{257}, int64_t{2000}, int64_t{4099}}) {
             for (int specials = 0; specials < 2; ++specials) {
               const auto prob = make_problem(d, cols, static_cast<uint32_t>(cols * 13 + p + specials), specials);
-              auto ref = dsl::reference::reduce(d, prob);
-              ASSERT_TRUE(ref.ok()) << ref.status();
-              auto got = testing::run_clusters(progs->front(), d, prob, 32);
-              ASSERT_TRUE(got.ok()) << got.status();
-              ASSERT_EQ(got->size(), ref->size());
-              EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
+              EXPECT_EQ(testing::mismatch_with_reference(
+                            d, prob, [&](const auto& q) { return testing::run_clusters(progs->front(), d, q, 32); }),
+                        "")
                   << dsl::to_string(d) << " P " << p << " keep " << keep << " cols " << cols;
               ++cases;
             }

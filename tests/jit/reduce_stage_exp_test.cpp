@@ -16,7 +16,6 @@
 //   - rules: stage in a loop body, or of an integer tile, is refused naming the op; the
 //     knob off softmax or without keep_in_shared, or past the shared bound counting the
 //     f32 e_i, is refused naming the field.
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -99,12 +98,8 @@ TEST(ReduceStageExp, OneBlockPerRowBitIdenticalToReference) {
         for (int specials = 0; specials < 2; ++specials) {
           const auto prob = testing::fused_row_problem(d, 2, cols, static_cast<uint32_t>(cols * 5 + keep + specials),
                                                        specials);
-          auto ref = dsl::reference::reduce(d, prob);
-          ASSERT_TRUE(ref.ok()) << ref.status();
-          auto got = testing::run_reduce_phases(d, c, prob);
-          ASSERT_TRUE(got.ok()) << got.status();
-          ASSERT_EQ(got->size(), ref->size());
-          EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
+          EXPECT_EQ(testing::mismatch_with_reference(d, prob, [&](const auto& p) { return testing::run_reduce_phases(d, c, p); }),
+                    "")
               << dsl::to_string(d) << " keep " << keep << " cols " << cols << " specials " << specials;
           ++cases;
         }
@@ -132,12 +127,9 @@ TEST(ReduceStageExp, ClusterRowsBitIdenticalToReference) {
           for (int specials = 0; specials < 2; ++specials) {
             const auto prob =
                 testing::fused_row_problem(d, 2, cols, static_cast<uint32_t>(cols * 11 + p + specials), specials);
-            auto ref = dsl::reference::reduce(d, prob);
-            ASSERT_TRUE(ref.ok()) << ref.status();
-            auto got = testing::run_clusters(progs->front(), d, prob, 32);
-            ASSERT_TRUE(got.ok()) << got.status();
-            ASSERT_EQ(got->size(), ref->size());
-            EXPECT_EQ(std::memcmp(got->data(), ref->data(), ref->size() * 4), 0)
+            EXPECT_EQ(testing::mismatch_with_reference(
+                          d, prob, [&](const auto& q) { return testing::run_clusters(progs->front(), d, q, 32); }),
+                      "")
                 << dsl::to_string(d) << " P " << p << " keep " << keep << " cols " << cols;
             ++cases;
           }
