@@ -310,10 +310,11 @@ class Judge {
     // Draw 0 (one output) came first until session 29: a search that finds nothing
     // (probe_key's 16-product search on a kernel of 8) judges a number of candidates
     // that grows with K, so the draw made it quadratic: 37.7 s at K = 131,072 against
-    // 2.5 s now (probe_bench BM_RecoverInplaceSplitK; the likely reason, not checked on
-    // the device, why class 364's probe at K = 500,897 spent over 300 s in its CPU
-    // search). The whole trailing walk then skips the placements the screen already
-    // judged.
+    // 2.5 s now (probe_bench BM_RecoverInplaceSplitK). On the device (session 30) class
+    // 176's probes at K = 116,773 to 160,398 then finished in 51-88 s, where one had
+    // passed 380 s; class 364's at K = 500,897 still ran past 300 s, so its time goes
+    // elsewhere too. The whole trailing walk then skips the placements the screen
+    // already judged.
     const int64_t screen = std::max<int64_t>(0, std::min<int64_t>(kScreen, o_.k - 2));
     auto trailing = [&](int64_t from, int64_t n) {
       return placements_match(
