@@ -1639,6 +1639,35 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
     return std::nullopt;
   };
   absl::flat_hash_map<size_t, Instr> jump_after;  // moved block -> the jump that replaces its fall-through
+  std::vector<std::vector<size_t>> succs(nb);  // the blocks each block branches to
+  for (size_t b = 0; b < nb; ++b) {
+    for (size_t q : preds[b]) succs[q].push_back(b);
+  }
+  // The run s..e of blocks that starts at s (which nothing falls into) and is entered only
+  // by branches from above s, the last from p, that ends in an unguarded branch and that
+  // branches to a block between p and s: (p, e) for the shortest such run, nullopt when none
+  // (or a block of it has been moved or is a move's target this round).
+  auto run_below_its_exit = [&](size_t s) -> std::optional<std::pair<size_t, size_t>> {
+    size_t p = 0, far = s;  // far: the lowest branch into the run from at or below s
+    bool any = false;
+    std::optional<size_t> back;  // the last block above s that the run branches to
+    for (size_t e = s; e < nb; ++e) {
+      if (moved[e] || is_target[e]) return std::nullopt;
+      for (size_t q : preds[e]) {
+        if (q < s) {
+          any = true;
+          p = std::max(p, q);
+        } else {
+          far = std::max(far, q);
+        }
+      }
+      for (size_t t : succs[e]) {
+        if (t < s) back = back ? std::max(*back, t) : t;
+      }
+      if (far <= e && ends_uncond(e) && any && back && *back > p) return std::make_pair(p, e);
+    }
+    return std::nullopt;
+  };
   for (size_t s = 1; s < nb; ++s) {
     if (!ends_uncond(s - 1)) continue;
     size_t e = s;
@@ -1687,6 +1716,24 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
         is_target[p] = true;
         continue;
       }
+    }
+    // A loop laid out below the block its exit goes to: the run s..e (nothing falls into
+    // s; e ends in an unguarded branch) is entered only by branches from above s, the last
+    // from p (which ends in an unguarded branch), and some branch of the run goes back to
+    // a block between p and s (LLVM's masked tail loop of a row, entered from the top and
+    // leaving to the code laid out above it). Move it up below p: the branches into it stay
+    // forward, that exit becomes one, and no other edge turns (nothing between p and s
+    // branches into the run).
+    if (auto up = run_below_its_exit(s); up && !moved[up->first] && ends_uncond(up->first)) {
+      const auto [p, end] = *up;
+      *changed = true;
+      for (size_t b = s; b <= end; ++b) {
+        moved[b] = true;
+        after[p].push_back(b);
+      }
+      is_target[p] = true;
+      s = end;
+      continue;
     }
     if (e + 1 >= nb && !ends_uncond(e)) break;
     s = e;

@@ -1,6 +1,7 @@
 // pinned_pass_test.cpp — the rules that merge one pinned reduction across layouts
 // (docs/verify.md "Partition of our reductions"), each with the case it must keep apart:
-// a loop latch laid out above its header reads as the plain loop; a pass chaining m
+// a loop latch laid out above its header, or a loop laid out below the block its exit
+// leaves to, reads as the plain loop; a pass chaining m
 // contiguous strips in index order is the one-strip loop, while the same strip twice, the
 // strips in reverse order, or a gap between them split; unpacking a wide load gives the
 // narrow loads it contains, in little-endian order; double-buffered exchange slots read as
@@ -13,8 +14,9 @@
 namespace fixbits::verify {
 namespace {
 
-// One thread walking in[] (param 0) in strips; the sum lands in out[0] (param 1).
-std::string loop_kernel(const std::string& pre, const std::string& body) {
+// One thread's kernel over in[] (param 0, %rd1) and out[] (param 1, %rd2), %r10 = -0.0
+// and %r11 = 0 before `code`.
+std::string kernel(const std::string& code) {
   return R"(.version 8.0
 .target sm_90a
 .address_size 64
@@ -29,11 +31,12 @@ std::string loop_kernel(const std::string& pre, const std::string& body) {
 	ld.param.b64 %rd2, [k_param_1];
 	mov.b32 %r10, 0f80000000;
 	mov.b32 %r11, 0;
-)" + pre + body + R"(
-	st.global.b32 [%rd2], %r10;
-	ret;
+)" + code + "}\n";
 }
-)";
+
+// One thread walking in[] in strips; the sum lands in out[0].
+std::string loop_kernel(const std::string& pre, const std::string& body) {
+  return kernel(pre + body + "\tst.global.b32 [%rd2], %r10;\n\tret;\n");
 }
 
 // Strip j of the current pass: the balanced pair x[i+2j] + x[i+2j+1] into %r(20+j).
@@ -71,6 +74,37 @@ TEST(PinnedPass, LatchLaidOutAboveTheHeaderIsThePlainLoop) {
   std::string rz = rotated;
   rz.replace(rz.find("add.rn.f32 %r10"), 10, "add.rz.f32");
   EXPECT_FALSE(same(kOneStrip, rz));
+}
+
+// A loop laid out below the block its exit leaves to, as LLVM lays out a cluster softmax
+// row's masked tail loop: entered from above (`@%p2 bra $L_done` skips it), its latch
+// above its header, its exit `@%p1 bra $L_done` a branch back up. The fix-up moves the
+// loop up below the branch into it, so it reads as the loop laid out in order; before,
+// the exit read as a back edge and the store as a loop body over the sum's hole, and
+// accumulating with add.rz signed as add.rn.
+const std::string kSkipUnlessThreadZero =
+    "\tmov.u32 %r12, %tid.x;\n\tsetp.ne.u32 %p2, %r12, 0;\n\t@%p2 bra $L_done;\n\tbra.uni $L_entry;\n";
+const std::string kStripPair =
+    "\tmul.wide.u32 %rd3, %r11, 4;\n\tadd.s64 %rd4, %rd1, %rd3;\n" + strip(0, 0);
+const std::string kStoreAndReturn = "$L_done:\n\tst.global.b32 [%rd2], %r10;\n\tbra.uni $L_ret;\n";
+
+std::string latch(const std::string& accumulate) {
+  return "\t" + accumulate + " %r10, %r10, %r20;\n\tadd.s32 %r11, %r11, 2;\n\tsetp.ge.u32 %p1, %r11, 4096;\n";
+}
+
+std::string loop_below_its_exit(const std::string& accumulate) {
+  return kernel(kSkipUnlessThreadZero + kStoreAndReturn + "$L_entry:\n\tbra.uni $L_head;\n$L_latch:\n" +
+                latch(accumulate) + "\t@%p1 bra $L_done;\n$L_head:\n" + kStripPair +
+                "\tbra.uni $L_latch;\n$L_ret:\n\tret;\n");
+}
+
+TEST(PinnedPass, LoopLaidOutBelowItsExitIsTheLoopInOrder) {
+  const std::string in_order = kernel(kSkipUnlessThreadZero + "$L_entry:\n$L_head:\n" + kStripPair +
+                                      latch("add.rn.f32") + "\t@!%p1 bra $L_head;\n" + kStoreAndReturn +
+                                      "$L_ret:\n\tret;\n");
+  EXPECT_TRUE(same(in_order, loop_below_its_exit("add.rn.f32")));
+  EXPECT_FALSE(same(in_order, loop_below_its_exit("add.rz.f32")));
+  EXPECT_FALSE(same(loop_below_its_exit("add.rn.f32"), loop_below_its_exit("add.rz.f32")));
 }
 
 TEST(PinnedPass, ContiguousStripsInIndexOrderAreTheOneStripLoop) {
