@@ -26,6 +26,17 @@ void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc
   }
 }
 
+// Softmax's kept-in-shared candidate k (its row or share `passes` passes) again with its
+// e_i in shared memory beside the kept x (stage_exp, label se=1), as many passes as the
+// bound with the 4 more bytes an element allows; nothing for other ops.
+void add_stage_exp(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k,
+                   int64_t passes) {
+  if (desc.op != dsl::ReduceOp::kSoftmax) return;
+  k.stage_exp = true;
+  k.keep_passes = static_cast<int>(std::min<int64_t>(passes, dsl::max_keep_passes(desc, k)));
+  if (k.keep_passes > 0) add_staged(out, desc, k);
+}
+
 }  // namespace
 
 // The wide ones (16 and 32 elements a thread) let one pass cover a whole row of 1024-16384
@@ -98,14 +109,8 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
         k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
         if (k.keep_passes > 0) add_staged(candidates, desc, k);
         // Softmax also with the kept passes' e_i in shared memory (label se=1: one exp
-        // an element instead of two, 4 more shared bytes an element). One block a row
-        // only: cluster rows with the knob do not sign as without it yet
-        // (tests/jit/reduce_stage_exp_test).
-        if (desc.op == dsl::ReduceOp::kSoftmax) {
-          k.stage_exp = true;
-          k.keep_passes = static_cast<int>(std::min<int64_t>(need, dsl::max_keep_passes(desc, k)));
-          if (k.keep_passes > 0) add_staged(candidates, desc, k);
-        }
+        // an element instead of two, 4 more shared bytes an element).
+        add_stage_exp(candidates, desc, k, need);
       }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice
@@ -182,6 +187,7 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
         sh.keep_in_shared = true;
         sh.keep_passes = static_cast<int>(std::min<int64_t>(share, dsl::max_keep_passes(desc, sh)));
         if (sh.keep_passes > 0) add_staged(candidates, desc, sh);
+        add_stage_exp(candidates, desc, sh, share);  // softmax: with its e_i there too
         if (k.keep_passes > 0) {
           k.keep_passes = 0;
           candidates.push_back(k);

@@ -22,7 +22,8 @@
 //     and 2P blocks a row (columns: also P/2), RMSNorm / softmax rows also in alternating
 //     row order; where x passes 24 MiB, in row groups of 16 and 8 MiB (rows_per_launch);
 //     RMSNorm / softmax rows on NVIDIA also as one cluster kernel for each P of
-//     cluster_parts (its share of strips kept in registers, in shared memory, or none);
+//     cluster_parts (its share of strips kept in registers, in shared memory -- softmax
+//     also with its e_i there, stage_exp -- or none);
 //   - pinned RMSNorm / softmax rows of 4 strips or more that do not split (P = 1) on
 //     NVIDIA: the same cluster kernels for P = 2 and 4 of cluster_parts (P <= strips);
 // then every pinned row candidate in one block or one cluster again with whole_strips

@@ -87,9 +87,9 @@ TEST(ReduceCandidates, HoldTheDeviceWinnersOfTheBenchRows) {
   EXPECT_TRUE(std::none_of(rms.begin(), rms.end(), [](const ReduceConfig& c) { return c.divide_by_reciprocal; }));
 }
 
-// Softmax's kept e_i in shared memory: one-block rows with their kept passes in shared
-// memory, the whole row where the bytes allow; never a cluster, never RMSNorm.
-TEST(ReduceCandidates, SoftmaxStagesItsExpsOnOneBlockRowsOnly) {
+// Softmax's kept e_i in shared memory: one-block rows and cluster rows with their kept
+// passes in shared memory, the whole row or share where the bytes allow; never RMSNorm.
+TEST(ReduceCandidates, SoftmaxStagesItsExpsWhereItKeepsPassesInShared) {
   const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384);
   expect_sound(sm);
   // 8 x 8 (Q = 4096): the row's 4 passes, 4 x 4096 x (2 + 4) = 96 KiB; 2 blocks an SM fit.
@@ -102,9 +102,14 @@ TEST(ReduceCandidates, SoftmaxStagesItsExpsOnOneBlockRowsOnly) {
   for (const ReduceConfig& c : sm) {
     if (!c.stage_exp) continue;
     ++staged;
-    EXPECT_TRUE(c.keep_in_shared && c.keep_passes > 0 && c.blocks_per_row == 1 && !c.cluster_rows) << key(c);
+    EXPECT_TRUE(c.keep_in_shared && c.keep_passes > 0 && (c.blocks_per_row == 1 || c.cluster_rows)) << key(c);
   }
   EXPECT_GT(staged, 0);
+  // 256 x 131072 (32 strips of 4096): the cluster of 8's share is 4 passes, x and e_i
+  // 4 x 4096 x 6 = 96 KiB.
+  EXPECT_TRUE(has(reduce_candidates(bf16(ReduceOp::kSoftmax), 256, 131072),
+                  {.warps = 8, .elems_per_thread = 8, .blocks_per_row = 8, .keep_passes = 4, .cluster_rows = true,
+                   .keep_in_shared = true, .stage_exp = true}));
   for (const ReduceConfig& c : reduce_candidates(bf16(ReduceOp::kRmsNorm), 2048, 16384)) {
     EXPECT_FALSE(c.stage_exp) << key(c);
   }
