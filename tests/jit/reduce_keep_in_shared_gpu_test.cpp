@@ -2,13 +2,14 @@
 // RMSNorm / softmax row (one block per row) and the kept strips of a cluster row held in
 // shared memory (cp.async copies, read back at each use) give exactly the CPU
 // reference's bits (memcmp), and the bits of the same configuration kept in registers or
-// not kept at all. Six tests, so the first ones' verdicts come back even from a short
+// not kept at all. Seven tests, so the first ones' verdicts come back even from a short
 // device call: the bench's cluster case for RMSNorm, then for softmax, each at 8 x 8 and
 // at 16 x 4 (bf16, strip 4096, P = 2, 4, 8, K = 1 and the block's whole share, each
 // also with min_blocks_per_sm 4 (registers capped, spills at 8 x 8), on 256 x 131072,
 // 1 x 1000003, 3 x 4099 and 1 x 1), then one block per row (f32 / bf16 / f16, strip 1024,
 // K = 1, 2 and the shared bound, rows shorter than, equal to, between and longer than the
-// kept passes), and softmax with its kept e_i in shared memory too (stage_exp). Row 2 of
+// kept passes), and softmax with its kept e_i in shared memory too (stage_exp: the
+// cluster case at 8 x 8, and one block per row). Row 2 of
 // each problem has NaN, +-inf, subnormals, -0.0 and +-L. Each case
 // prints a line with its time to stderr. Without a device every test prints [SKIP] <reason>.
 #include <algorithm>
@@ -93,8 +94,9 @@ class ReduceKeepInSharedGpuTest : public testing::SeededGpuTest {
               c.keep_passes = static_cast<int>(keep);
               c.min_blocks_per_sm = min_blocks;
               const std::string where = absl::StrFormat(
-                  "%s warps=%d elems=%d P=%d keep=%d shared min_blocks=%d rows=%d cols=%d seed=%d", dsl::to_string(d),
-                  c.warps, c.elems_per_thread, parts, keep, min_blocks, p.rows, p.cols, seed_);
+                  "%s warps=%d elems=%d P=%d keep=%d shared%s min_blocks=%d rows=%d cols=%d seed=%d",
+                  dsl::to_string(d), c.warps, c.elems_per_thread, parts, keep, c.stage_exp ? " stage_exp" : "",
+                  min_blocks, p.rows, p.cols, seed_);
               auto got = run(d, c, p, where);
               EXPECT_TRUE(got.ok()) << where << ": " << got.status();
               if (!got.ok()) return cases;
@@ -130,6 +132,12 @@ TEST_F(ReduceKeepInSharedGpuTest, SoftmaxClusterCaseMatchesTheReferenceAt8x8) {
 
 TEST_F(ReduceKeepInSharedGpuTest, SoftmaxClusterCaseMatchesTheReferenceAt16x4) {
   EXPECT_GE(cluster_cases(ReduceOp::kSoftmax, k16x4), 4 * 3 * 2);
+}
+
+// Softmax's cluster rows with their share's e_i in shared memory too (stage_exp; the
+// candidates have them since session 31).
+TEST_F(ReduceKeepInSharedGpuTest, SoftmaxClusterCaseWithItsExpsStagedMatchesTheReferenceAt8x8) {
+  EXPECT_GE(cluster_cases(ReduceOp::kSoftmax, {.warps = 8, .elems_per_thread = 8, .stage_exp = true}), 4 * 3 * 2);
 }
 
 TEST_F(ReduceKeepInSharedGpuTest, OneBlockPerRowMatchesRegistersAndTheReference) {
