@@ -24,6 +24,9 @@
 #                                                       FIXBITS_GPUTESTS_DEADLINE (540 s)
 #          `bash scripts/next_device_calls.sh table`   #4: RMSNorm and softmax rows, pinned
 #                                                       against free and the copy (<= 290 s)
+#          `FIXBITS_TEST=<binary>:<gtest filter> bash scripts/next_device_calls.sh test`
+#                                                       one staged GPU test binary, filtered
+#                                                       (FIXBITS_TEST_TIMEOUT, default 200 s)
 #          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
 #                                                       uncapped and capped, under ncu; its
 #                                                       SASS beside session 24's; a kernel's
@@ -411,6 +414,18 @@ case $what in
     ;;
   latency)
     latency
+    ;;
+  test)
+    # One staged GPU test binary under a gtest filter: FIXBITS_TEST=<binary>:<filter>,
+    # under FIXBITS_TEST_TIMEOUT seconds (default 200); every line in $OUT/test.log, the
+    # verdicts printed.
+    bin=${FIXBITS_TEST%%:*}
+    filter=${FIXBITS_TEST#*:}
+    el "$bin --gtest_filter=$filter"
+    L timeout ${FIXBITS_TEST_TIMEOUT:-200} $B/$bin --gtest_filter="$filter" >> "$OUT/test.log" 2>&1
+    echo "$bin rc=$?"
+    el done
+    grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure" "$OUT/test.log" | cut -c1-200 | tail -20
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
