@@ -369,7 +369,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         std::function<absl::Status()> keep_going,
                                         uint32_t splitk, std::vector<int> gemv_lanes,
                                         dsl::probe::SparseBlackBox sparse,
-                                        dsl::probe::SparseBatchBox sparse_batch) {
+                                        dsl::probe::SparseBatchBox sparse_batch,
+                                        ProbeSearchNote on_search) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
@@ -419,10 +420,21 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
       // validated split class so far); only when that search finds nothing, the others.
       const bool split_search = f == GemmFamily::kSplitK || (f == GemmFamily::kGemv && splitk > 1);
       if (split_search) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
-      absl::StatusOr<dsl::GemmDesc> d = dsl::probe::recover_gemm_desc(inst, o);
+      // Each recover_gemm_desc call is one search for on_search.
+      auto search = [&]() {
+        const auto t0 = std::chrono::steady_clock::now();
+        absl::StatusOr<dsl::GemmDesc> found = dsl::probe::recover_gemm_desc(inst, o);
+        if (on_search) {
+          const size_t pairs = !split_search ? 0 : o.split_dtypes.empty() ? 9 : o.split_dtypes.size();
+          on_search(ProbeSearch{f, ik, pairs, found.status(),
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+        }
+        return found;
+      };
+      absl::StatusOr<dsl::GemmDesc> d = search();
       if (!d.ok() && absl::IsNotFound(d.status()) && !o.split_dtypes.empty()) {
         o.split_dtypes = dsl::probe::split_dtypes_without(o.split_dtypes);  // the other eight
-        d = dsl::probe::recover_gemm_desc(inst, o);
+        d = search();
       }
       if (d.ok()) return d;
       if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed

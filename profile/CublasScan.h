@@ -317,10 +317,24 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // as K^2 (the random draws still go to `box`). `sparse_batch` (optional): the box
 // taking limits.problems batches a call (CublasBlackBox::as_sparse_batch_box); the
 // walks go to it instead of `sparse`.
+// `on_search` (optional) hears each search as it ends (ProbeSearch): a probe cut by its
+// time limit has still said which searches it finished and how long each took.
 // The (partial, merge) dtypes a split of cuBLAS's reduction scheme `reduction`
 // (cublasLtReductionScheme_t: 1 in place, 2 compute type, 4 output type) writes, as
 // every validated split class of session 15's table has them; empty for another value.
 std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType out);
+
+// One search of probe_key, as it ended: the family, products an instruction
+// (ProbeOptions.instruction_k: 0 the dtype's, 8 mma.sync k8), how many (partial, merge) dtype pairs it tried (0: not a split search),
+// what it gave and its wall time.
+struct ProbeSearch {
+  dsl::GemmFamily family = dsl::GemmFamily::kPlain;
+  int instruction_k = 0;
+  size_t split_pairs = 0;
+  absl::Status status;  // OK: it found the descriptor probe_key returns
+  double seconds = 0;
+};
+using ProbeSearchNote = std::function<void(const ProbeSearch&)>;
 
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
@@ -329,7 +343,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         std::function<absl::Status()> keep_going = {},
                                         uint32_t splitk = 0, std::vector<int> gemv_lanes = {},
                                         dsl::probe::SparseBlackBox sparse = {},
-                                        dsl::probe::SparseBatchBox sparse_batch = {});
+                                        dsl::probe::SparseBatchBox sparse_batch = {},
+                                        ProbeSearchNote on_search = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that

@@ -742,13 +742,30 @@ int main(int argc, char** argv) {
           c.ok() && !table.classes[*c].lanes_by_n.empty()) {
         gemv_lanes = {profile::lanes_at(table.classes[*c].lanes_by_n, s.n)};
       }
+      // Each search's line as it ends (family, its time, the candidates it judged and the
+      // box's calls so far): a probe cut by its limit still says where its time went.
+      int64_t judged = 0, judged_before = 0;
+      std::function<absl::Status()> deadline = profile::deadline_check(args->probe_timeout_s);
+      auto judging = [&judged, deadline] {
+        ++judged;
+        return deadline();
+      };
+      auto note = [&](const profile::ProbeSearch& q) {
+        std::fprintf(stderr, "\n  search %s%s%s: %s in %.1f s, %lld candidates judged; %lld box calls (%.1f s) so far",
+                     dsl::family_name(q.family), q.instruction_k == 8 ? " with mma.sync k8" : "",
+                     q.split_pairs > 0 ? absl::StrFormat(" (%d dtype pairs)", q.split_pairs).c_str() : "",
+                     q.status.ok() ? "found" : absl::IsNotFound(q.status) ? "nothing" : "stopped", q.seconds,
+                     static_cast<long long>(judged - judged_before), static_cast<long long>(calls), box_s);
+        std::fflush(stderr);
+        judged_before = judged;
+      };
       absl::StatusOr<dsl::GemmDesc> d = profile::probe_key(
-          profile::with_deadline(counted_dense, args->probe_timeout_s), s, key, instr, limits,
-          profile::deadline_check(args->probe_timeout_s),
+          profile::with_deadline(counted_dense, args->probe_timeout_s), s, key, instr, limits, judging,
           std::max<uint32_t>(1, (*box)->report().algo.splitk_num), std::move(gemv_lanes),
           profile::with_deadline(counted_sparse, args->probe_timeout_s),
           args->probe_queue > 1 ? profile::with_deadline(counted_queue, args->probe_timeout_s)
-                                : dsl::probe::SparseBatchBox{});
+                                : dsl::probe::SparseBatchBox{},
+          note);
       // The descriptor itself goes to the log too: a run whose tables are lost (session
       // 15's runs 3 and 4) still says what each probe found.
       std::fprintf(stderr, "\n  probe took %.1f s: %lld black-box calls in %.1f s (+%.1f s "

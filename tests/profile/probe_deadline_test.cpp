@@ -3,13 +3,16 @@
 // error as the instrument's (not NotFound), so the scan drops the point. deadline_check
 // bounds the probe's CPU search the same way (the walks are all answered, the candidates
 // are not all judged), and a class whose probe passes the limit ends at once and is
-// ranked after every other class when the table is probed again.
+// ranked after every other class when the table is probed again. probe_key's on_search
+// hears each search as it ends, the one a limit stopped too (the scan's log lines).
 #include "profile/ProbeDeadline.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <tuple>
+#include <vector>
 
 #include "dsl/probe/Probe.h"
 #include "dsl/reference/Reference.h"
@@ -101,6 +104,59 @@ TEST(ProbeDeadline, TheCpuSearchStopsAtTheLimit) {
   d = dsl::probe::recover_gemm_desc(box, o);
   EXPECT_TRUE(absl::IsNotFound(d.status())) << d.status();
   EXPECT_TRUE(deadline_check(0, [&] { return 1e12; })().ok());
+}
+
+// probe_key's on_search hears every search as it ends, in order, with its family,
+// instruction_k, dtype pairs and outcome, also the one a time limit stopped.
+TEST(ProbeDeadline, EachSearchIsHeardAsItEnds) {
+  dsl::GemmDesc truth;  // plain, f16, 8 products an instruction
+  truth.instruction_k = 8;
+  const dsl::probe::GemmBlackBox box = [&](const dsl::reference::GemmProblem& p) {
+    return dsl::reference::gemm(truth, p);
+  };
+  const runtime::GemmShape s{.m = 2, .n = 2, .k = 257};
+  std::vector<ProbeSearch> heard;
+  const ProbeSearchNote note = [&](const ProbeSearch& q) { heard.push_back(q); };
+  // A split key (reduction 2, compute type: its one pair first, then the other eight):
+  // split_k with 16 products finds nothing with either, then with 8 and the one pair it
+  // finds the truth as one cut over all of K (the same bits).
+  CublasKey split_key{.split = true, .reduction = 2};
+  absl::StatusOr<dsl::GemmDesc> d =
+      probe_key(box, s, split_key, dsl::Instruction::kMmaSync, {}, {}, 0, {}, {}, {}, note);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->family, dsl::GemmFamily::kSplitK);
+  EXPECT_EQ(d->instruction_k, 8);
+  ASSERT_EQ(heard.size(), 3u);
+  const std::vector<std::tuple<dsl::GemmFamily, int, size_t>> want = {
+      {dsl::GemmFamily::kSplitK, 0, 1}, {dsl::GemmFamily::kSplitK, 0, 8}, {dsl::GemmFamily::kSplitK, 8, 1}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(std::make_tuple(heard[i].family, heard[i].instruction_k, heard[i].split_pairs), want[i]) << i;
+    EXPECT_EQ(heard[i].status.ok(), i == 2) << i << ": " << heard[i].status;
+    EXPECT_TRUE(i == 2 || absl::IsNotFound(heard[i].status)) << i << ": " << heard[i].status;
+    EXPECT_GE(heard[i].seconds, 0) << i;
+  }
+  // A plain key on the same box: plain with 16 products finds nothing, with 8 the truth.
+  heard.clear();
+  d = probe_key(box, s, CublasKey{}, dsl::Instruction::kMmaSync, {}, {}, 0, {}, {}, {}, note);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(*d, truth);
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(std::make_tuple(heard[0].family, heard[0].instruction_k, heard[0].split_pairs),
+            std::make_tuple(dsl::GemmFamily::kPlain, 0, size_t{0}));
+  EXPECT_EQ(std::make_tuple(heard[1].family, heard[1].instruction_k, heard[1].split_pairs),
+            std::make_tuple(dsl::GemmFamily::kPlain, 8, size_t{0}));
+  // Stopped by its time limit in the first search: that search is heard with the error.
+  heard.clear();
+  double t = 0;
+  std::function<absl::Status()> check = deadline_check(0.05, [&] { return t; });
+  d = probe_key(box, s, split_key, dsl::Instruction::kMmaSync, {}, [&] {
+        t += 0.01;
+        return check();
+      }, 0, {}, {}, {}, note);
+  ASSERT_FALSE(d.ok());
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(heard[0].status.code(), absl::StatusCode::kDeadlineExceeded) << heard[0].status;
+  EXPECT_EQ(d.status(), heard[0].status);
 }
 
 // A class whose probe passes the limit ends after that one probe (its other points are
