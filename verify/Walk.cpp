@@ -1668,6 +1668,15 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
     }
     return std::nullopt;
   };
+  // Lay blocks s..e out right after block p (which ends in an unguarded branch).
+  auto move_run = [&](size_t s, size_t e, size_t p) {
+    *changed = true;
+    for (size_t b = s; b <= e; ++b) {
+      moved[b] = true;
+      after[p].push_back(b);
+    }
+    is_target[p] = true;
+  };
   for (size_t s = 1; s < nb; ++s) {
     if (!ends_uncond(s - 1)) continue;
     size_t e = s;
@@ -1684,12 +1693,7 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
       }
     }
     if (ok && any && !moved[p] && ends_uncond(p)) {
-      *changed = true;
-      for (size_t b = s; b <= e; ++b) {
-        moved[b] = true;
-        after[p].push_back(b);
-      }
-      is_target[p] = true;
+      move_run(s, e, p);
       s = e;
       continue;
     }
@@ -1725,14 +1729,8 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
     // forward, that exit becomes one, and no other edge turns (nothing between p and s
     // branches into the run).
     if (auto up = run_below_its_exit(s); up && !moved[up->first] && ends_uncond(up->first)) {
-      const auto [p, end] = *up;
-      *changed = true;
-      for (size_t b = s; b <= end; ++b) {
-        moved[b] = true;
-        after[p].push_back(b);
-      }
-      is_target[p] = true;
-      s = end;
+      move_run(s, up->second, up->first);
+      s = up->second;
       continue;
     }
     if (e + 1 >= nb && !ends_uncond(e)) break;
