@@ -32,27 +32,26 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 30 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-30 got only H100s; session 30's first four asks for a machine got none):
-#   1. Restage (`cmake --build build && bash scripts/next_device_calls.sh stage`), then #7's
-#      last two probed classes: 176 (three open probes kept, one more at 2896x63x262144)
-#      and 364 (its probe at 8449x31x500897 ran past 300 s):
-#      FIXBITS_SCAN_CLASSES=176,364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=400
+# Session 31 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-31 got only H100s; session 31's first seven asks for a machine got none):
+#   1. #4: why RMSNorm 256 x 131072's cluster kernels are 1.5-2.3x slower than in
+#      sessions 23-24 (P 6, keep 6 in shared, mb 4, ws: 56.5 -> 131.9 us; same PTX).
+#      The cuLink image against the PTX text, in one call:
+#      mkdir -p $OUT/off; OUT=$OUT/off FIXBITS_CACHE_IMAGE=off FIXBITS_BENCH_VS_FREE=0
+#      FIXBITS_BENCH_CONFIGS=16x4 FIXBITS_BENCH_CLUSTER_PARTS=6
+#      FIXBITS_TABLE_ROWS='rmsnorm_pinned_bf16/256/' FIXBITS_TABLE_TIMEOUT=100
+#      bash scripts/next_device_calls.sh table; then the same into $OUT itself without
+#      FIXBITS_CACHE_IMAGE=off.
+#   2. #7: class 364's second probe (one found in 291 s is kept as an open probe):
+#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=400
 #      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=440 FIXBITS_CUBLAS_END=590
-#      bash scripts/next_device_calls.sh cublas
-#   2. #4: the softmax rows with this session's stage_exp candidates (softmax's kept e_i in
-#      shared memory, one exp an element instead of two) and the default reg_cap 48,
-#      after stage_exp's bits on the device (if session 30's last call did not run them):
-#      .stage/bin/jit_reduce_keep_in_shared_gpu_test --gtest_filter='*ExpsStaged*', then
-#      FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4,8x8,2x8
-#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/' FIXBITS_TABLE_TIMEOUT=480
-#      bash scripts/next_device_calls.sh table
+#      bash scripts/next_device_calls.sh cublas   (probe_at.log now has each search's line)
 #   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
-#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`.
+#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table.
 #   Left after these: 54 (64x16384x19982) and 82 (1x2896x4305): no descriptor of the
 #   probe's families reproduces cuBLASLt.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md); or, as sessions 29-30 did, put each run's table in the working tree
+#   (docs/cublas.md); or, as sessions 29-31 did, put each run's table in the working tree
 #   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
@@ -274,7 +273,7 @@ case $what in
       ${FIXBITS_SCAN_EXTRA:-} > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
-    grep -h -E "^probe |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
+    grep -h -E "^probe |^  search |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
     tail -4 "$OUT/scan.log" | cut -c1-240
     # Each listed class's descriptor or note, and how many open probes (probes a stopped
     # visit finished; the next scan starts from them) the table keeps for it.
