@@ -325,8 +325,9 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType out);
 
 // One search of probe_key, as it ended: the family, products an instruction
-// (ProbeOptions.instruction_k: 0 the dtype's, 8 mma.sync k8), how many (partial, merge) dtype pairs it tried (0: not a split search),
-// what it gave and its wall time.
+// (ProbeOptions.instruction_k: 0 the dtype's, 8 mma.sync k8), how many (partial, merge)
+// dtype pairs it tried (0: not a split search; 9: every pair), what it gave and its wall
+// time.
 struct ProbeSearch {
   dsl::GemmFamily family = dsl::GemmFamily::kPlain;
   int instruction_k = 0;

@@ -14,6 +14,13 @@ bool env_switch_off(const char* name) {
   return s == "off" || s == "0" || s == "false" || s == "no";
 }
 
+bool env_switch_on(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  const std::string s = absl::AsciiStrToLower(v);
+  return s == "on" || s == "1" || s == "true" || s == "yes";
+}
+
 bool env_equals(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v != nullptr && absl::AsciiStrToLower(v) == absl::AsciiStrToLower(value);

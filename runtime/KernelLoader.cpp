@@ -23,7 +23,7 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
     built->verified_by = v->identity;
     // Only an entry the cache keeps gets an image: with the cache off the text goes to
     // the driver as before (and meets the driver's own cache, if any).
-    if (cache.options().enabled && !env_switch_off("FIXBITS_CACHE_IMAGE")) {
+    if (cache.options().enabled && env_switch_on("FIXBITS_CACHE_IMAGE")) {
       // No image is no error: the text is loaded as before.
       if (absl::StatusOr<std::string> image = device.compile_module(built->text); image.ok() && !image->empty()) {
         built->image = *std::move(image);
@@ -74,7 +74,7 @@ absl::StatusOr<LoadedKernel> load_kernel(const Device& device, KernelCache& cach
 
   absl::StatusOr<std::shared_ptr<Module>> module = absl::UnavailableError("no image");
   if (!entry.image.empty() && entry.image_for == device.image_identity() &&
-      !env_switch_off("FIXBITS_CACHE_IMAGE")) {
+      env_switch_on("FIXBITS_CACHE_IMAGE")) {
     module = device.load_module(entry.image);
   }
   if (!module.ok()) module = device.load_module(entry.text);

@@ -12,8 +12,9 @@
 // than run a kernel whose proof does not match. `build` fills text, entry_name and
 // metadata; its signature/verified fields are overwritten by the hook's outcome.
 //
-// The compiled image: a text that passes its check is also handed to the driver's
-// compiler once, in the build (Device::compile_module, a cubin for CUDA), and the image
+// The compiled image (opt-in: FIXBITS_CACHE_IMAGE=on): a text that passes its check is
+// also handed to the driver's compiler once, in the build (Device::compile_module, a
+// cubin for CUDA), and the image
 // is stored with the entry under Device::image_identity. Any later load of the entry on
 // a device of that identity loads the image instead of the text, so a disk hit does not
 // wait for the driver's compile (session 28's H100, the driver's own cache off: 14.8 ms
@@ -21,8 +22,14 @@
 // by the driver that would compile it at load anyway; it is loaded only after the text
 // passes the same checks as before. A driver without images, a failed compile, another
 // identity or an image the driver refuses all fall back to loading the text.
-// A disabled cache (FIXBITS_CACHE=off) makes no image; FIXBITS_CACHE_IMAGE=off makes
-// and loads none.
+// A disabled cache (FIXBITS_CACHE=off) makes no image. Without FIXBITS_CACHE_IMAGE=on
+// none is made or loaded (the default since session 31): CUDA's cuLink compiles its PTX
+// input as relocatable code (-rdc=true, the driver API's documentation of
+// cuLinkAddData), while cuModuleLoadDataEx compiles the whole module, and session 31's
+// H100 ran RMSNorm 256 x 131072's cluster kernels 1.5-2.3x slower than session 24 with
+// the same PTX, after images became the default (docs/performance.md, Session 31; the
+// image was not yet timed against the text).
+// The loaded text then meets the driver's own compute cache, if any.
 #pragma once
 
 #include <memory>

@@ -1648,7 +1648,7 @@ std::vector<Instr> Walker::lay_out_once(const std::vector<Instr>& body, bool* ch
   // branches to a block between p and s: (p, e) for the shortest such run, nullopt when none
   // (or a block of it has been moved or is a move's target this round).
   auto run_below_its_exit = [&](size_t s) -> std::optional<std::pair<size_t, size_t>> {
-    size_t p = 0, far = s;  // far: the lowest branch into the run from at or below s
+    size_t p = 0, far = s;  // far: the last block at or below s that branches into the run
     bool any = false;
     std::optional<size_t> back;  // the last block above s that the run branches to
     for (size_t e = s; e < nb; ++e) {

@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/FakeDriver.h"
 #include "tests/runtime/TempDir.h"
@@ -48,11 +49,13 @@ class KernelLoaderTest : public ::testing::Test {
   void SetUp() override {
     unsetenv("FIXBITS_VERIFY");
     unsetenv("FIXBITS_VERIFY_DISK");
+    unsetenv("FIXBITS_CACHE_IMAGE");
     set_verify_hook(std::make_shared<UnverifiedHook>());
   }
   void TearDown() override {
     set_verify_hook(nullptr);
     unsetenv("FIXBITS_VERIFY_DISK");
+    unsetenv("FIXBITS_CACHE_IMAGE");  // the image tests turn it on
   }
 
   absl::StatusOr<CacheEntry> build(const std::string& text = kText) {
@@ -213,12 +216,14 @@ TEST_F(KernelLoaderTest, UnverifiedDiskEntryGetsAFreshVerdict) {
   EXPECT_EQ(k->verify.hook_name, "prefix");
 }
 
-// The compiled image: made once in the build, stored with the entry, and loaded
-// instead of the text on every later load of a device of its identity (a disk hit too);
-// another identity, a failed compile or FIXBITS_CACHE_IMAGE=off load the text.
+// The compiled image, under FIXBITS_CACHE_IMAGE=on: made once in the build, stored with
+// the entry, and loaded instead of the text on every later load of a device of its
+// identity (a disk hit too); another identity, a failed compile, the switch unset (the
+// default) or off load the text, and a build then makes no image.
 TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
   testing::TempDir dir;
   driver->compiles_images = true;
+  ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "on", 1), 0);
   driver->set_driver_version(13000);
   const std::string image = std::string("IMAGE(sm_90 13000):") + kText;
   {
@@ -248,17 +253,26 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
   EXPECT_EQ(hit->source, CacheSource::kDisk);
   EXPECT_EQ(driver->loaded_images.back(), kText);
   driver->set_driver_version(13000);
-  // Switched off: the text, and a fresh build makes no image.
-  ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "off", 1), 0);
-  reader.clear_memory();
-  hit = load_kernel(device, reader, key, [&] { return build(); });
-  ASSERT_TRUE(hit.ok()) << hit.status();
-  EXPECT_EQ(driver->loaded_images.back(), kText);
-  KernelCache off({true, ""});
-  absl::StatusOr<LoadedKernel> fresh = load_kernel(device, off, key, [&] { return build(); });
-  ASSERT_TRUE(fresh.ok()) << fresh.status();
-  EXPECT_TRUE(fresh->entry->image.empty());
-  ASSERT_EQ(unsetenv("FIXBITS_CACHE_IMAGE"), 0);
+  // Switched off, or unset (the default): the text, and a fresh build makes no image.
+  for (const char* value : {"off", ""}) {
+    SCOPED_TRACE(absl::StrCat("FIXBITS_CACHE_IMAGE='", value, "'"));
+    if (value[0] != '\0') {
+      ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", value, 1), 0);
+    } else {
+      ASSERT_EQ(unsetenv("FIXBITS_CACHE_IMAGE"), 0);
+    }
+    reader.clear_memory();
+    hit = load_kernel(device, reader, key, [&] { return build(); });
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(driver->loaded_images.back(), kText);
+    KernelCache off({true, ""});
+    const int compiles = driver->compile_calls;
+    absl::StatusOr<LoadedKernel> fresh = load_kernel(device, off, key, [&] { return build(); });
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    EXPECT_TRUE(fresh->entry->image.empty());
+    EXPECT_EQ(driver->compile_calls, compiles);
+  }
+  ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "on", 1), 0);
   // A disabled cache keeps nothing, so it makes no image.
   KernelCache disabled({false, ""});
   const int compiles = driver->compile_calls;
@@ -280,6 +294,7 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
 // A text the check rejects is never compiled to an image either.
 TEST_F(KernelLoaderTest, ARejectedTextIsNotCompiled) {
   driver->compiles_images = true;
+  ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "on", 1), 0);
   set_verify_hook(std::make_shared<PrefixHook>("sig:"));
   KernelCache cache({true, ""});
   absl::StatusOr<LoadedKernel> k = load_kernel(device, cache, key, [&] { return build("bad text"); });
