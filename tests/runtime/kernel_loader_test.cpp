@@ -253,6 +253,15 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
   EXPECT_EQ(hit->source, CacheSource::kDisk);
   EXPECT_EQ(driver->loaded_images.back(), kText);
   driver->set_driver_version(13000);
+  // A fresh build through `fresh_cache` compiles no image and loads the text.
+  auto expect_text_only = [&](KernelCache& fresh_cache) {
+    const int compiles = driver->compile_calls;
+    absl::StatusOr<LoadedKernel> fresh = load_kernel(device, fresh_cache, key, [&] { return build(); });
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    EXPECT_TRUE(fresh->entry->image.empty());
+    EXPECT_EQ(driver->compile_calls, compiles);
+    EXPECT_EQ(driver->loaded_images.back(), kText);
+  };
   // Switched off, or unset (the default): the text, and a fresh build makes no image.
   for (const char* value : {"off", ""}) {
     SCOPED_TRACE(absl::StrCat("FIXBITS_CACHE_IMAGE='", value, "'"));
@@ -266,21 +275,12 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
     ASSERT_TRUE(hit.ok()) << hit.status();
     EXPECT_EQ(driver->loaded_images.back(), kText);
     KernelCache off({true, ""});
-    const int compiles = driver->compile_calls;
-    absl::StatusOr<LoadedKernel> fresh = load_kernel(device, off, key, [&] { return build(); });
-    ASSERT_TRUE(fresh.ok()) << fresh.status();
-    EXPECT_TRUE(fresh->entry->image.empty());
-    EXPECT_EQ(driver->compile_calls, compiles);
+    expect_text_only(off);
   }
   ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "on", 1), 0);
   // A disabled cache keeps nothing, so it makes no image.
   KernelCache disabled({false, ""});
-  const int compiles = driver->compile_calls;
-  absl::StatusOr<LoadedKernel> uncached = load_kernel(device, disabled, key, [&] { return build(); });
-  ASSERT_TRUE(uncached.ok()) << uncached.status();
-  EXPECT_TRUE(uncached->entry->image.empty());
-  EXPECT_EQ(driver->compile_calls, compiles);
-  EXPECT_EQ(driver->loaded_images.back(), kText);
+  expect_text_only(disabled);
   // A compile that fails is no load failure: the entry has no image, the text loads.
   driver->compile_error = "ptxas ran out of registers";
   KernelCache failing({true, ""});
