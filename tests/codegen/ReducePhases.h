@@ -10,7 +10,8 @@
 // row on one such set and returns y's bits; run_cluster_config builds a cluster_rows
 // config's one program (an error if there is not exactly one) and runs it so; phase_list prints the phases' names, grids
 // and parameters; mismatch_with_reference says whether a run's y bits are the
-// reference's (an empty string) or how they are not.
+// reference's (an empty string) or how they are not; cluster_rows_mismatch says it for a
+// cluster program over the cluster tests' row lengths.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "dsl/reference/Reference.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
+#include "tests/codegen/ReduceInputs.h"
 
 namespace fixbits::testing {
 
@@ -104,6 +106,27 @@ std::string mismatch_with_reference(const dsl::ReduceDesc& d, const dsl::referen
   if (got->size() != ref->size()) return absl::StrCat(got->size(), " outputs, the reference has ", ref->size());
   if (std::memcmp(got->data(), ref->data(), ref->size() * 4) != 0) return "bits differ from the reference";
   return "";
+}
+
+// A cluster program's rows against the reference: 2 rows of each of 1, 257, 2000 and 4099
+// columns, without and with specials (fused_row_problem, seed cols * seed_step + salt +
+// specials), each run a cluster at a time (run_clusters, 32 lanes); *cases counts the
+// cases run. "" when every case is memcmp-equal to the reference, else each one that is
+// not ("cols N specials S: how"), one a line.
+inline std::string cluster_rows_mismatch(const tile::Program& prog, const dsl::ReduceDesc& d, uint32_t seed_step,
+                                         uint32_t salt, int* cases) {
+  std::string out;
+  for (int64_t cols : {int64_t{1}, int64_t{257}, int64_t{2000}, int64_t{4099}}) {
+    for (int specials = 0; specials < 2; ++specials) {
+      const auto prob = fused_row_problem(d, 2, cols, static_cast<uint32_t>(cols * seed_step + salt + specials),
+                                          specials);
+      const std::string m =
+          mismatch_with_reference(d, prob, [&](const auto& q) { return run_clusters(prog, d, q, 32); });
+      if (!m.empty()) absl::StrAppend(&out, "cols ", cols, " specials ", specials, ": ", m, "\n");
+      ++*cases;
+    }
+  }
+  return out;
 }
 
 }  // namespace fixbits::testing
