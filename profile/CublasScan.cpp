@@ -446,6 +446,14 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                              runtime::to_string(s), absl::StrJoin(tried, "; ")));
 }
 
+std::string probe_search_line(const ProbeSearch& q, int64_t judged, int64_t box_calls, double box_s) {
+  return absl::StrFormat("search %s%s%s: %s in %.1f s, %d candidates judged; %d box calls (%.1f s) so far",
+                         dsl::family_name(q.family), q.instruction_k == 8 ? " with mma.sync k8" : "",
+                         q.split_pairs > 0 ? absl::StrFormat(" (%d dtype pairs)", q.split_pairs) : "",
+                         q.status.ok() ? "found" : absl::IsNotFound(q.status) ? "nothing" : "stopped", q.seconds,
+                         judged, box_calls, box_s);
+}
+
 absl::StatusOr<std::vector<SpanRule>> fit_span_rules(bool split, const std::vector<int64_t>& ks,
                                                      const std::vector<uint32_t>& splitks,
                                                      const std::vector<dsl::GemmDesc>& descs,

@@ -751,11 +751,7 @@ int main(int argc, char** argv) {
         return deadline();
       };
       auto note = [&](const profile::ProbeSearch& q) {
-        std::fprintf(stderr, "\n  search %s%s%s: %s in %.1f s, %lld candidates judged; %lld box calls (%.1f s) so far",
-                     dsl::family_name(q.family), q.instruction_k == 8 ? " with mma.sync k8" : "",
-                     q.split_pairs > 0 ? absl::StrFormat(" (%d dtype pairs)", q.split_pairs).c_str() : "",
-                     q.status.ok() ? "found" : absl::IsNotFound(q.status) ? "nothing" : "stopped", q.seconds,
-                     static_cast<long long>(judged - judged_before), static_cast<long long>(calls), box_s);
+        std::fprintf(stderr, "\n  %s", profile::probe_search_line(q, judged - judged_before, calls, box_s).c_str());
         std::fflush(stderr);
         judged_before = judged;
       };

@@ -106,6 +106,21 @@ TEST(ProbeDeadline, TheCpuSearchStopsAtTheLimit) {
   EXPECT_TRUE(deadline_check(0, [&] { return 1e12; })().ok());
 }
 
+// The scan's line for a search: every field as given, each outcome by its word, the
+// optional parts only where they apply.
+TEST(ProbeDeadline, TheSearchLineNamesEachField) {
+  EXPECT_EQ(probe_search_line(ProbeSearch{dsl::GemmFamily::kSplitK, 8, 9, absl::NotFoundError("none"), 12.34},
+                              40, 395, 151.26),
+            "search split_k with mma.sync k8 (9 dtype pairs): nothing in 12.3 s, 40 candidates judged; 395 box "
+            "calls (151.3 s) so far");
+  EXPECT_EQ(probe_search_line(ProbeSearch{dsl::GemmFamily::kPlain, 0, 0, absl::OkStatus(), 0.04}, 3, 7, 0.5),
+            "search plain: found in 0.0 s, 3 candidates judged; 7 box calls (0.5 s) so far");
+  EXPECT_EQ(probe_search_line(ProbeSearch{dsl::GemmFamily::kGemv, 0, 1, absl::DeadlineExceededError("limit"), 380},
+                              1234567, 0, 0),
+            "search gemv (1 dtype pairs): stopped in 380.0 s, 1234567 candidates judged; 0 box calls (0.0 s) so "
+            "far");
+}
+
 // probe_key's on_search hears every search as it ends, in order, with its family,
 // instruction_k, dtype pairs and outcome, also the one a time limit stopped.
 TEST(ProbeDeadline, EachSearchIsHeardAsItEnds) {
