@@ -340,7 +340,7 @@ using ProbeSearchNote = std::function<void(const ProbeSearch&)>;
 // The scan's log line for one search (no newline): "search <family>[ with mma.sync k8][
 // (<n> dtype pairs)]: found|nothing|stopped in <s> s, <judged> candidates judged; <calls>
 // box calls (<box_s> s) so far". Built with absl::StrFormat, so every field is type
-// checked (session 32's device run lost these lines: the scan passed the family's
+// checked (sessions 31-32's device runs lost these lines: the scan passed the family's
 // std::string to fprintf's %s).
 std::string probe_search_line(const ProbeSearch& q, int64_t judged, int64_t box_calls, double box_s);
 
