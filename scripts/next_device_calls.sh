@@ -281,7 +281,9 @@ case $what in
       ${FIXBITS_SCAN_EXTRA:-} > "$OUT/scan.log" 2>&1; echo "scan rc=$?"
     [ -s /tmp/t1.tsv ] && T=/tmp/t1.tsv
     gzip -9 -c $T > "$OUT/cublas_sm90.tsv.gz"
-    grep -h -E "^probe |^  search |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
+    # -a: a line with bytes that are not text is copied, not dropped (sessions 31-32's
+    # search lines never reached this log; a malformed line should show, not vanish).
+    grep -a -h -E "^probe |^  search |probe took|descriptor:" /tmp/t1.tsv.slice*.log > "$OUT/probe_at.log" 2>/dev/null
     tail -4 "$OUT/scan.log" | cut -c1-240
     # Each listed class's descriptor or note, and how many open probes (probes a stopped
     # visit finished; the next scan starts from them) the table keeps for it.
