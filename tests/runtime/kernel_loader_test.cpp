@@ -274,8 +274,8 @@ TEST_F(KernelLoaderTest, TheCompiledImageIsStoredAndLoadedInsteadOfTheText) {
     hit = load_kernel(device, reader, key, [&] { return build(); });
     ASSERT_TRUE(hit.ok()) << hit.status();
     EXPECT_EQ(driver->loaded_images.back(), kText);
-    KernelCache off({true, ""});
-    expect_text_only(off);
+    KernelCache fresh({true, ""});
+    expect_text_only(fresh);
   }
   ASSERT_EQ(setenv("FIXBITS_CACHE_IMAGE", "on", 1), 0);
   // A disabled cache keeps nothing, so it makes no image.
