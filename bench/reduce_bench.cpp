@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "dsl/tile/ReduceProgram.h"
@@ -379,6 +380,20 @@ int tune_budget() {
   return s;
 }
 
+// The trace's occupancy suffix: per phase, the driver's resident blocks an SM and
+// registers a thread, and for a cluster kernel its blocks a cluster and the clusters the
+// device holds at once (" occ b4 r40 c6x22"; phases joined by " + "); empty when the
+// driver did not say.
+std::string occupancy_text(const std::vector<runtime::Occupancy>& phases) {
+  std::string out;
+  for (const runtime::Occupancy& o : phases) {
+    absl::StrAppend(&out, out.empty() ? " occ " : " + ",
+                    absl::StrFormat("b%d r%d", o.blocks_per_multiprocessor, o.registers_per_thread));
+    if (o.cluster_blocks > 0) absl::StrAppend(&out, absl::StrFormat(" c%dx%d", o.cluster_blocks, o.max_active_clusters));
+  }
+  return out;
+}
+
 // Tunes `desc` over candidates_of() once per case with jit::tune_reduce (20 timed batches
 // each, on the shared inputs; the kernels built first on build_threads() threads, which
 // made the table step bound by the slowest builds, not their sum: session 23 spent 280 s
@@ -405,7 +420,9 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
   o.batch = batch();
   o.build_threads = build_threads();
   o.budget_seconds = tune_budget();
-  o.on_candidate = [&](const dsl::ReduceConfig& c, const absl::StatusOr<float>& us) {
+  o.on_candidate = [&](const jit::TriedReduce& tried) {
+    const dsl::ReduceConfig& c = tried.config;
+    const absl::StatusOr<float>& us = tried.us;
     ++s.tried;
     s.cluster_tried += c.cluster_rows;
     if (trace) {
@@ -415,9 +432,10 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
           c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0, c.min_blocks_per_sm,
           c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0,
           c.divide_by_reciprocal ? 1 : 0, c.stage_exp ? 1 : 0);
-      std::fprintf(stderr, "[tune] %s: %s\n", knobs.c_str(),
+      std::fprintf(stderr, "[tune] %s: %s%s\n", knobs.c_str(),
                    us.ok() ? absl::StrFormat("%.2f us", *us).c_str()
-                           : std::string(us.status().message()).substr(0, 200).c_str());
+                           : std::string(us.status().message()).substr(0, 200).c_str(),
+                   occupancy_text(tried.occupancy).c_str());
     }
     if (!us.ok()) {
       ++s.failed;

@@ -343,17 +343,37 @@ absl::Status ReduceRunner::launch_rows(int64_t first, int64_t count, runtime::St
         "ReduceRunner invariant broken: %d kernels but %d argument lists.", phases_.size(), args.size()));
   }
   for (size_t i = 0; i < phases_.size(); ++i) {
-    const JitKernel& k = *phases_[i];
-    runtime::LaunchConfig cfg;
-    // kernel.grid names the size (dsl::grid_blocks), over this launch's rows.
-    absl::StatusOr<int64_t> grid = dsl::grid_blocks(k.grid, by_row ? count : rows_, cols_, blocks_per_row_);
-    if (!grid.ok()) return grid.status();
-    cfg.grid.x = static_cast<uint32_t>(*grid);
-    cfg.block.x = k.block_threads;
-    cfg.dynamic_shared_bytes = k.dynamic_shared_bytes;
-    if (absl::Status s = k.kernel().launch(cfg, args[i], stream); !s.ok()) return s;
+    absl::StatusOr<runtime::LaunchConfig> cfg = launch_config(i, count);
+    if (!cfg.ok()) return cfg.status();
+    if (absl::Status s = phases_[i]->kernel().launch(*cfg, args[i], stream); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<runtime::LaunchConfig> ReduceRunner::launch_config(size_t phase, int64_t count) const {
+  const JitKernel& k = *phases_[phase];
+  runtime::LaunchConfig cfg;
+  // kernel.grid names the size (dsl::grid_blocks), over this launch's rows.
+  const bool by_row = desc_.axis == dsl::ReduceAxis::kRow;
+  absl::StatusOr<int64_t> grid = dsl::grid_blocks(k.grid, by_row ? count : rows_, cols_, blocks_per_row_);
+  if (!grid.ok()) return grid.status();
+  cfg.grid.x = static_cast<uint32_t>(*grid);
+  cfg.block.x = k.block_threads;
+  cfg.dynamic_shared_bytes = k.dynamic_shared_bytes;
+  return cfg;
+}
+
+absl::StatusOr<std::vector<runtime::Occupancy>> ReduceRunner::occupancy() const {
+  const int64_t count = rows_per_launch_ > 0 ? std::min(rows_per_launch_, rows_) : rows_;
+  std::vector<runtime::Occupancy> out;
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    absl::StatusOr<runtime::LaunchConfig> cfg = launch_config(i, count);
+    if (!cfg.ok()) return cfg.status();
+    absl::StatusOr<runtime::Occupancy> o = phases_[i]->kernel().occupancy(*cfg);
+    if (!o.ok()) return o.status();
+    out.push_back(*o);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<uint32_t>> ReduceRunner::download() const {

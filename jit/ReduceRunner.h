@@ -86,6 +86,10 @@ class ReduceRunner {
   size_t bytes_moved() const;
   // Floats of each split workspace after upload (0 when unsplit).
   size_t workspace_floats() const { return ws_floats_; }
+  // The driver's occupancy answer for each phase's launch over a full group of rows
+  // (runtime::Kernel::occupancy), in phase order: for reading a tuning's numbers, not
+  // part of any choice. Unimplemented where the driver has no calculator.
+  absl::StatusOr<std::vector<runtime::Occupancy>> occupancy() const;
 
  private:
   ReduceRunner() = default;
@@ -94,6 +98,8 @@ class ReduceRunner {
   absl::Status check_whole_strips(int64_t line) const;
   // Every phase for rows [first, first + count) (all rows unless rows_per_launch).
   absl::Status launch_rows(int64_t first, int64_t count, runtime::Stream* stream) const;
+  // Phase `phase`'s grid, block and dynamic shared bytes for a launch of `count` rows.
+  absl::StatusOr<runtime::LaunchConfig> launch_config(size_t phase, int64_t count) const;
   std::shared_ptr<runtime::Device> device_;
   dsl::ReduceDesc desc_;
   std::vector<std::shared_ptr<const JitKernel>> phases_;

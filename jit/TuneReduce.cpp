@@ -100,13 +100,19 @@ absl::StatusOr<TunedReduce> tune_reduce(const std::shared_ptr<runtime::Device>& 
           *device, [&r] { return r->launch(); }, options.timed, options.batch);
       us = ms.ok() ? absl::StatusOr<float>(*ms * 1000.0f) : ms.status();
     }
-    if (options.on_candidate) options.on_candidate(c, us);
-    if (us.ok() && (!found || *us < out.us)) {
+    TriedReduce tried{.config = c, .us = std::move(us), .occupancy = {}};
+    if (r.ok()) {
+      // A driver without a calculator leaves it empty; it never fails the candidate.
+      absl::StatusOr<std::vector<runtime::Occupancy>> occ = r->occupancy();
+      if (occ.ok()) tried.occupancy = *std::move(occ);
+    }
+    if (options.on_candidate) options.on_candidate(tried);
+    if (tried.us.ok() && (!found || *tried.us < out.us)) {
       found = true;
       out.config = c;
-      out.us = *us;
+      out.us = *tried.us;
     }
-    out.tried.push_back({c, std::move(us)});
+    out.tried.push_back(std::move(tried));
   }
   out.timing_seconds = seconds_since(timing_start);
   if (!found) {

@@ -42,6 +42,16 @@
 
 namespace fixbits::jit {
 
+// One candidate's record: its median, or why it did not run, and what the driver's
+// occupancy calculator says of its kernels (read for diagnosis; the choice is by time).
+struct TriedReduce {
+  dsl::ReduceConfig config;
+  absl::StatusOr<float> us;  // median microseconds per launch, or why it did not run
+  // ReduceRunner::occupancy() per phase; empty where the runner was not built or the
+  // driver has no calculator.
+  std::vector<runtime::Occupancy> occupancy;
+};
+
 struct TuneReduceOptions {
   // The configurations to time; unset: reduce_candidates(desc, rows, cols) with the
   // device's multiprocessors and warp size.
@@ -54,17 +64,15 @@ struct TuneReduceOptions {
   // candidate that runs is timed whatever the budget, so a shape some candidate takes
   // always gets one. 0: no limit.
   double budget_seconds = 0;
-  // Called after each candidate with its median microseconds a launch, or why it did not run.
-  std::function<void(const dsl::ReduceConfig&, const absl::StatusOr<float>&)> on_candidate;
+  // Called after each candidate with its record (TunedReduce::tried's entry, before it
+  // is kept there).
+  std::function<void(const TriedReduce&)> on_candidate;
 };
 
 struct TunedReduce {
   dsl::ReduceConfig config;  // the fastest candidate
   float us = 0;              // its median, microseconds per launch
-  struct Tried {
-    dsl::ReduceConfig config;
-    absl::StatusOr<float> us;  // median microseconds per launch, or why it did not run
-  };
+  using Tried = TriedReduce;
   std::vector<Tried> tried;  // every candidate, in list order
   // Wall-clock seconds of the two phases: building ahead (codegen, verifier and driver
   // load of every candidate on build_threads threads; 0 when nothing is built ahead),

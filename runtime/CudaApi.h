@@ -41,7 +41,20 @@ inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BL
 
 // CUfunction_attribute values.
 inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+inline constexpr CUfunction_attribute CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11;
+
+// CUlaunchConfig (CUDA 12.0), as cuOccupancyMaxActiveClusters reads it; fixbits passes
+// no launch attributes (attrs null, numAttrs 0), so CUlaunchAttribute is not declared.
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  void* attrs;
+  unsigned numAttrs;
+};
 
 // CUjit_option values (cuModuleLoadDataEx).
 inline constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
@@ -90,13 +103,17 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0;
   X(CUresult, cuEventRecord, (CUevent, CUstream))                                     \
   X(CUresult, cuEventSynchronize, (CUevent))                                          \
   X(CUresult, cuEventElapsedTime, (float*, CUevent, CUevent))                         \
+  X(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor,                            \
+    (int*, CUfunction, int, size_t))                                                  \
   X(CUresult, cuLaunchKernel,                                                         \
     (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,          \
      unsigned, CUstream, void**, void**))
 
 // Functions newer drivers have and fixbits uses when present (null otherwise):
 // cuFuncGetParamInfo (CUDA 12.4) lets launch() check argument count and sizes; the
-// cuLink* functions give compile_module() the driver's compiled image of a PTX text.
+// cuLink* functions give compile_module() the driver's compiled image of a PTX text;
+// cuOccupancyMaxActiveClusters (CUDA 12.0) lets occupancy() count a cluster kernel's
+// clusters.
 #define FIXBITS_CUDA_OPTIONAL_FUNCTIONS(X)                                            \
   X(CUresult, cuFuncGetParamInfo, (CUfunction, size_t, size_t*, size_t*))              \
   X(CUresult, cuLinkCreate_v2, (unsigned, CUjit_option*, void**, CUlinkState*))        \
@@ -104,6 +121,7 @@ inline constexpr unsigned CU_EVENT_DEFAULT = 0;
     (CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned, CUjit_option*, \
      void**))                                                                         \
   X(CUresult, cuLinkComplete, (CUlinkState, void**, size_t*))                         \
-  X(CUresult, cuLinkDestroy, (CUlinkState))
+  X(CUresult, cuLinkDestroy, (CUlinkState))                                           \
+  X(CUresult, cuOccupancyMaxActiveClusters, (int*, CUfunction, const CUlaunchConfig*))
 
 }  // namespace fixbits::runtime::cuda_api

@@ -283,6 +283,31 @@ class CudaDriver final : public Driver {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<Occupancy> occupancy(void* function, const uint32_t grid[3],
+                                      const uint32_t block[3],
+                                      uint32_t dynamic_shared_bytes) override {
+    FIXBITS_CU(cuCtxSetCurrent, ctx_);
+    const auto f = static_cast<CUfunction>(function);
+    Occupancy o;
+    FIXBITS_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &o.blocks_per_multiprocessor, f,
+               static_cast<int>(block[0] * block[1] * block[2]), size_t{dynamic_shared_bytes});
+    FIXBITS_CU(cuFuncGetAttribute, &o.registers_per_thread, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    FIXBITS_CU(cuFuncGetAttribute, &o.cluster_blocks, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, f);
+    if (o.cluster_blocks > 0 && lib_->cuOccupancyMaxActiveClusters != nullptr) {
+      // The kernel's own cluster size stands, so the config names none (no attributes).
+      CUlaunchConfig config{};
+      config.gridDimX = grid[0];
+      config.gridDimY = grid[1];
+      config.gridDimZ = grid[2];
+      config.blockDimX = block[0];
+      config.blockDimY = block[1];
+      config.blockDimZ = block[2];
+      config.sharedMemBytes = dynamic_shared_bytes;
+      FIXBITS_CU(cuOccupancyMaxActiveClusters, &o.max_active_clusters, f, &config);
+    }
+    return o;
+  }
+
   absl::Status launch(void* function, const uint32_t grid[3], const uint32_t block[3],
                       uint32_t dynamic_shared_bytes, void* stream, void** args) override {
     FIXBITS_CU(cuCtxSetCurrent, ctx_);

@@ -206,10 +206,10 @@ static absl::Status check_dim(const char* what, const Dim3& d) {
   return absl::OkStatus();
 }
 
-absl::Status Kernel::launch(const LaunchConfig& config, absl::Span<const KernelArg> args,
-                            Stream* stream) const {
+absl::Status Kernel::prepare(const LaunchConfig& config, const char* caller) const {
   if (function_ == nullptr) {
-    return absl::FailedPreconditionError("Kernel::launch was called on an empty kernel.");
+    return absl::FailedPreconditionError(
+        absl::StrFormat("Kernel::%s was called on an empty kernel.", caller));
   }
   if (auto s = check_dim("grid", config.grid); !s.ok()) return s;
   if (auto s = check_dim("block", config.block); !s.ok()) return s;
@@ -249,6 +249,19 @@ absl::Status Kernel::launch(const LaunchConfig& config, absl::Span<const KernelA
            !raised_shared_->compare_exchange_weak(seen, config.dynamic_shared_bytes)) {
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Occupancy> Kernel::occupancy(const LaunchConfig& config) const {
+  if (absl::Status s = prepare(config, "occupancy"); !s.ok()) return s;
+  const uint32_t grid[3] = {config.grid.x, config.grid.y, config.grid.z};
+  const uint32_t block[3] = {config.block.x, config.block.y, config.block.z};
+  return module_->driver_->occupancy(function_, grid, block, config.dynamic_shared_bytes);
+}
+
+absl::Status Kernel::launch(const LaunchConfig& config, absl::Span<const KernelArg> args,
+                            Stream* stream) const {
+  if (absl::Status s = prepare(config, "launch"); !s.ok()) return s;
   if (params_known_) {
     if (args.size() != param_sizes_.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -163,8 +163,16 @@ class Kernel {
   absl::Status launch(const LaunchConfig& config, absl::Span<const KernelArg> args,
                       Stream* stream = nullptr) const;
 
+  // What the driver's occupancy calculator says of this launch configuration (blocks an
+  // SM, registers, clusters the device holds; DeviceInfo.h), after the same checks and
+  // shared-memory raise as launch(); Unimplemented where the driver has no calculator.
+  absl::StatusOr<Occupancy> occupancy(const LaunchConfig& config) const;
+
  private:
   friend class Module;
+  // launch()'s and occupancy()'s shared part: the configuration checked against the
+  // device's limits and the dynamic shared limit raised where the launch needs it.
+  absl::Status prepare(const LaunchConfig& config, const char* caller) const;
   Kernel(std::shared_ptr<const Module> module, void* function, std::string name)
       : module_(std::move(module)), function_(function), name_(std::move(name)) {}
   std::shared_ptr<const Module> module_;

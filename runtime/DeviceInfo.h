@@ -32,4 +32,16 @@ struct DeviceInfo {
   std::string arch;
 };
 
+// How many of one kernel's blocks (and, for a cluster kernel, clusters) the driver says
+// fit at once for one launch configuration: the occupancy calculator's answer, not a
+// measurement (placement at run time may reach fewer; the CUDA driver API says so).
+struct Occupancy {
+  int blocks_per_multiprocessor = 0;  // resident blocks an SM / compute unit holds
+  int registers_per_thread = 0;       // the compiled kernel's (0 where the driver cannot say)
+  int cluster_blocks = 0;             // blocks a cluster, from the kernel; 0: no cluster
+  // Clusters the whole device holds at once (CUDA 12.0+ drivers); 0 for no cluster or
+  // where the driver cannot say.
+  int max_active_clusters = 0;
+};
+
 }  // namespace fixbits::runtime

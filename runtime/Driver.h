@@ -69,6 +69,15 @@ class Driver {
   // Raises the function's dynamic shared memory limit (CUDA opt-in: needed once the
   // static and dynamic bytes together pass 48 KiB).
   virtual absl::Status set_max_dynamic_shared(void* function, uint32_t bytes) = 0;
+  // The occupancy calculator's answer (DeviceInfo.h's Occupancy) for `function` launched
+  // with this grid, block and dynamic shared bytes (the dynamic limit already raised
+  // where it must be). Unimplemented where the driver has no calculator.
+  virtual absl::StatusOr<Occupancy> occupancy(void* function, const uint32_t grid[3],
+                                              const uint32_t block[3],
+                                              uint32_t dynamic_shared_bytes) {
+    (void)function, (void)grid, (void)block, (void)dynamic_shared_bytes;
+    return absl::UnimplementedError("This driver has no occupancy calculator.");
+  }
   // `args[i]` points at the i-th kernel parameter's value.
   virtual absl::Status launch(void* function, const uint32_t grid[3],
                               const uint32_t block[3], uint32_t dynamic_shared_bytes,

@@ -11,8 +11,10 @@
 // cluster shape). Every run has fresh workspaces filled with NaN bytes
 // (ReduceRunner::upload), so a block that folded before another's strip results were
 // visible would show NaN.
+// A third test asks the driver's occupancy calculator about the bench's cluster kernel.
 // Without a device every test prints [SKIP] <reason>.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -90,6 +92,42 @@ TEST_F(ReduceClusterGpuTest, OtherDtypesAndStripsMatchTheSplitKernelsAndTheRefer
     }
   }
   EXPECT_GE(cases, 2 * 5 * 3 * 2);
+}
+
+// The driver's occupancy calculator reads the cluster kernel's own shape: the bench's
+// RMSNorm 256 x 131072 at P 6 (16 x 4) is one phase of clusters of 6 that the device
+// holds some of at once, while the same split without clusters is separate phases with
+// no cluster. The numbers are printed for the record (session 31 asked whether another
+// H100 holds fewer clusters of 6); what they are is the device's, not asserted.
+TEST_F(ReduceClusterGpuTest, TheOccupancyCalculatorSeesTheClusterShape) {
+  const ReduceDesc d{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
+                     .strip = 4096};
+  const dsl::reference::ReduceProblem p = problem(d, 256, 131072);
+  for (bool cluster : {true, false}) {
+    const ReduceConfig cfg{.warps = 16, .elems_per_thread = 4, .blocks_per_row = 6, .cluster_rows = cluster};
+    absl::StatusOr<jit::ReduceRunner> r = jit::ReduceRunner::create(device_, d, cfg);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->upload(p).ok());
+    absl::StatusOr<std::vector<runtime::Occupancy>> occ = r->occupancy();
+    ASSERT_TRUE(occ.ok()) << occ.status();
+    ASSERT_EQ(occ->size(), r->phases().size());
+    for (size_t i = 0; i < occ->size(); ++i) {
+      const runtime::Occupancy& o = (*occ)[i];
+      std::printf("[occupancy] cluster %d phase %zu: %d blocks an SM, %d registers, cluster %d, %d clusters\n",
+                  cluster ? 1 : 0, i, o.blocks_per_multiprocessor, o.registers_per_thread, o.cluster_blocks,
+                  o.max_active_clusters);
+      EXPECT_GE(o.blocks_per_multiprocessor, 1) << i;
+      EXPECT_GT(o.registers_per_thread, 0) << i;
+    }
+    if (cluster) {
+      ASSERT_EQ(occ->size(), 1u);
+      EXPECT_EQ((*occ)[0].cluster_blocks, 6);
+      EXPECT_GE((*occ)[0].max_active_clusters, 1);
+    } else {
+      EXPECT_GE(occ->size(), 2u);
+      for (const runtime::Occupancy& o : *occ) EXPECT_EQ(o.cluster_blocks, 0);
+    }
+  }
 }
 
 int check_cluster(ReduceClusterGpuTest& t, ReduceOp op, DType in, int64_t strip,

@@ -54,7 +54,7 @@ TEST_F(TuneReduceGpuTest, TheChosenSoftmaxGivesTheReferenceBitsAndEveryCandidate
   o.timed = 3;
   o.batch = 2;
   int seen = 0;
-  o.on_candidate = [&](const ReduceConfig&, const absl::StatusOr<float>&) { ++seen; };
+  o.on_candidate = [&](const jit::TriedReduce&) { ++seen; };
   auto t = jit::tune_reduce(device_, d, *in, o);
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->tried.size(), o.candidates->size());

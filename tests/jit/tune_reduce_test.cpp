@@ -4,7 +4,8 @@
 // with its reason and uses no timing; the chosen one has the least median (ties: the
 // earliest); the two phases' seconds are measured, and the timing loop finds what the
 // build-ahead phase built (it takes less time than the builds). A budget spent stops the
-// search after the first candidate that ran; the rest are DeadlineExceeded.
+// search after the first candidate that ran; the rest are DeadlineExceeded. Each built
+// candidate carries the driver's occupancy answer, or none where the driver has none.
 #include "jit/TuneReduce.h"
 
 #include <stdlib.h>
@@ -81,9 +82,9 @@ TEST(TuneReduce, ChoosesTheLeastMedianRecordsEveryCandidateAndTimesItsPhases) {
   // medians 3, 1 and 1 ms a batch of 2 -> 1500, 500 and 500 us a launch.
   r.driver->elapsed_ms = {3, 3, 3, 1, 2, 1, 1, 1, 1};
   std::vector<std::string> seen;
-  o.on_candidate = [&](const ReduceConfig& c, const absl::StatusOr<float>& us) {
-    seen.push_back(absl::StrFormat("%dx%d:%s", c.warps, c.elems_per_thread,
-                                   us.ok() ? absl::StrFormat("%.0f", *us) : "refused"));
+  o.on_candidate = [&](const jit::TriedReduce& t) {
+    seen.push_back(absl::StrFormat("%dx%d:%s", t.config.warps, t.config.elems_per_thread,
+                                   t.us.ok() ? absl::StrFormat("%.0f", *t.us) : "refused"));
   };
   absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(r.device, r.desc, *r.inputs, o);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -129,6 +130,42 @@ TEST(TuneReduce, ABudgetStopsTheSearchAfterTheFirstCandidateThatRan) {
   o.budget_seconds = -1;
   EXPECT_TRUE(absl::StrContains(jit::tune_reduce(r.device, r.desc, *r.inputs, o).status().message(),
                                 "budget_seconds"));
+}
+
+// Each candidate that built carries the driver's occupancy answer for each of its
+// phases' launches (what the bench's trace prints); one the shape refuses, or a driver
+// without a calculator, leaves it empty and still times the candidate.
+TEST(TuneReduce, RecordsTheOccupancyOfEachBuiltCandidate) {
+  Rig& r = rig();
+  ASSERT_TRUE(r.inputs.has_value()) << "the inputs did not build or upload";
+  jit::TuneReduceOptions o = three_batches_of_two();
+  std::vector<size_t> reported;
+  o.on_candidate = [&](const jit::TriedReduce& t) { reported.push_back(t.occupancy.size()); };
+  r.driver->answers_occupancy = true;
+  r.driver->occupancy_answer = {.blocks_per_multiprocessor = 3, .registers_per_thread = 56};
+  r.driver->occupancy_queries.clear();
+  absl::StatusOr<jit::TunedReduce> t = jit::tune_reduce(r.device, r.desc, *r.inputs, o);
+  r.driver->answers_occupancy = false;
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->tried.size(), 4u);
+  for (size_t i : {0u, 1u, 3u}) {
+    ASSERT_EQ(t->tried[i].occupancy.size(), 1u) << i;  // one phase: a row a block
+    EXPECT_EQ(t->tried[i].occupancy[0].blocks_per_multiprocessor, 3) << i;
+    EXPECT_EQ(t->tried[i].occupancy[0].registers_per_thread, 56) << i;
+  }
+  EXPECT_TRUE(t->tried[2].occupancy.empty()) << "the refused candidate has no kernel to ask of";
+  EXPECT_EQ(reported, (std::vector<size_t>{1, 1, 0, 1}));
+  // The question is asked of the launch each candidate makes: 8 rows a block each, so a
+  // grid of 8, and the candidate's own block (4 x 8 first: 128 threads).
+  ASSERT_EQ(r.driver->occupancy_queries.size(), 3u);
+  EXPECT_EQ(r.driver->occupancy_queries[0].grid[0], 8u);
+  EXPECT_EQ(r.driver->occupancy_queries[0].block[0], 128u);
+  EXPECT_EQ(r.driver->occupancy_queries[1].block[0], 256u);
+
+  t = jit::tune_reduce(r.device, r.desc, *r.inputs, three_batches_of_two());
+  ASSERT_TRUE(t.ok()) << t.status();
+  for (const jit::TriedReduce& tried : t->tried) EXPECT_TRUE(tried.occupancy.empty());
+  EXPECT_TRUE(t->tried[0].us.ok()) << "a driver without a calculator still times the candidate";
 }
 
 }  // namespace

@@ -117,6 +117,17 @@ class FakeDriver final : public Driver {
     ++raise_calls;
     return absl::OkStatus();
   }
+  // With answers_occupancy: `occupancy_answer`, the configuration recorded in
+  // occupancy_queries; otherwise the base's Unimplemented (a driver without a calculator).
+  absl::StatusOr<Occupancy> occupancy(void* fn, const uint32_t grid[3], const uint32_t block[3],
+                                      uint32_t shared) override {
+    if (!answers_occupancy) return Driver::occupancy(fn, grid, block, shared);
+    absl::MutexLock l(&mu_);
+    occupancy_queries.push_back(Launch{functions_.at(reinterpret_cast<uintptr_t>(fn)),
+                                       {grid[0], grid[1], grid[2]},
+                                       {block[0], block[1], block[2]}, shared, {}});
+    return occupancy_answer;
+  }
   absl::Status launch(void* fn, const uint32_t grid[3], const uint32_t block[3], uint32_t shared,
                       void*, void** args) override {
     absl::MutexLock l(&mu_);
@@ -164,6 +175,10 @@ class FakeDriver final : public Driver {
   bool compiles_images = false;
   std::string compile_error;  // non-empty: compile_module fails with it
   int compile_calls = 0;
+  // occupancy(): off by default (Unimplemented); when on, every query is recorded.
+  bool answers_occupancy = false;
+  Occupancy occupancy_answer;
+  std::vector<Launch> occupancy_queries;
   // The driver version info() reports (part of Device::image_identity).
   void set_driver_version(int v) { info_.driver_version = v; }
 

@@ -378,6 +378,40 @@ TEST_F(KernelLoaderTest, StaticSharedBytesCountTowardsTheLimits) {
   EXPECT_EQ(driver->launches.size(), 5u);
 }
 
+// occupancy() passes the launch's grid, block and dynamic bytes to the driver after
+// launch()'s checks and shared-memory raise (the calculator counts the raised limit),
+// and says Unimplemented where the driver has no calculator; it launches nothing.
+TEST_F(KernelLoaderTest, OccupancyAsksTheDriverAfterTheLaunchChecks) {
+  absl::StatusOr<LoadedKernel> k = load_for_launches();
+  ASSERT_TRUE(k.ok()) << k.status();
+  absl::StatusOr<Occupancy> none = k->kernel.occupancy({{6}, {512}, 0});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnimplemented) << none.status();
+
+  driver->answers_occupancy = true;
+  driver->occupancy_answer = {.blocks_per_multiprocessor = 4, .registers_per_thread = 40,
+                              .cluster_blocks = 6, .max_active_clusters = 80};
+  absl::StatusOr<Occupancy> o = k->kernel.occupancy({{1536}, {512}, 64 * 1024});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->blocks_per_multiprocessor, 4);
+  EXPECT_EQ(o->registers_per_thread, 40);
+  EXPECT_EQ(o->cluster_blocks, 6);
+  EXPECT_EQ(o->max_active_clusters, 80);
+  ASSERT_EQ(driver->occupancy_queries.size(), 1u);
+  const FakeDriver::Launch& q = driver->occupancy_queries[0];
+  EXPECT_EQ(q.kernel, "add_one");
+  EXPECT_EQ(q.grid[0], 1536u);
+  EXPECT_EQ(q.block[0], 512u);
+  EXPECT_EQ(q.shared, 64u * 1024);
+  EXPECT_EQ(driver->raised_shared, 64u * 1024);  // raised before the question
+
+  absl::Status big = k->kernel.occupancy({{1}, {32, 33, 1}, 0}).status();
+  EXPECT_EQ(big.message(),
+            "Kernel 'add_one': the block (32, 33, 1) has 1056 threads, more than the device's "
+            "limit of 1024 threads per block.");
+  EXPECT_EQ(driver->occupancy_queries.size(), 1u);  // refused before the driver
+  EXPECT_TRUE(driver->launches.empty());
+}
+
 // A driver that cannot say (some HIP versions) leaves them 0: the kernel still loads.
 TEST_F(KernelLoaderTest, UnknownStaticSharedBytesCountAsZero) {
   driver->static_shared = 2048;
