@@ -381,14 +381,15 @@ int tune_budget() {
 }
 
 // The trace's occupancy suffix: per phase, the driver's resident blocks an SM and
-// registers a thread, and for a cluster kernel its blocks a cluster and the clusters the
-// device holds at once (" occ b4 r40 c6x22"; phases joined by " + "); empty when the
-// driver did not say.
+// registers a thread, local (spilled) bytes a thread where there are any, and for a
+// cluster kernel its blocks a cluster and the clusters the device holds at once
+// (" occ b4 r40 l16 c6x22"; phases joined by " + "); empty when the driver did not say.
 std::string occupancy_text(const std::vector<runtime::Occupancy>& phases) {
   std::string out;
   for (const runtime::Occupancy& o : phases) {
     absl::StrAppend(&out, out.empty() ? " occ " : " + ",
                     absl::StrFormat("b%d r%d", o.blocks_per_multiprocessor, o.registers_per_thread));
+    if (o.local_bytes_per_thread > 0) absl::StrAppend(&out, absl::StrFormat(" l%d", o.local_bytes_per_thread));
     if (o.cluster_blocks > 0) absl::StrAppend(&out, absl::StrFormat(" c%dx%d", o.cluster_blocks, o.max_active_clusters));
   }
   return out;

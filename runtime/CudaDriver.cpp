@@ -292,6 +292,7 @@ class CudaDriver final : public Driver {
     FIXBITS_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &o.blocks_per_multiprocessor, f,
                static_cast<int>(block[0] * block[1] * block[2]), size_t{dynamic_shared_bytes});
     FIXBITS_CU(cuFuncGetAttribute, &o.registers_per_thread, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    FIXBITS_CU(cuFuncGetAttribute, &o.local_bytes_per_thread, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
     FIXBITS_CU(cuFuncGetAttribute, &o.cluster_blocks, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, f);
     if (o.cluster_blocks > 0 && lib_->cuOccupancyMaxActiveClusters != nullptr) {
       // The kernel's own cluster size stands, so the config names none (no attributes).

@@ -38,6 +38,9 @@ struct DeviceInfo {
 struct Occupancy {
   int blocks_per_multiprocessor = 0;  // resident blocks an SM / compute unit holds
   int registers_per_thread = 0;       // the compiled kernel's (0 where the driver cannot say)
+  // The compiled kernel's local memory a thread (register spills and local arrays; 0
+  // where there is none or the driver cannot say).
+  int local_bytes_per_thread = 0;
   int cluster_blocks = 0;             // blocks a cluster, from the kernel; 0: no cluster
   // Clusters the whole device holds at once (CUDA 12.0+ drivers); 0 for no cluster or
   // where the driver cannot say.

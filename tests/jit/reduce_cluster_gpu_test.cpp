@@ -113,9 +113,10 @@ TEST_F(ReduceClusterGpuTest, TheOccupancyCalculatorSeesTheClusterShape) {
     ASSERT_EQ(occ->size(), r->phases().size());
     for (size_t i = 0; i < occ->size(); ++i) {
       const runtime::Occupancy& o = (*occ)[i];
-      std::printf("[occupancy] cluster %d phase %zu: %d blocks an SM, %d registers, cluster %d, %d clusters\n",
-                  cluster ? 1 : 0, i, o.blocks_per_multiprocessor, o.registers_per_thread, o.cluster_blocks,
-                  o.max_active_clusters);
+      std::printf("[occupancy] cluster %d phase %zu: %d blocks an SM, %d registers, %d local bytes, "
+                  "cluster %d, %d clusters\n",
+                  cluster ? 1 : 0, i, o.blocks_per_multiprocessor, o.registers_per_thread,
+                  o.local_bytes_per_thread, o.cluster_blocks, o.max_active_clusters);
       EXPECT_GE(o.blocks_per_multiprocessor, 1) << i;
       EXPECT_GT(o.registers_per_thread, 0) << i;
     }

@@ -389,11 +389,13 @@ TEST_F(KernelLoaderTest, OccupancyAsksTheDriverAfterTheLaunchChecks) {
 
   driver->answers_occupancy = true;
   driver->occupancy_answer = {.blocks_per_multiprocessor = 4, .registers_per_thread = 40,
-                              .cluster_blocks = 6, .max_active_clusters = 80};
+                              .local_bytes_per_thread = 16, .cluster_blocks = 6,
+                              .max_active_clusters = 80};
   absl::StatusOr<Occupancy> o = k->kernel.occupancy({{1536}, {512}, 64 * 1024});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->blocks_per_multiprocessor, 4);
   EXPECT_EQ(o->registers_per_thread, 40);
+  EXPECT_EQ(o->local_bytes_per_thread, 16);
   EXPECT_EQ(o->cluster_blocks, 6);
   EXPECT_EQ(o->max_active_clusters, 80);
   ASSERT_EQ(driver->occupancy_queries.size(), 1u);
