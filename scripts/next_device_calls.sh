@@ -27,6 +27,9 @@
 #          `FIXBITS_TEST=<binary>:<gtest filter> bash scripts/next_device_calls.sh test`
 #                                                       one staged GPU test binary, filtered
 #                                                       (FIXBITS_TEST_TIMEOUT, default 200 s)
+#          `bash scripts/next_device_calls.sh clusters` #4: the occupancy calculator's answers
+#                                                       for the cluster kernels, then table
+#                                                       rows with them (<= 560 s)
 #          `bash scripts/next_device_calls.sh occupancy` #4: softmax 8192 x 4096's 8 x 8 kernel,
 #                                                       uncapped and capped, under ncu; its
 #                                                       SASS beside session 24's; a kernel's
@@ -423,6 +426,25 @@ case $what in
     ;;
   latency)
     latency
+    ;;
+  clusters)
+    # #4, session 33: what the driver's occupancy calculator says of the cluster kernels
+    # (session 31 found RMSNorm 256 x 131072's cluster kernels 1.5-2.3x slower than
+    # session 24 with the same PTX). The cluster GPU test's occupancy lines, then the
+    # table rows (default: that row and softmax 2048 and 256, 16 x 4 and 8 x 8), each
+    # [tune] line ending in its occupancy (b blocks an SM, r registers, l local bytes, c
+    # cluster x clusters held); last, that row's six fastest and session 24's winner.
+    FIXBITS_TEST='jit_reduce_cluster_gpu_test:*Occupancy*' FIXBITS_TEST_TIMEOUT=60 bash "$0" test
+    grep -a "occupancy\]" "$OUT/test.log"
+    FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=${FIXBITS_BENCH_CONFIGS:-16x4,8x8} \
+      FIXBITS_TABLE_ROWS=${FIXBITS_TABLE_ROWS:-'rmsnorm_pinned_bf16/256/|softmax_pinned_bf16/(2048|256)/'} \
+      FIXBITS_TABLE_TIMEOUT=${FIXBITS_TABLE_TIMEOUT:-470} bash "$0" table
+    echo "== RMSNorm 256 x 131072: the six fastest"
+    grep -a "^\[tune\].*op=rms_norm.* 256x131072 " "$OUT/table_bench.log" | awk -F': ' '{print $NF" | "$0}' |
+      sort -n | head -6 | cut -c1-300
+    echo "== session 24's winner (16 x 4, cluster P 6, keep 6 in shared, mb 4, ws)"
+    grep -a "^\[tune\].*op=rms_norm.* 256x131072 warps=16 elems=4 bpr=6 keep=6 sh=1 mb=4 cl=1" \
+      "$OUT/table_bench.log" | cut -c100-340
     ;;
   test)
     # One staged GPU test binary under a gtest filter: FIXBITS_TEST=<binary>:<filter>,
