@@ -848,21 +848,28 @@ KeptStrips kept_strips(Builder& b, const SplitFrame& f, const RowFrame& line, in
 }
 
 // The pinned trees of a cluster block's n kept strips, tile(i) building strip i's, each
-// from the identity (each is stored to ws on its own, never chained). Kept in registers,
-// two or more are one unchained reduce_group: their partials cross the block together,
-// one barrier for all. Staged (keep_in_shared), one reduce a strip, its tile built right
-// before it, as reduce_kept_chain does. (Grouped, these kernels first signed apart from
-// the same kernels ungrouped: the checker read LLVM's "[%rd+-32]" as a register "%rd+",
-// an unknown named by its number; fixed in verify/PtxWalk.cpp, session 27.)
-template <class Tile>
-std::vector<Value> kept_strip_trees(Builder& b, int n, Tile tile, Combine c, int64_t strip, bool staged) {
-  std::vector<Value> trees;
+// from the identity and handed to store(i, tree) (each is stored to ws on its own, never
+// chained). Kept in registers, two or more are one unchained reduce_group: their
+// partials cross the block together, one barrier for all, then each is stored. Staged
+// (keep_in_shared), one reduce a strip, its tile built right before it and its tree
+// stored right after it, as reduce_kept_chain does. Storing each staged tree before the
+// next strip's is what keeps these kernels small: session 27 stored them all after the
+// last tree, and LLVM sank each tree's cross-warp adds into the store's branch, so the
+// 16 warp partials of every strip stayed live to the end (RMSNorm 16 x 4, keep 6 in
+// shared: 32 -> 121 registers uncapped, 280 spilled bytes a thread at mb 4, ptxas 13.0;
+// found in session 33). (Grouped, these kernels first signed apart from the same kernels
+// ungrouped: the checker read LLVM's "[%rd+-32]" as a register "%rd+", an unknown named
+// by its number; fixed in verify/PtxWalk.cpp, session 27.)
+template <class Tile, class Store>
+void kept_strip_trees(Builder& b, int n, Tile tile, Store store, Combine c, int64_t strip, bool staged) {
   if (n > 1 && !staged) {
-    for (int i = 0; i < n; ++i) trees.push_back(tile(i));
-    return b.reduce_group(trees, c, strip, std::nullopt, /*chained=*/false);
+    std::vector<Value> tiles;
+    for (int i = 0; i < n; ++i) tiles.push_back(tile(i));
+    const std::vector<Value> trees = b.reduce_group(tiles, c, strip, std::nullopt, /*chained=*/false);
+    for (int i = 0; i < n; ++i) store(i, trees[i]);
+    return;
   }
-  for (int i = 0; i < n; ++i) trees.push_back(b.reduce(tile(i), 0, c, TreeOrder::kPinned, strip));
-  return trees;
+  for (int i = 0; i < n; ++i) store(i, b.reduce(tile(i), 0, c, TreeOrder::kPinned, strip));
 }
 
 // One kernel for a split RMSNorm / softmax row (ReduceProgram.h, "Cluster rows"):
@@ -894,10 +901,10 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     };
     // (S) each: the kept strips of x, loaded before any combine
     const KeptX kx = load_kept(b, x, ks.pass, in, 0.0f, cfg.keep_in_shared);
-    const std::vector<Value> sums = kept_strip_trees(b, kept, [&](int i) {
+    kept_strip_trees(b, kept, [&](int i) {
       return square(ks.pass[i], kx.use(b, i), identity(Combine::kAdd));
-    }, Combine::kAdd, d.strip, cfg.keep_in_shared);
-    for (int i = 0; i < kept; ++i) b.store(ws, ks.ws_off[i], sums[i], ks.stored[i]);
+    }, [&](int i, Value sum) { b.store(ws, ks.ws_off[i], sum, ks.stored[i]); }, Combine::kAdd, d.strip,
+                     cfg.keep_in_shared);
     store_strip_partials(b, f, d, p, ws, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       return square(pi, load_f32(b, x, pi.off, pi.mask, in, 0.0f), pad);
     }, ks.rest, whole);
@@ -921,9 +928,9 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     KeptStrips ks = kept_strips(b, f, line, d.strip, p, kept, whole);
     // (S) each, padded with the max identity -inf
     const KeptX kx = load_kept(b, x, ks.pass, in, identity(Combine::kMax), cfg.keep_in_shared);
-    const std::vector<Value> maxima = kept_strip_trees(b, kept, [&](int i) { return kx.use(b, i); },
-                                                       Combine::kMax, d.strip, cfg.keep_in_shared);
-    for (int i = 0; i < kept; ++i) b.store(wsm, ks.ws_off[i], maxima[i], ks.stored[i]);
+    kept_strip_trees(b, kept, [&](int i) { return kx.use(b, i); },
+                     [&](int i, Value max) { b.store(wsm, ks.ws_off[i], max, ks.stored[i]); }, Combine::kMax,
+                     d.strip, cfg.keep_in_shared);
     store_strip_partials(b, f, d, p, wsm, Combine::kMax, [&](const PassIndex& pi, float pad) {
       return load_f32(b, x, pi.off, pi.mask, in, pad);
     }, ks.rest, whole);
@@ -933,11 +940,11 @@ absl::StatusOr<std::vector<tile::Program>> cluster_phase(const ReduceDesc& d, co
     // (S) each: e_i of the kept strips (a padded lane's is never used); stage_exp: in
     // shared memory until the outputs read them.
     std::vector<Value> ke;
-    const std::vector<Value> sums = kept_strip_trees(b, kept, [&](int i) {
+    kept_strip_trees(b, kept, [&](int i) {
       ke.push_back(kept_exp(b, exp_of(kx.use(b, i)), cfg));
       return padded(b, ks.pass[i], ke[i], identity(Combine::kAdd));
-    }, Combine::kAdd, d.strip, cfg.keep_in_shared);
-    for (int i = 0; i < kept; ++i) b.store(wss, ks.ws_off[i], sums[i], ks.stored[i]);
+    }, [&](int i, Value sum) { b.store(wss, ks.ws_off[i], sum, ks.stored[i]); }, Combine::kAdd, d.strip,
+                     cfg.keep_in_shared);
     store_strip_partials(b, f, d, p, wss, Combine::kAdd, [&](const PassIndex& pi, float pad) {
       Value e = exp_of(load_f32(b, x, pi.off, pi.mask, in, 0.0f));
       return padded(b, pi, e, pad);  // (S) e_i, -0.0 padded
