@@ -27,7 +27,8 @@
 // Counters tried / failed (cl_tried / cl_failed / cl_vs_best for cluster candidates)
 // say how the tuning went, tune_build_s / tune_time_s how long its two phases took
 // (TunedReduce); FIXBITS_BENCH_TRACE=1 prints every candidate's median or error on
-// stderr ([tune] lines), then one [tuned] line a case with the phases.
+// stderr ([tune] lines, each ending in the driver's occupancy answer: occupancy_text),
+// then one [tuned] line a case with the phases.
 // Timings are manual (CUDA events around FIXBITS_BENCH_BATCH = 10 back-to-back
 // launches, divided), reported as the median of --benchmark_repetitions; the
 // counter vs_copy is the copy kernel's time for the same bytes over the case's.

@@ -25,11 +25,11 @@
 // A disabled cache (FIXBITS_CACHE=off) makes no image. Without FIXBITS_CACHE_IMAGE=on
 // none is made or loaded (the default since session 31): CUDA's cuLink compiles its PTX
 // input as relocatable code (-rdc=true, the driver API's documentation of
-// cuLinkAddData), while cuModuleLoadDataEx compiles the whole module, and session 31's
-// H100 ran RMSNorm 256 x 131072's cluster kernels 1.5-2.3x slower than session 24 with
-// the same PTX, after images became the default. Session 32 timed the two on that row in
-// one call: its winner ran 70.8 us from the text and 91.5 us from the image
-// (docs/performance.md, Session 32).
+// cuLinkAddData), while cuModuleLoadDataEx compiles the whole module. Session 32 timed
+// the two on RMSNorm 256 x 131072 in one call: its winner ran 70.8 us from the text and
+// 91.5 us from the image (docs/performance.md, Session 32). (Session 31's slowdown of
+// that row's keep-in-shared cluster kernels, first blamed on the image, was their PTX:
+// spilled registers, found and fixed in session 33.)
 // The loaded text then meets the driver's own compute cache, if any.
 #pragma once
 

@@ -35,28 +35,28 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 32 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-32 got only H100s; session 32's first ten asks got none (691 s of its
-# 1,800 s); the eleventh, naming kind nvidia-h100-x1, got one):
-#   1. #7: class 364's third probe. The table keeps two open probes (8449x31x500897:
-#      k_loop 32/first, cut 33400; 8449x33x501505: k_loop 0/first, cut 33440; 291 and
-#      315 s each); the scan resumes from them and probes 8449x32x515933:
-#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=420
-#      FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460 FIXBITS_CUBLAS_END=590
-#      bash scripts/next_device_calls.sh cublas   (probe_at.log has each search's line
-#      from this build on: session 32's scan printed them as garbage, fixed since)
-#   2. #4: the softmax table again (session 32's run 3 was stopped at 300 s while tuning
-#      2048 x 16384): FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_CONFIGS=16x4,8x8
-#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(2048|256|32768)/' FIXBITS_TABLE_TIMEOUT=400
-#      bash scripts/next_device_calls.sh table
-#   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+# Session 33 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-33 got only H100s; session 33's first eight asks got none: 961 s of its
+# 1,800 s; asks for nvidia-h200 cost 180 s each when none came, nvidia-h100-x1 90 s):
+#   1. #4: the fix of session 33 (kept-in-shared cluster kernels stored their strip trees
+#      after the last one and spilled; now 32 registers, as in session 24) on the device:
+#      `bash scripts/next_device_calls.sh clusters` (the occupancy test, then RMSNorm
+#      256 x 131072 and softmax 2048 / 256 x 131072 with each candidate's occupancy;
+#      <= 560 s). Expect session 24's winner (keep 6 in shared, mb 4, ws) near its 56.5 us
+#      and 0 local bytes; softmax's kept-in-shared cluster kernels may gain too.
+#   2. #7: class 364's third probe (not run in sessions 32-33). The table keeps two open
+#      probes (8449x31x500897: k_loop 32/first, cut 33400; 8449x33x501505: k_loop
+#      0/first, cut 33440; 291 and 315 s each); the scan resumes from them and probes
+#      8449x32x515933: FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=420 FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460
+#      FIXBITS_CUBLAS_END=590 bash scripts/next_device_calls.sh cublas
+#   3. #4: softmax 8192 x 4096 and 32768 x 8192 with the fix: FIXBITS_BENCH_VS_FREE=0
+#      FIXBITS_BENCH_CONFIGS=16x4,8x8 FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(8192|32768)/'
+#      FIXBITS_TABLE_TIMEOUT=400 bash scripts/next_device_calls.sh table
+#   4. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table
-#      (session 32's .stage/call.sh, in docs/runs/2026-12-06-s32-run1-*, did both kinds).
-#   Session 32 settled the cache image question: on RMSNorm 256 x 131072 the image made
-#   the row's winner 29% slower (cluster P 6, keep 0: 70.8 us as text, 91.5 us as image),
-#   so the text stays the default. Session 24's winner there (keep 6 in shared, mb 4: 56.5
-#   us then) ran 133.0 us as image and was not among the text run's four fastest (all
-#   under 87 us), so its slowdown is not the image's alone.
+#      (session 33's .stage/call.sh chose by the card: on an H200 gputests and the match,
+#      else `clusters`).
 #   Left after these: 54 (64x16384x19982) and 82 (1x2896x4305): no descriptor of the
 #   probe's families reproduces cuBLASLt.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
