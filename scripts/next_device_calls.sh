@@ -36,14 +36,16 @@
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
 # Session 33 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-33 got only H100s; session 33's first eight asks got none: 961 s of its
-# 1,800 s; asks for nvidia-h200 cost 180 s each when none came, nvidia-h100-x1 90 s):
+# sessions 22-33 got only H100s; session 33's first thirteen asks got none, eight of
+# them failed starts: 961 s of its 1,800 s; a failed start cost 180 s asking for
+# nvidia-h200, 90 s for nvidia-h100-x1, a refusal 15 s):
 #   1. #4: the fix of session 33 (kept-in-shared cluster kernels stored their strip trees
 #      after the last one and spilled; now 32 registers, as in session 24) on the device:
 #      `bash scripts/next_device_calls.sh clusters` (the occupancy test, then RMSNorm
 #      256 x 131072 and softmax 2048 / 256 x 131072 with each candidate's occupancy;
 #      <= 560 s). Expect session 24's winner (keep 6 in shared, mb 4, ws) near its 56.5 us
-#      and 0 local bytes; softmax's kept-in-shared cluster kernels may gain too.
+#      and 0 local bytes (softmax's kernels did not change: same registers), then
+#      gputests (the fix's bits on the device).
 #   2. #7: class 364's third probe (not run in sessions 32-33). The table keeps two open
 #      probes (8449x31x500897: k_loop 32/first, cut 33400; 8449x33x501505: k_loop
 #      0/first, cut 33440; 291 and 315 s each); the scan resumes from them and probes
