@@ -282,7 +282,7 @@ absl::Status ReduceRunner::launch(runtime::Stream* stream) const {
   if (x_ == nullptr) return absl::FailedPreconditionError("ReduceRunner::launch before upload().");
   // Split rows in groups of rows_per_launch (launch-only, the same kernels): each
   // group's arguments point at its first row of x, y and the workspaces.
-  const int64_t group = rows_per_launch_ > 0 ? rows_per_launch_ : rows_;
+  const int64_t group = launch_group();
   for (int64_t first = 0; first < rows_; first += group) {
     if (absl::Status s = launch_rows(first, std::min(group, rows_ - first), stream); !s.ok()) return s;
   }
@@ -363,8 +363,12 @@ absl::StatusOr<runtime::LaunchConfig> ReduceRunner::launch_config(size_t phase, 
   return cfg;
 }
 
+int64_t ReduceRunner::launch_group() const {
+  return rows_per_launch_ > 0 ? std::min(rows_per_launch_, rows_) : rows_;
+}
+
 absl::StatusOr<std::vector<runtime::Occupancy>> ReduceRunner::occupancy() const {
-  const int64_t count = rows_per_launch_ > 0 ? std::min(rows_per_launch_, rows_) : rows_;
+  const int64_t count = launch_group();
   std::vector<runtime::Occupancy> out;
   for (size_t i = 0; i < phases_.size(); ++i) {
     absl::StatusOr<runtime::LaunchConfig> cfg = launch_config(i, count);

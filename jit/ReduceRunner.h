@@ -98,6 +98,8 @@ class ReduceRunner {
   absl::Status check_whole_strips(int64_t line) const;
   // Every phase for rows [first, first + count) (all rows unless rows_per_launch).
   absl::Status launch_rows(int64_t first, int64_t count, runtime::Stream* stream) const;
+  // Rows of one full launch: rows_per_launch (at most the rows), or all rows.
+  int64_t launch_group() const;
   // Phase `phase`'s grid, block and dynamic shared bytes for a launch of `count` rows.
   absl::StatusOr<runtime::LaunchConfig> launch_config(size_t phase, int64_t count) const;
   std::shared_ptr<runtime::Device> device_;
