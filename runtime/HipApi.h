@@ -2,9 +2,11 @@
 // ROCm header or library is needed at build time (libamdhip64.so is dlopen'ed).
 //
 // Contract: values follow hip_runtime_api.h of ROCm 5/6 (hipDeviceAttribute_t is the
-// alphabetical "CUDA compatible" list starting at 0); every function fixbits calls is
-// listed exactly once in FIXBITS_HIP_FUNCTIONS. On HIP a module image is an HSA code
-// object (ELF bytes), not assembly text. Internal to runtime/.
+// alphabetical "CUDA compatible" list starting at 0) and its driver_types.h
+// (hipFunction_attribute); every function fixbits calls is listed exactly once, in
+// FIXBITS_HIP_FUNCTIONS (required) or FIXBITS_HIP_OPTIONAL_FUNCTIONS (null when the
+// runtime lacks it). On HIP a module image is an HSA code object (ELF bytes), not
+// assembly text. Internal to runtime/.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +31,11 @@ inline constexpr hipDeviceAttribute_t hipDeviceAttributeMultiprocessorCount = 63
 inline constexpr hipDeviceAttribute_t hipDeviceAttributeMaxSharedMemoryPerBlock = 74;
 inline constexpr hipDeviceAttribute_t hipDeviceAttributeWarpSize = 87;
 
+// hipFunction_attribute values (driver_types.h numbers them implicitly from 0, in
+// CUfunction_attribute's order).
 inline constexpr hipFunction_attribute HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+inline constexpr hipFunction_attribute HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
+inline constexpr hipFunction_attribute HIP_FUNC_ATTRIBUTE_NUM_REGS = 4;
 
 inline constexpr unsigned hipStreamNonBlocking = 1;
 
@@ -67,5 +73,12 @@ inline constexpr unsigned hipStreamNonBlocking = 1;
   X(hipError_t, hipModuleLaunchKernel,                                                \
     (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,       \
      unsigned, hipStream_t, void**, void**))
+
+// Functions fixbits uses when present (null otherwise): the occupancy calculator lets
+// occupancy() say how many blocks a compute unit holds; without it occupancy() is
+// Unimplemented and everything else works.
+#define FIXBITS_HIP_OPTIONAL_FUNCTIONS(X)                                             \
+  X(hipError_t, hipModuleOccupancyMaxActiveBlocksPerMultiprocessor,                   \
+    (int*, hipFunction_t, int, size_t))
 
 }  // namespace fixbits::runtime::hip_api

@@ -2,11 +2,13 @@
 // (HipApi.h) expands into dlsym'ed pointers and every call goes through FIXBITS_HIP,
 // which maps a non-zero hipError_t through driver_error() with hipGetErrorName and
 // hipGetErrorString. HIP binds the device per thread, so each call starts with
-// hipSetDevice(ordinal).
+// hipSetDevice(ordinal). FIXBITS_HIP_OPTIONAL_FUNCTIONS resolve to null when the
+// runtime lacks them, and the call that needs one says so (Unimplemented).
 #include "runtime/HipDriver.h"
 
 #include <dlfcn.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,8 +23,10 @@ namespace {
 using namespace hip_api;  // NOLINT: the table's types
 
 struct HipLibrary {
+  std::string path;  // the name it was opened by, for messages
 #define FIXBITS_DECLARE(ret, name, params) ret(*name) params = nullptr;
   FIXBITS_HIP_FUNCTIONS(FIXBITS_DECLARE)
+  FIXBITS_HIP_OPTIONAL_FUNCTIONS(FIXBITS_DECLARE)
 #undef FIXBITS_DECLARE
 
   absl::Status error(std::string_view call, hipError_t r) const {
@@ -53,6 +57,7 @@ absl::StatusOr<std::shared_ptr<const HipLibrary>> load_hip_library(const std::st
                                                   why ? why : "dlopen gave no reason"));
   }
   auto lib = std::make_shared<HipLibrary>();
+  lib->path = library;
 #define FIXBITS_RESOLVE(ret, name, params)                                                  \
   lib->name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));                        \
   if (lib->name == nullptr) {                                                               \
@@ -62,6 +67,10 @@ absl::StatusOr<std::shared_ptr<const HipLibrary>> load_hip_library(const std::st
   }
   FIXBITS_HIP_FUNCTIONS(FIXBITS_RESOLVE)
 #undef FIXBITS_RESOLVE
+#define FIXBITS_RESOLVE_OPTIONAL(ret, name, params) \
+  lib->name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));
+  FIXBITS_HIP_OPTIONAL_FUNCTIONS(FIXBITS_RESOLVE_OPTIONAL)
+#undef FIXBITS_RESOLVE_OPTIONAL
   const hipError_t r = lib->hipInit(0);
   if (r != hipSuccess) return lib->error("hipInit", r);
   loaded->emplace_back(library, lib);
@@ -212,6 +221,30 @@ class HipDriver final : public Driver {
     return absl::OkStatus();
   }
 
+  // HIP's calculator takes no grid, and AMD has no clusters: cluster_blocks and
+  // max_active_clusters stay 0. Registers and local bytes are 0 where
+  // hipFuncGetAttribute cannot say for a module's function (DeviceInfo.h's Occupancy).
+  absl::StatusOr<Occupancy> occupancy(void* function, const uint32_t grid[3],
+                                      const uint32_t block[3],
+                                      uint32_t dynamic_shared_bytes) override {
+    if (lib_->hipModuleOccupancyMaxActiveBlocksPerMultiprocessor == nullptr) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "The HIP runtime %s lacks the function "
+          "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, so it has no occupancy "
+          "calculator.",
+          lib_->path));
+    }
+    FIXBITS_HIP(hipSetDevice, ordinal_);
+    const auto f = static_cast<hipFunction_t>(function);
+    Occupancy o;
+    FIXBITS_HIP(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, &o.blocks_per_multiprocessor,
+                f, static_cast<int>(block[0] * block[1] * block[2]),
+                size_t{dynamic_shared_bytes});
+    o.registers_per_thread = attribute_or_zero(f, HIP_FUNC_ATTRIBUTE_NUM_REGS);
+    o.local_bytes_per_thread = attribute_or_zero(f, HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    return o;
+  }
+
   absl::Status launch(void* function, const uint32_t grid[3], const uint32_t block[3],
                       uint32_t dynamic_shared_bytes, void* stream, void** args) override {
     FIXBITS_HIP(hipSetDevice, ordinal_);
@@ -228,6 +261,14 @@ class HipDriver final : public Driver {
   }
 
  private:
+  // `attr` of `f`, or 0 where hipFuncGetAttribute fails (not every HIP answers every
+  // attribute for a module's function; the device is already set).
+  int attribute_or_zero(hipFunction_t f, hipFunction_attribute attr) const {
+    int value = 0;
+    if (lib_->hipFuncGetAttribute(&value, attr, f) != hipSuccess) return 0;
+    return value;
+  }
+
   std::shared_ptr<const HipLibrary> lib_;
   int ordinal_;
   DeviceInfo info_;

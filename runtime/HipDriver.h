@@ -3,7 +3,9 @@
 // Contract: as CudaDriver.h, for AMD GPUs. When libamdhip64.so cannot be opened it
 // returns Unavailable("no HIP runtime found (<library>): <dlerror>"). Module images
 // are HSA code objects (ELF bytes), which hipModuleLoadData takes; assembly text must
-// be assembled first (codegen's job). DeviceInfo.arch stays empty on HIP.
+// be assembled first (codegen's job). DeviceInfo.arch stays empty on HIP. occupancy()
+// is Unimplemented, naming the function, on a runtime without
+// hipModuleOccupancyMaxActiveBlocksPerMultiprocessor.
 #pragma once
 
 #include <memory>
