@@ -44,8 +44,9 @@
 #      `bash scripts/next_device_calls.sh clusters` (the occupancy test, then RMSNorm
 #      256 x 131072 and softmax 2048 / 256 x 131072 with each candidate's occupancy;
 #      <= 560 s). Expect session 24's winner (keep 6 in shared, mb 4, ws) near its 56.5 us
-#      and 0 local bytes (softmax's kernels did not change: same registers), then
-#      gputests (the fix's bits on the device).
+#      and 0 local bytes (softmax 256 x 131072's P 8 kept-in-shared kernels changed too:
+#      16 x 4 ws 85 -> 53 registers uncapped), then gputests (the fix's bits on the
+#      device).
 #   2. #7: class 364's third probe (not run in sessions 32-33). The table keeps two open
 #      probes (8449x31x500897: k_loop 32/first, cut 33400; 8449x33x501505: k_loop
 #      0/first, cut 33440; 291 and 315 s each); the scan resumes from them and probes
