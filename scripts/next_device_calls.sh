@@ -35,35 +35,28 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 33 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-33 got only H100s; session 33's first thirteen asks got none, eight of
-# them failed starts: 961 s of its 1,800 s; a failed start cost 180 s asking for
-# nvidia-h200, 90 s for nvidia-h100-x1, a refusal 15 s):
-#   1. #4: the fix of session 33 (kept-in-shared cluster kernels stored their strip trees
-#      after the last one and spilled; now 32 registers, as in session 24) on the device:
-#      `bash scripts/next_device_calls.sh clusters` (the occupancy test, then RMSNorm
-#      256 x 131072 and softmax 2048 / 256 x 131072 with each candidate's occupancy;
-#      <= 560 s). Expect session 24's winner (keep 6 in shared, mb 4, ws) near its 56.5 us
-#      and 0 local bytes (softmax 256 x 131072's P 8 kept-in-shared kernels changed too:
-#      16 x 4 ws 85 -> 53 registers uncapped), then gputests (the fix's bits on the
-#      device).
-#   2. #7: class 364's third probe (not run in sessions 32-33). The table keeps two open
-#      probes (8449x31x500897: k_loop 32/first, cut 33400; 8449x33x501505: k_loop
-#      0/first, cut 33440; 291 and 315 s each); the scan resumes from them and probes
-#      8449x32x515933: FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=420 FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460
-#      FIXBITS_CUBLAS_END=590 bash scripts/next_device_calls.sh cublas
-#   3. #4: softmax 8192 x 4096 and 32768 x 8192 with the fix: FIXBITS_BENCH_VS_FREE=0
-#      FIXBITS_BENCH_CONFIGS=16x4,8x8 FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(8192|32768)/'
-#      FIXBITS_TABLE_TIMEOUT=400 bash scripts/next_device_calls.sh table
-#   4. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
-#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table
-#      (session 33's .stage/call.sh chose by the card: on an H200 gputests and the match,
-#      else `clusters`).
+# Session 34 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-34 got only H100s; session 34's first nine asks got none: 676 s of its
+# 1,800 s; a failed start cost 90 s, an H200's 180 s, a refusal 15 s; check `status`'s
+# none_now before asking):
+#   1. #7: class 364's separating probe (8449x33x501760, about 320 s): the table keeps
+#      three open probes (8449x31x500897 and 8449x32x515933: k_loop 32/first;
+#      8449x33x501505: k_loop 0/first; cut ceil(K/15) up to 8 in all three):
+#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=420
+#      FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460 FIXBITS_CUBLAS_END=590
+#      bash scripts/next_device_calls.sh cublas
+#   2. #4: softmax's free order on the rows whose ratio is from session 24 or missing
+#      (256 x 131072, 32768 x 8192): FIXBITS_BENCH_CONFIGS=16x4,8x8
+#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(256|32768)/' FIXBITS_TABLE_TIMEOUT=400
+#      bash scripts/next_device_calls.sh table
+#   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table.
+#   Session 34 did: the fix of session 33 timed (RMSNorm 256 x 131072 57.2 us, 0 local
+#   bytes; softmax 256 x 131072 99.6 us), gputests 79/79 with it, class 364's third probe.
 #   Left after these: 54 (64x16384x19982) and 82 (1x2896x4305): no descriptor of the
 #   probe's families reproduces cuBLASLt.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md); or, as sessions 29-31 did, put each run's table in the working tree
+#   (docs/cublas.md); or, as sessions 29-34 did, put each run's table in the working tree
 #   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
