@@ -362,6 +362,21 @@ std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType 
   }
 }
 
+namespace {
+
+// The instruction_k of the search of probe_key that gives descriptor `d`
+// (dsl::probe::searched_instruction_ks): 8 for mma.sync m16n8k8 where the dtype's own
+// instruction folds another count (the second search of f16/bf16 matrix families, whose
+// candidates are mma_sync ik=8), else 0 (the dtype's: ik=16 for f16/bf16, tf32's own 8,
+// and the scalar leaves, ik=1, which the first search tries before any matrix one).
+int search_instruction_k(const dsl::GemmDesc& d) {
+  const bool k8 = d.instruction == dsl::Instruction::kMmaSync && d.instruction_k == 8 &&
+                  dsl::matrix_instruction_k(d.a_dtype) != 8;
+  return k8 ? 8 : 0;
+}
+
+}  // namespace
+
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         const runtime::GemmShape& s, const CublasKey& key,
                                         dsl::Instruction matrix_instruction,
@@ -370,7 +385,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         uint32_t splitk, std::vector<int> gemv_lanes,
                                         dsl::probe::SparseBlackBox sparse,
                                         dsl::probe::SparseBatchBox sparse_batch,
-                                        ProbeSearchNote on_search) {
+                                        ProbeSearchNote on_search,
+                                        std::vector<dsl::GemmDesc> found_before) {
   using dsl::GemmFamily;
   const GemmFamily first = key.split ? GemmFamily::kSplitK : GemmFamily::kPlain;
   const GemmFamily second = key.split ? GemmFamily::kPlain : GemmFamily::kSplitK;
@@ -400,41 +416,77 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   if (splitk > 1) {
     families.insert(vector_shape ? families.begin() : families.end(), GemmFamily::kDot);
   }
+  // Whether family f's search is a split one: its split candidates take split_dtypes.
+  auto split_search_of = [&](GemmFamily f) {
+    return f == GemmFamily::kSplitK || (f == GemmFamily::kGemv && splitk > 1);
+  };
+  // The search of family f with ik products an instruction (0: the dtype's), split
+  // candidates with every (partial, merge) pair.
+  auto options_for = [&](GemmFamily f, int ik) {
+    dsl::probe::ProbeOptions o;
+    o.a_dtype = s.a_dtype;
+    o.b_dtype = s.b_dtype;
+    o.out_dtype = s.out_dtype;
+    o.family = f;
+    o.matrix_instruction = ik == 8 ? dsl::Instruction::kMmaSync : matrix_instruction;
+    o.instruction_k = ik;
+    o.k = s.k;
+    o.blocks = f == GemmFamily::kDot ? splitk : 0;
+    if (f == GemmFamily::kGemv) {
+      o.gemv_lanes = gemv_lanes;
+      o.gemv_split = splitk > 1;
+    }
+    o.keep_going = keep_going;
+    return o;
+  };
+  // Each recover_gemm_desc call is one search for on_search.
+  auto search = [&](const dsl::probe::ProbeOptions& o, bool as_before) {
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<dsl::GemmDesc> found = dsl::probe::recover_gemm_desc(inst, o);
+    if (on_search) {
+      const size_t pairs =
+          !split_search_of(o.family) ? 0 : o.split_dtypes.empty() ? 9 : o.split_dtypes.size();
+      on_search(ProbeSearch{o.family, o.instruction_k, pairs, found.status(),
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                            as_before});
+    }
+    return found;
+  };
+  // The searches that found the class's earlier descriptors (found_before) come first,
+  // each as it found them: its family, its instruction_k (search_instruction_k) and, for
+  // a split, its one (partial, merge) pair. Each probe of session 34's id 24 split class
+  // 364 (8449x32x515933: split_k, mma.sync k8, partials f32 merged at bf16) spent 190 s
+  // of its 322 s in the two split_k searches with 16 products that found nothing, before
+  // the k8 search with that pair found it in 133 s, every probe of the class again. A
+  // hint that finds nothing costs its one search; the usual order follows unchanged.
+  std::vector<std::tuple<GemmFamily, int, DType, DType>> hinted;
+  for (const dsl::GemmDesc& d : found_before) {
+    if (std::find(families.begin(), families.end(), d.family) == families.end()) continue;
+    const int ik = search_instruction_k(d);
+    const std::vector<int> iks = dsl::probe::searched_instruction_ks(s.a_dtype, d.family);
+    if (std::find(iks.begin(), iks.end(), ik) == iks.end()) continue;  // a search never made here
+    const bool split = split_search_of(d.family);
+    const std::tuple<GemmFamily, int, DType, DType> h = {
+        d.family, ik, split ? d.partial_dtype : DType::kF32, split ? d.merge_dtype : DType::kF32};
+    if (std::find(hinted.begin(), hinted.end(), h) == hinted.end()) hinted.push_back(h);
+  }
+  for (const auto& [f, ik, partial, merge] : hinted) {
+    dsl::probe::ProbeOptions o = options_for(f, ik);
+    if (split_search_of(f)) o.split_dtypes = {{partial, merge}};
+    absl::StatusOr<dsl::GemmDesc> d = search(o, /*as_before=*/true);
+    if (d.ok()) return d;
+    if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
+  }
   for (GemmFamily f : families) {
     for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
-      dsl::probe::ProbeOptions o;
-      o.a_dtype = s.a_dtype;
-      o.b_dtype = s.b_dtype;
-      o.out_dtype = s.out_dtype;
-      o.family = f;
-      o.matrix_instruction = ik == 8 ? dsl::Instruction::kMmaSync : matrix_instruction;
-      o.instruction_k = ik;
-      o.k = s.k;
-      o.blocks = f == GemmFamily::kDot ? splitk : 0;
-      if (f == GemmFamily::kGemv) {
-        o.gemv_lanes = gemv_lanes;
-        o.gemv_split = splitk > 1;
-      }
-      o.keep_going = keep_going;
+      dsl::probe::ProbeOptions o = options_for(f, ik);
       // A split's partial/merge dtypes as the reduction scheme names them first (every
       // validated split class so far); only when that search finds nothing, the others.
-      const bool split_search = f == GemmFamily::kSplitK || (f == GemmFamily::kGemv && splitk > 1);
-      if (split_search) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
-      // Each recover_gemm_desc call is one search for on_search.
-      auto search = [&]() {
-        const auto t0 = std::chrono::steady_clock::now();
-        absl::StatusOr<dsl::GemmDesc> found = dsl::probe::recover_gemm_desc(inst, o);
-        if (on_search) {
-          const size_t pairs = !split_search ? 0 : o.split_dtypes.empty() ? 9 : o.split_dtypes.size();
-          on_search(ProbeSearch{f, ik, pairs, found.status(),
-                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-        }
-        return found;
-      };
-      absl::StatusOr<dsl::GemmDesc> d = search();
+      if (split_search_of(f)) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
+      absl::StatusOr<dsl::GemmDesc> d = search(o, /*as_before=*/false);
       if (!d.ok() && absl::IsNotFound(d.status()) && !o.split_dtypes.empty()) {
         o.split_dtypes = dsl::probe::split_dtypes_without(o.split_dtypes);  // the other eight
-        d = search();
+        d = search(o, /*as_before=*/false);
       }
       if (d.ok()) return d;
       if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
@@ -447,9 +499,10 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
 }
 
 std::string probe_search_line(const ProbeSearch& q, int64_t judged, int64_t box_calls, double box_s) {
-  return absl::StrFormat("search %s%s%s: %s in %.1f s, %d candidates judged; %d box calls (%.1f s) so far",
+  return absl::StrFormat("search %s%s%s%s: %s in %.1f s, %d candidates judged; %d box calls (%.1f s) so far",
                          dsl::family_name(q.family), q.instruction_k == 8 ? " with mma.sync k8" : "",
                          q.split_pairs > 0 ? absl::StrFormat(" (%d dtype pairs)", q.split_pairs) : "",
+                         q.as_before ? " (as the class's earlier probes)" : "",
                          q.status.ok() ? "found" : absl::IsNotFound(q.status) ? "nothing" : "stopped", q.seconds,
                          judged, box_calls, box_s);
 }
@@ -1484,8 +1537,14 @@ class ClassProber {
       }
       ++stats_.probes;
       tried_.insert({pt->variant, pt->k, pt->splitk});
-      absl::StatusOr<dsl::GemmDesc> desc =
-          timed(&visit_.probe, [&] { return probe_(s, table_.variants[pt->variant].key); });
+      // The descriptors the class's probes found so far go with the probe: its search
+      // tries first what found them (probe_key's found_before).
+      std::vector<dsl::GemmDesc> found_before;
+      for (const ProbeResult& r : done) {
+        if (r.desc.ok()) found_before.push_back(*r.desc);
+      }
+      absl::StatusOr<dsl::GemmDesc> desc = timed(
+          &visit_.probe, [&] { return probe_(s, table_.variants[pt->variant].key, found_before); });
       if (!desc.ok() && !absl::IsNotFound(desc.status())) {
         // The instrument failed (the black box, the device): no evidence either way
         // about the class, so the point is dropped, not counted as a disagreement.

@@ -34,6 +34,11 @@
 //       fields outside the class's mask; for split classes a new ceil(K / P); the
 //       most-used variant; K with the fewest trailing zero bits (a short turn or a short
 //       part shows there); the smallest K;
+//     * each probe is handed the descriptors the class's probes found so far (kept and
+//       open probes, a revalidated class's carried ones, a split parent's hand-down,
+//       this visit's), in probe order (ProbeFn's found_before): the probes of one class
+//       mostly find one descriptor, and the search that found it is the one to try
+//       first (probe_key);
 //     * after each probe it checks the class: every probe must give the same descriptor
 //       up to spans (or every one fail), and one span rule per level must reproduce
 //       every probed span (fit_span_rules). When probe j disagrees with the ones before,
@@ -130,9 +135,11 @@ ScanGrid default_grid(const runtime::GemmShape& family, int per_octave = 2,
 
 using HeuristicFn =
     std::function<absl::StatusOr<runtime::AlgoConfig>(const runtime::GemmShape&)>;
-// Recovers the descriptor of `key` (a variant) at the full shape s.
-using ProbeFn = std::function<absl::StatusOr<dsl::GemmDesc>(const runtime::GemmShape&,
-                                                             const CublasKey&)>;
+// Recovers the descriptor of `key` (a variant) at the full shape s. found_before: the
+// descriptors the probes of key's class found so far, in probe order (empty: none), which
+// the sample hands on to probe_key's found_before.
+using ProbeFn = std::function<absl::StatusOr<dsl::GemmDesc>(
+    const runtime::GemmShape&, const CublasKey&, const std::vector<dsl::GemmDesc>& found_before)>;
 // Called now and then: a phase name, work done and total (total may grow).
 using ProgressFn = std::function<void(std::string_view phase, int64_t done, int64_t total)>;
 
@@ -319,6 +326,17 @@ absl::StatusOr<ProbePoint> point_of_shape(const CublasTable& table, const runtim
 // walks go to it instead of `sparse`.
 // `on_search` (optional) hears each search as it ends (ProbeSearch): a probe cut by its
 // time limit has still said which searches it finished and how long each took.
+// `found_before` (optional): descriptors earlier probes of the key's class found
+// (ProbeFn's). Before the order above, for each distinct (family, instruction_k, and for
+// a split search its (partial, merge) dtypes) among them, in the order given, the one
+// search that found it runs (instruction_k 8 for an mma_sync ik=8 descriptor of f16/bf16,
+// else 0; a family or instruction_k the order above would not search is skipped); the
+// first that finds a descriptor wins. One that finds nothing leaves the order above
+// unchanged (it may search the same again); an error other than NotFound ends the
+// probe. Each probe of session 34's id 24 split class 364 (8449x32x515933, partials f32
+// merged at bf16, mma.sync k8) spent 190 s of its 322 s in the two 16-product split_k
+// searches before the k8 one found the class's descriptor, though the probes before it
+// had found the same: the separating probe did not fit in a device call.
 // The (partial, merge) dtypes a split of cuBLAS's reduction scheme `reduction`
 // (cublasLtReductionScheme_t: 1 in place, 2 compute type, 4 output type) writes, as
 // every validated split class of session 15's table has them; empty for another value.
@@ -326,22 +344,24 @@ std::vector<std::pair<DType, DType>> reduction_dtypes(uint32_t reduction, DType 
 
 // One search of probe_key, as it ended: the family, products an instruction
 // (ProbeOptions.instruction_k: 0 the dtype's, 8 mma.sync k8), how many (partial, merge)
-// dtype pairs it tried (0: not a split search; 9: every pair), what it gave and its wall
-// time.
+// dtype pairs it tried (0: not a split search; 9: every pair), what it gave, its wall
+// time, and whether it was a search of found_before (tried first, as the class's
+// earlier probes found their descriptors).
 struct ProbeSearch {
   dsl::GemmFamily family = dsl::GemmFamily::kPlain;
   int instruction_k = 0;
   size_t split_pairs = 0;
   absl::Status status;  // OK: it found the descriptor probe_key returns
   double seconds = 0;
+  bool as_before = false;
 };
 using ProbeSearchNote = std::function<void(const ProbeSearch&)>;
 
 // The scan's log line for one search (no newline): "search <family>[ with mma.sync k8][
-// (<n> dtype pairs)]: found|nothing|stopped in <s> s, <judged> candidates judged; <calls>
-// box calls (<box_s> s) so far". Built with absl::StrFormat, so every field is type
-// checked (sessions 31-32's device runs lost these lines: the scan passed the family's
-// std::string to fprintf's %s).
+// (<n> dtype pairs)][ (as the class's earlier probes)]: found|nothing|stopped in <s> s,
+// <judged> candidates judged; <calls> box calls (<box_s> s) so far". Built with
+// absl::StrFormat, so every field is type checked (sessions 31-32's device runs lost
+// these lines: the scan passed the family's std::string to fprintf's %s).
 std::string probe_search_line(const ProbeSearch& q, int64_t judged, int64_t box_calls, double box_s);
 
 absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
@@ -352,7 +372,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
                                         uint32_t splitk = 0, std::vector<int> gemv_lanes = {},
                                         dsl::probe::SparseBlackBox sparse = {},
                                         dsl::probe::SparseBatchBox sparse_batch = {},
-                                        ProbeSearchNote on_search = {});
+                                        ProbeSearchNote on_search = {},
+                                        std::vector<dsl::GemmDesc> found_before = {});
 
 // The rules for `descs` recovered at (ks, splitks) (parallel; descs[0] is the first
 // probe, with the most cut levels); `split` says whether level 0 is a split that

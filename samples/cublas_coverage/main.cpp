@@ -185,8 +185,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<profile::ProbeStats> ps = absl::InternalError("not run");
   if (st.ok()) {
     // No budget: a changed class gets a descriptor only from the probes it kept.
-    const profile::ProbeFn none = [](const runtime::GemmShape&, const profile::CublasKey&)
-        -> absl::StatusOr<dsl::GemmDesc> {
+    const profile::ProbeFn none = [](const runtime::GemmShape&, const profile::CublasKey&,
+                                     const std::vector<dsl::GemmDesc>&) -> absl::StatusOr<dsl::GemmDesc> {
       return absl::InternalError("fixbits-cublas-coverage never probes");
     };
     ps = profile::probe_classes(*table, state, none, profile::ProbeOptions{.budget_s = -1});

@@ -31,6 +31,9 @@
 namespace fixbits::profile {
 namespace {
 
+// A ProbeFn's found_before.
+using Descs = std::vector<dsl::GemmDesc>;
+
 using runtime::AlgoConfig;
 using runtime::GemmShape;
 
@@ -87,7 +90,7 @@ HeuristicFn always(AlgoConfig a) {
 // A probe through a reference-backed black box of descriptor truth(s, K).
 ProbeFn reference_probe(std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth,
                         int* calls) {
-  return [truth, calls](const GemmShape& s, const CublasKey& key) {
+  return [truth, calls](const GemmShape& s, const CublasKey& key, const Descs& before) {
     ++*calls;
     const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
       return dsl::reference::gemm(truth(s, p.k), p);
@@ -287,12 +290,13 @@ TEST(CublasScan, AClassStoppedEarlyKeepsItsProbesForTheNextScan) {
   int calls = 0;
   const ProbeFn reference = reference_probe(truth, &calls);
   // The first probe finds its descriptor; every later one passes its time limit.
-  const ProbeFn one_then_late = [&](const GemmShape& s, const CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn one_then_late = [&](const GemmShape& s, const CublasKey& key,
+                                    const Descs& before) -> absl::StatusOr<dsl::GemmDesc> {
     if (calls >= 1) {
       ++calls;
       return absl::DeadlineExceededError("the probe passed its time limit of 1 s");
     }
-    return reference(s, key);
+    return reference(s, key, before);
   };
   const ProbeOptions options{.max_probe_k = 1100, .fit_probes = 2};
   absl::StatusOr<ProbeStats> stats = probe_classes(t, st, one_then_late, options);
@@ -319,13 +323,27 @@ TEST(CublasScan, AClassStoppedEarlyKeepsItsProbesForTheNextScan) {
   ASSERT_EQ(*back, t);
   calls = 0;
   std::vector<ProbePoint> points;
-  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key) {
+  // The found_before of each probe, by class: the open class's probes start from the
+  // kept probe's descriptor, the other class's first probe from none.
+  std::map<int, std::vector<Descs>> handed;
+  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     points.push_back({.m = s.m, .n = s.n, .k = s.k});
-    return reference(s, key);
+    absl::StatusOr<int> cls = class_of_answer(*back, s, key);
+    handed[cls.ok() ? *cls : -1].push_back(before);
+    return reference(s, key, before);
   };
   stats = probe_classes(*back, st, recorded, options);
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(calls, 4) << "5 probes from nothing, one of them kept";
+  ASSERT_EQ(handed.size(), 2u);
+  ASSERT_FALSE(handed[open].empty());
+  EXPECT_EQ(handed[open][0], Descs{kept.desc});
+  for (const Descs& before : handed[open]) {
+    ASSERT_FALSE(before.empty());
+    EXPECT_EQ(before[0], kept.desc);
+  }
+  ASSERT_FALSE(handed[1 - open].empty());
+  EXPECT_TRUE(handed[1 - open][0].empty());
   EXPECT_EQ(stats->open_resumed, 1);
   EXPECT_EQ(stats->validated, 2);
   for (const ProbePoint& p : points) {
@@ -503,7 +521,7 @@ TEST(CublasScan, AClassMetOnlyAtKOneIsProbedThere) {
     ScanState st;
     std::vector<int64_t> ks;
     ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(AlgoConfig{.id = 12})).ok());
-    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
       ks.push_back(s.k);
       return probe_key([](const dsl::reference::GemmProblem& p) {
         return dsl::reference::gemm(dsl::GemmDesc{}, p);
@@ -528,7 +546,8 @@ TEST(CublasScan, HugeProbeShapesAreTakenLast) {
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), one).ok());
   std::vector<int64_t> ks;
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey&,
+                            const Descs&) -> absl::StatusOr<dsl::GemmDesc> {
     ks.push_back(s.m * s.n * s.k);
     return dsl::GemmDesc{};
   };
@@ -845,7 +864,7 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
   const std::vector<std::string> notes = {t.classes[0].note, t.classes[1].note};
   int checked = 0;
   int probing = 0;  // checks of the class whose visit is under way
-  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     for (size_t i = 0; i < t.classes.size(); ++i) {
       const TableClass& c = t.classes[i];
       if (c.note.find("revalidated;") != std::string::npos) continue;  // visited already
@@ -854,7 +873,7 @@ TEST(CublasScan, AClassWaitingForItsRevalidationKeepsItsDescriptor) {
       ++checked;
       probing += c.cls.values.id == key.id;
     }
-    return truth(s, key);
+    return truth(s, key, before);
   };
   ProbeOptions o{.max_probe_k = 4096};
   o.heuristic = two;
@@ -889,14 +908,14 @@ TEST(CublasScan, AClassBeingProbedKeepsItsEarlierNoteUntilItsOutcome) {
     notes.push_back(c.note);
   }
   int checked = 0;
-  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     for (size_t i = 0; i < t.classes.size(); ++i) {
       const TableClass& c = t.classes[i];
       if (c.cls.values.id != key.id) continue;  // the class whose visit is under way
       EXPECT_EQ(c.note, notes[i]) << "class " << i << " lost its note before its outcome";
       ++checked;
     }
-    return truth(s, key);
+    return truth(s, key, before);
   };
   ASSERT_TRUE(probe_classes(t, st, watch, ProbeOptions{.max_probe_k = 4096}).ok());
   EXPECT_GT(checked, 0);
@@ -921,9 +940,9 @@ TEST(CublasScan, OnlyTheListedClassesAreVisitedAndRevalidated) {
   for (const TableClass& c : t.classes) ASSERT_TRUE(c.desc.has_value()) << c.note;
   const int listed = t.classes[0].cls.values.id == 24 ? 0 : 1;
   std::set<int32_t> visited;
-  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     visited.insert(key.id);
-    return truth(s, key);
+    return truth(s, key, before);
   };
   ProbeOptions o{.max_probe_k = 4096, .revalidate = 1};
   o.only_classes = {listed};
@@ -986,9 +1005,9 @@ TEST(CublasScan, AVariantABisectionHidKeepsItsShapeAndIsProbedThere) {
   std::vector<std::pair<int32_t, int64_t>> visited;  // (key id, K)
   int probes = 0;
   const ProbeFn truth = reference_probe([](const GemmShape&, int64_t) { return fma_chain(); }, &probes);
-  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     visited.emplace_back(key.id, s.k);
-    return truth(s, key);
+    return truth(s, key, before);
   };
   ProbeOptions o{.max_probe_k = 4096};
   o.only_classes = {cls};
@@ -1072,9 +1091,9 @@ TEST(CublasScan, SlicesProbeDisjointClassesAndMergeIntoTheUnslicedTable) {
       slices.push_back(base);
       std::set<int32_t> ids;
       const ProbeFn inner = reference_probe(c.truth, &probes);
-      const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+      const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
         ids.insert(key.id);
-        return inner(s, key);
+        return inner(s, key, before);
       };
       ProbeOptions o{.max_probe_k = 4096};
       o.slice = j;
@@ -1154,7 +1173,7 @@ TEST(CublasScan, TheDotPathGetsItsGridAndTileFromTheShape) {
     const dsl::GemmDesc d = dsl::testing::cublas_dot(DType::kF16, 1, 2);
     return dot_at_shape(d, s, grid_of(s));
   };
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     const dsl::probe::GemmBlackBox box = [&, s](const dsl::reference::GemmProblem& p) {
       return dsl::reference::gemm(truth_at(s, p.k), p);
     };
@@ -1224,9 +1243,9 @@ TEST(CublasScan, ClassesAreProbedInTheOrderOfTheRankShapes) {
     int probes = 0;
     const ProbeFn inner = reference_probe([](const GemmShape&, int64_t) { return dsl::GemmDesc{}; },
                                           &probes);
-    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
       if (order.empty() || order.back() != key.id) order.push_back(key.id);
-      return inner(s, key);
+      return inner(s, key, before);
     };
     ProbeOptions o{.max_probe_k = 4096};
     if (ranked) o.rank_shapes = {GemmShape{.m = 1, .n = 1, .k = 300}, GemmShape{.m = 1, .n = 16, .k = 257}};
@@ -1261,6 +1280,62 @@ TEST(CublasScan, SplitGranulesTheProbesCannotTellApartGetASeparatingProbe) {
   EXPECT_EQ(to_string(c.rules[0]), "split/4");
   EXPECT_EQ(c.probes.back().k, 31);
   ASSERT_NO_FATAL_FAILURE(expect_spans(t, truth, {243, 500, 999}));
+}
+
+// Each probe of a class is handed what the class's probes found before it (ProbeFn's
+// found_before, in probe order: the first none), and a probe that passes it to probe_key
+// searches first the way those were found. The split of SplitGranules... with mma.sync
+// k8: the first probe finds it in its third search (16 products with the scheme's pair,
+// with the other eight, then k8 with the pair), every later one, the separating probe
+// too, in its first; the class gets the same rule from the same four probes.
+TEST(CublasScan, EachProbeSearchesFirstAsTheClassesEarlierProbesFound) {
+  const auto split4 = split3_truth(4, {0, dsl::ShortTurn::kLast});
+  const auto truth = [&](const GemmShape& s, int64_t k) {
+    dsl::GemmDesc d = split4(s, k);
+    d.instruction_k = 8;
+    return d;
+  };
+  const ScanGrid grid{.ms = {1, 4}, .ns = {1, 3}, .ks = {1, 2, 31, 243, 257, 760, 1000}};
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(kSplit3)).ok());
+  ASSERT_EQ(t.classes.size(), 1u);
+  std::vector<Descs> handed;                       // each probe's found_before
+  Descs returned;                                  // each probe's descriptor
+  std::vector<std::vector<ProbeSearch>> searches;  // each probe's searches
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key,
+                            const Descs& before) -> absl::StatusOr<dsl::GemmDesc> {
+    handed.push_back(before);
+    searches.emplace_back();
+    const dsl::probe::GemmBlackBox box = [&](const dsl::reference::GemmProblem& p) {
+      return dsl::reference::gemm(truth(s, p.k), p);
+    };
+    absl::StatusOr<dsl::GemmDesc> d =
+        probe_key(box, s, key, dsl::Instruction::kMmaSync, {}, {}, 0, {}, {}, {},
+                  [&](const ProbeSearch& q) { searches.back().push_back(q); }, before);
+    if (d.ok()) returned.push_back(*d);
+    return d;
+  };
+  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, probe, ProbeOptions{.max_probe_k = 4096});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(c.desc->instruction_k, 8);
+  EXPECT_EQ(stats->separating, 1) << c.note;
+  ASSERT_EQ(handed.size(), 4u) << c.note;
+  ASSERT_EQ(returned.size(), 4u);
+  for (size_t i = 0; i < handed.size(); ++i) {
+    EXPECT_EQ(handed[i], Descs(returned.begin(), returned.begin() + i)) << i;
+    ASSERT_FALSE(searches[i].empty()) << i;
+    const ProbeSearch& first = searches[i][0];
+    EXPECT_EQ(first.as_before, i > 0) << i;
+    EXPECT_EQ(first.instruction_k, i > 0 ? 8 : 0) << i;
+    EXPECT_EQ(first.status.ok(), i > 0) << i << ": " << first.status;
+    EXPECT_EQ(searches[i].size(), i > 0 ? 1u : 3u) << i;
+  }
+  ASSERT_EQ(c.rules.size(), 1u);
+  EXPECT_EQ(to_string(c.rules[0]), "split/4");
+  EXPECT_EQ(c.probes.back().k, 31);
 }
 
 // A split class's K-loop step the probes cannot tell apart: split 3, spans ceil(K/3)
@@ -1339,9 +1414,9 @@ TEST(CublasScan, AGivenPointIsProbedFirstAndRefitsTheClass) {
   EXPECT_EQ(pt->k, 200);
   std::set<int64_t> probed_k;
   const ProbeFn inner = reference_probe(truth, &probes);
-  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn watch = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     probed_k.insert(s.k);
-    return inner(s, key);
+    return inner(s, key, before);
   };
   ProbeOptions again = o;
   again.heuristic = always(kSplit3);  // the given point is checked against cuBLASLt's answer
@@ -1387,8 +1462,8 @@ TEST(CublasScan, ASpanTheProbeCannotTellFromTheRulesFitsThatProbe) {
   int probes = 0;
   const ProbeFn reference = reference_probe(truth, &probes);
   std::vector<dsl::GemmDesc> at17;
-  const ProbeFn uncut_at_17 = [&](const GemmShape& s, const CublasKey& key) {
-    absl::StatusOr<dsl::GemmDesc> d = reference(s, key);
+  const ProbeFn uncut_at_17 = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
+    absl::StatusOr<dsl::GemmDesc> d = reference(s, key, before);
     if (d.ok() && s.k == 17 && d->k_cuts.size() == 1) {
       at17.push_back(*d);
       d->k_cuts[0].span = 17;  // the other answer the probe's experiments allow
@@ -1428,9 +1503,9 @@ TEST(CublasScan, AClassWithoutShortKTakesItsNextProbeAtTheSmallestKAbove) {
   int probes = 0;
   const ProbeFn reference = reference_probe(truth, &probes);
   std::vector<int64_t> order;  // the K of each probe, in the order they ran
-  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn recorded = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     order.push_back(s.k);
-    return reference(s, key);
+    return reference(s, key, before);
   };
   ProbeOptions o{.max_probe_k = 131072, .fit_probes = 1, .small_probe_k = 16};
   absl::StatusOr<ProbeStats> stats = probe_classes(t, st, recorded, o);
@@ -1790,7 +1865,7 @@ TEST(CublasScan, ALaneRuleClassIsProbedAndExplainedAtEachNsCount) {
     ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
     ASSERT_EQ(t.classes.size(), 1u);
     if (with_rule) t.classes[0].lanes_by_n = rule;
-    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+    const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
       const dsl::probe::GemmBlackBox box = [&, s](const dsl::reference::GemmProblem& p) {
         return dsl::reference::gemm(truth(s, p.k), p);
       };
@@ -1922,7 +1997,7 @@ absl::StatusOr<ProbeStats> scan_split_gemv(
     if (!pt.ok()) return pt.status();
     o.extra_points[cls].push_back(*pt);
   }
-  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key) {
+  const ProbeFn probe = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
     const dsl::probe::GemmBlackBox box = [s, truth](const dsl::reference::GemmProblem& p) {
       return dsl::reference::gemm(truth(s, p.k), p);
     };
@@ -2037,7 +2112,8 @@ TEST(CublasScan, ClassesOutsideTheProbeRangeBudgetOrProbeKeepANote) {
   ScanState st;
   ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, small_grid(), fake_heuristic).ok());
   int fail_calls = 0;
-  const ProbeFn fails = [&](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn fails = [&](const GemmShape&, const CublasKey&,
+                            const Descs&) -> absl::StatusOr<dsl::GemmDesc> {
     ++fail_calls;
     return absl::NotFoundError("no candidate survived");
   };
@@ -2100,12 +2176,13 @@ TEST(CublasScan, InstrumentFailuresAreNoDisagreementAndEarlierFamiliesAreKept) {
   const ProbeFn good = reference_probe(
       [](const GemmShape&, int64_t) { return dsl::GemmDesc{}; }, &probes);
   int box_failures = 0;
-  const ProbeFn flaky = [&](const GemmShape& s, const CublasKey& key) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn flaky = [&](const GemmShape& s, const CublasKey& key,
+                            const Descs& before) -> absl::StatusOr<dsl::GemmDesc> {
     if (box_failures == 0) {  // the very first probe
       ++box_failures;
       return absl::UnavailableError("the fake device is busy");
     }
-    return good(s, key);
+    return good(s, key, before);
   };
   absl::StatusOr<ProbeStats> stats = probe_classes(t, st, flaky, ProbeOptions{.max_probe_k = 4096});
   ASSERT_TRUE(stats.ok()) << stats.status();
@@ -2125,7 +2202,8 @@ TEST(CublasScan, InstrumentFailuresAreNoDisagreementAndEarlierFamiliesAreKept) {
   ASSERT_TRUE(scan_heuristic(t, st2, bf16, small_grid(), plain_heuristic).ok());
   ASSERT_EQ(t.classes.size(), 2u);
   const TableClass before = t.classes[0];
-  const ProbeFn fails = [](const GemmShape& s, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn fails = [](const GemmShape& s, const CublasKey&,
+                           const Descs&) -> absl::StatusOr<dsl::GemmDesc> {
     EXPECT_EQ(s.a_dtype, DType::kBF16);
     return absl::NotFoundError("no candidate survived");
   };
@@ -2138,7 +2216,7 @@ TEST(CublasScan, InstrumentFailuresAreNoDisagreementAndEarlierFamiliesAreKept) {
   CublasTable t3{.arch = "sm_90"};
   ScanState st3;
   ASSERT_TRUE(scan_heuristic(t3, st3, GemmShape{}, small_grid(), plain_heuristic).ok());
-  const ProbeFn down = [](const GemmShape&, const CublasKey&) -> absl::StatusOr<dsl::GemmDesc> {
+  const ProbeFn down = [](const GemmShape&, const CublasKey&, const Descs&) -> absl::StatusOr<dsl::GemmDesc> {
     return absl::InternalError("CUDA_ERROR_LAUNCH_FAILED");
   };
   stats = probe_classes(t3, st3, down, ProbeOptions{.max_probe_k = 4096});

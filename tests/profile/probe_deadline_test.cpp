@@ -21,6 +21,9 @@
 namespace fixbits::profile {
 namespace {
 
+// A ProbeFn's found_before.
+using Descs = std::vector<dsl::GemmDesc>;
+
 TEST(ProbeDeadline, AnswersUntilTheLimitThenStops) {
   double t = 100.0;
   int calls = 0;
@@ -119,6 +122,10 @@ TEST(ProbeDeadline, TheSearchLineNamesEachField) {
                               1234567, 0, 0),
             "search gemv (1 dtype pairs): stopped in 380.0 s, 1234567 candidates judged; 0 box calls (0.0 s) so "
             "far");
+  EXPECT_EQ(probe_search_line(ProbeSearch{dsl::GemmFamily::kSplitK, 8, 1, absl::OkStatus(), 133.04, true}, 12,
+                              34, 5.6),
+            "search split_k with mma.sync k8 (1 dtype pairs) (as the class's earlier probes): found in 133.0 s, "
+            "12 candidates judged; 34 box calls (5.6 s) so far");
 }
 
 // probe_key's on_search hears every search as it ends, in order, with its family,
@@ -174,6 +181,88 @@ TEST(ProbeDeadline, EachSearchIsHeardAsItEnds) {
   EXPECT_EQ(d.status(), heard[0].status);
 }
 
+// found_before: the searches that found a class's earlier descriptors run first. The
+// box is a split with mma.sync k8 whose merge runs at f16 (the reduction scheme names
+// (f32, f32)): without a hint probe_key finds it in its fourth search (split_k with 16
+// products and the scheme's pair, with the other eight, with k8 and the scheme's pair,
+// with k8 and the other eight), as each probe of session 34's class 364 did. Told the
+// descriptor an earlier probe found, its first search is that one (k8, the one pair),
+// and it finds the same descriptor. A wrong hint (plain; another pair) costs one search
+// that finds nothing, then the usual order finds the same descriptor; duplicates are
+// searched once, in the order given; a hinted search the time limit stops ends the probe.
+TEST(ProbeDeadline, TheClassesEarlierDescriptorsAreSearchedFirst) {
+  dsl::GemmDesc truth;
+  truth.family = dsl::GemmFamily::kSplitK;
+  truth.instruction_k = 8;
+  truth.k_cuts = {{96, dsl::Fold::kChain}};
+  truth.merge_dtype = DType::kF16;
+  const dsl::probe::GemmBlackBox box = [&](const dsl::reference::GemmProblem& p) {
+    return dsl::reference::gemm(truth, p);
+  };
+  const runtime::GemmShape s{.m = 2, .n = 2, .k = 257};
+  const CublasKey split_key{.split = true, .reduction = 2};
+  std::vector<ProbeSearch> heard;
+  const ProbeSearchNote note = [&](const ProbeSearch& q) { heard.push_back(q); };
+  auto probe = [&](std::vector<dsl::GemmDesc> found_before) {
+    heard.clear();
+    return probe_key(box, s, split_key, dsl::Instruction::kMmaSync, {}, {}, 3, {}, {}, {}, note,
+                     std::move(found_before));
+  };
+  auto what = [](const ProbeSearch& q) {
+    return std::make_tuple(q.family, q.instruction_k, q.split_pairs, q.as_before);
+  };
+  using What = std::tuple<dsl::GemmFamily, int, size_t, bool>;
+  // No hint: the usual order, nothing marked.
+  const absl::StatusOr<dsl::GemmDesc> plain_run = probe({});
+  ASSERT_TRUE(plain_run.ok()) << plain_run.status();
+  const dsl::GemmDesc found = *plain_run;
+  EXPECT_EQ(found.family, dsl::GemmFamily::kSplitK) << found;
+  EXPECT_EQ(found.instruction_k, 8) << found;
+  EXPECT_EQ(found.instruction, dsl::Instruction::kMmaSync) << found;
+  EXPECT_EQ(std::make_pair(found.partial_dtype, found.merge_dtype), std::make_pair(DType::kF32, DType::kF16));
+  ASSERT_EQ(heard.size(), 4u);
+  EXPECT_EQ(what(heard[0]), What(dsl::GemmFamily::kSplitK, 0, 1, false));
+  EXPECT_EQ(what(heard[3]), What(dsl::GemmFamily::kSplitK, 8, 8, false));
+  for (const ProbeSearch& q : heard) EXPECT_FALSE(q.as_before);
+  // The descriptor an earlier probe found: its search first, and it finds the same.
+  absl::StatusOr<dsl::GemmDesc> d = probe({found});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(dsl::to_string(*d), dsl::to_string(found));
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_EQ(what(heard[0]), What(dsl::GemmFamily::kSplitK, 8, 1, true));
+  EXPECT_TRUE(heard[0].status.ok()) << heard[0].status;
+  // Wrong hints: the hinted search finds nothing, then the usual order as without one.
+  dsl::GemmDesc plain;  // plain, 16 products
+  dsl::GemmDesc other_pair = found;
+  other_pair.merge_dtype = DType::kF32;
+  for (const auto& [wrong, want] : {std::make_pair(plain, What(dsl::GemmFamily::kPlain, 0, 0, true)),
+                                    std::make_pair(other_pair, What(dsl::GemmFamily::kSplitK, 8, 1, true))}) {
+    d = probe({wrong});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(dsl::to_string(*d), dsl::to_string(found)) << wrong;
+    ASSERT_EQ(heard.size(), 5u) << wrong;
+    EXPECT_EQ(what(heard[0]), want) << wrong;
+    EXPECT_TRUE(absl::IsNotFound(heard[0].status)) << heard[0].status;
+    EXPECT_EQ(what(heard[1]), What(dsl::GemmFamily::kSplitK, 0, 1, false)) << wrong;
+    EXPECT_TRUE(heard[4].status.ok()) << heard[4].status;
+  }
+  // In the order given, each search once: the wrong pair, then the right one.
+  d = probe({other_pair, found, other_pair, found});
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(dsl::to_string(*d), dsl::to_string(found));
+  ASSERT_EQ(heard.size(), 2u);
+  EXPECT_EQ(what(heard[0]), What(dsl::GemmFamily::kSplitK, 8, 1, true));
+  EXPECT_TRUE(absl::IsNotFound(heard[0].status)) << heard[0].status;
+  EXPECT_TRUE(heard[1].status.ok()) << heard[1].status;
+  // A hinted search stopped by the time limit ends the probe with that error.
+  heard.clear();
+  const auto late = [] { return absl::DeadlineExceededError("the probe passed its time limit"); };
+  d = probe_key(box, s, split_key, dsl::Instruction::kMmaSync, {}, late, 3, {}, {}, {}, note, {found});
+  ASSERT_EQ(d.status().code(), absl::StatusCode::kDeadlineExceeded) << d.status();
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_TRUE(heard[0].as_before);
+}
+
 // A class whose probe passes the limit ends after that one probe (its other points are
 // not tried in this run), and when the table is probed again it goes after every other
 // class, though it has the most shapes.
@@ -190,7 +279,7 @@ TEST(ProbeDeadline, ATimedOutClassEndsAndIsProbedLastNextTime) {
   ASSERT_EQ(t.classes.size(), 2u);
   std::vector<int> order;  // the id of each probe's class, in probe order
   bool slow = true;        // id 23's probes pass the limit
-  const ProbeFn probe = [&](const runtime::GemmShape& s, const CublasKey& key)
+  const ProbeFn probe = [&](const runtime::GemmShape& s, const CublasKey& key, const Descs& before)
       -> absl::StatusOr<dsl::GemmDesc> {
     order.push_back(key.id);
     if (key.id == 23 && slow) {
