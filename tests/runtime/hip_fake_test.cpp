@@ -39,6 +39,21 @@ std::shared_ptr<Driver> open_fake(const char* library = kFakeHip) {
   return d.ok() ? *d : nullptr;
 }
 
+// The fake's kernel `name`, alone in a module: the module (to unload) and the function;
+// nulls (and a test failure) where either step fails.
+struct FakeKernel {
+  void* module = nullptr;
+  void* function = nullptr;
+};
+FakeKernel load_kernel(Driver& d, const std::string& name) {
+  absl::StatusOr<void*> m = d.module_load(fake_image({name}));
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return {};
+  absl::StatusOr<void*> f = d.module_function(*m, name);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return {*m, f.ok() ? *f : nullptr};
+}
+
 TEST(HipFake, DeviceInfoComesFromTheRuntime) {
   std::shared_ptr<Driver> d = open_fake();
   ASSERT_NE(d, nullptr);
@@ -101,15 +116,13 @@ TEST(HipFake, ImageWithoutElfMagicIsRejectedByTheRuntime) {
 TEST(HipFake, OccupancyIsTheCalculatorsAnswerAndTheKernelsAttributes) {
   std::shared_ptr<Driver> d = open_fake();
   ASSERT_NE(d, nullptr);
-  absl::StatusOr<void*> m = d->module_load(fake_image({"k"}));
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<void*> f = d->module_function(*m, "k");
-  ASSERT_TRUE(f.ok()) << f.status();
+  const FakeKernel k = load_kernel(*d, "k");
+  ASSERT_NE(k.function, nullptr);
   const uint32_t grid[3] = {1000, 1, 1};
 
   // min(2048 / 256, 65536 / (1024 + 0)) = min(8, 64) = 8: threads bound it.
   const uint32_t block256[3] = {256, 1, 1};
-  absl::StatusOr<Occupancy> wide = d->occupancy(*f, grid, block256, 0);
+  absl::StatusOr<Occupancy> wide = d->occupancy(k.function, grid, block256, 0);
   ASSERT_TRUE(wide.ok()) << wide.status();
   EXPECT_EQ(wide->blocks_per_multiprocessor, 8);
   EXPECT_EQ(wide->registers_per_thread, 40);
@@ -120,70 +133,64 @@ TEST(HipFake, OccupancyIsTheCalculatorsAnswerAndTheKernelsAttributes) {
   // A 3-D block counts all its threads: 8 * 8 * 1 = 64. min(2048 / 64,
   // 65536 / (1024 + 15360)) = min(32, 4) = 4: the LDS binds it.
   const uint32_t block64[3] = {8, 8, 1};
-  absl::StatusOr<Occupancy> lds = d->occupancy(*f, grid, block64, 15360);
+  absl::StatusOr<Occupancy> lds = d->occupancy(k.function, grid, block64, 15360);
   ASSERT_TRUE(lds.ok()) << lds.status();
   EXPECT_EQ(lds->blocks_per_multiprocessor, 4);
   EXPECT_NE(lds->blocks_per_multiprocessor, wide->blocks_per_multiprocessor);
   EXPECT_EQ(lds->registers_per_thread, 40);
-  EXPECT_TRUE(d->module_unload(*m).ok());
+  EXPECT_TRUE(d->module_unload(k.module).ok());
 }
 
 TEST(HipFake, OccupancyReportsZeroForAttributesTheRuntimeCannotGive) {
   std::shared_ptr<Driver> d = open_fake();
   ASSERT_NE(d, nullptr);
-  absl::StatusOr<void*> m = d->module_load(fake_image({"noattr_k"}));
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<void*> f = d->module_function(*m, "noattr_k");
-  ASSERT_TRUE(f.ok()) << f.status();
+  const FakeKernel k = load_kernel(*d, "noattr_k");
+  ASSERT_NE(k.function, nullptr);
   // static_shared_bytes says it cannot tell; occupancy still answers, with 0s.
-  absl::StatusOr<uint32_t> fixed = d->static_shared_bytes(*f);
+  absl::StatusOr<uint32_t> fixed = d->static_shared_bytes(k.function);
   EXPECT_EQ(fixed.status().code(), absl::StatusCode::kUnimplemented) << fixed.status();
   const uint32_t grid[3] = {1, 1, 1};
   const uint32_t block[3] = {1024, 1, 1};
-  absl::StatusOr<Occupancy> o = d->occupancy(*f, grid, block, 0);
+  absl::StatusOr<Occupancy> o = d->occupancy(k.function, grid, block, 0);
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->blocks_per_multiprocessor, 2);  // min(2048 / 1024, 64)
   EXPECT_EQ(o->registers_per_thread, 0);
   EXPECT_EQ(o->local_bytes_per_thread, 0);
-  EXPECT_TRUE(d->module_unload(*m).ok());
+  EXPECT_TRUE(d->module_unload(k.module).ok());
 }
 
 TEST(HipFake, CalculatorRefusalIsADriverError) {
   std::shared_ptr<Driver> d = open_fake();
   ASSERT_NE(d, nullptr);
-  absl::StatusOr<void*> m = d->module_load(fake_image({"k"}));
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<void*> f = d->module_function(*m, "k");
-  ASSERT_TRUE(f.ok()) << f.status();
+  const FakeKernel k = load_kernel(*d, "k");
+  ASSERT_NE(k.function, nullptr);
   const uint32_t grid[3] = {1, 1, 1};
   const uint32_t block[3] = {2048, 1, 1};  // past the fake's 1024 threads a block
-  absl::StatusOr<Occupancy> o = d->occupancy(*f, grid, block, 0);
+  absl::StatusOr<Occupancy> o = d->occupancy(k.function, grid, block, 0);
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(o.status().message(),
             "HIP runtime call hipModuleOccupancyMaxActiveBlocksPerMultiprocessor failed with "
             "hipErrorInvalidValue (1): invalid argument.");
-  EXPECT_TRUE(d->module_unload(*m).ok());
+  EXPECT_TRUE(d->module_unload(k.module).ok());
 }
 
 TEST(HipFake, RuntimeWithoutTheCalculatorLoadsAndOccupancyIsUnimplemented) {
   std::shared_ptr<Driver> d = open_fake(kFakeHipNoOccupancy);
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->info().name, "Fake gfx942");
-  absl::StatusOr<void*> m = d->module_load(fake_image({"k"}));
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<void*> f = d->module_function(*m, "k");
-  ASSERT_TRUE(f.ok()) << f.status();
+  const FakeKernel k = load_kernel(*d, "k");
+  ASSERT_NE(k.function, nullptr);
   const uint32_t grid[3] = {1, 1, 1};
   const uint32_t block[3] = {256, 1, 1};
-  absl::StatusOr<Occupancy> o = d->occupancy(*f, grid, block, 0);
+  absl::StatusOr<Occupancy> o = d->occupancy(k.function, grid, block, 0);
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(o.status().message().find(kOccupancyFunction), absl::string_view::npos)
       << o.status();
   EXPECT_NE(o.status().message().find(kFakeHipNoOccupancy), absl::string_view::npos)
       << o.status();
-  EXPECT_TRUE(d->module_unload(*m).ok());
+  EXPECT_TRUE(d->module_unload(k.module).ok());
 }
 
 TEST(HipFake, CopiesRoundTripBytes) {
