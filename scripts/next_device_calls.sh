@@ -45,6 +45,8 @@
 #      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=420
 #      FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460 FIXBITS_CUBLAS_END=590
 #      bash scripts/next_device_calls.sh cublas
+#      (since 68e8489 a probe searches first as its class's earlier probes found: expect
+#      the k8 search first, about 135 s instead of 320; not yet run on a device)
 #   2. #4: softmax's free order on the rows whose ratio is from session 24 or missing
 #      (256 x 131072, 32768 x 8192): FIXBITS_BENCH_CONFIGS=16x4,8x8
 #      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(256|32768)/' FIXBITS_TABLE_TIMEOUT=400
