@@ -458,7 +458,8 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   // 364 (8449x32x515933: split_k, mma.sync k8, partials f32 merged at bf16) spent 190 s
   // of its 322 s in the two split_k searches with 16 products that found nothing, before
   // the k8 search with that pair found it in 133 s, every probe of the class again. A
-  // hint that finds nothing costs its one search; the usual order follows unchanged.
+  // hint that finds nothing costs its one search; the usual order follows, less that
+  // same search.
   std::vector<std::tuple<GemmFamily, int, DType, DType>> hinted;
   for (const dsl::GemmDesc& d : found_before) {
     if (std::find(families.begin(), families.end(), d.family) == families.end()) continue;
@@ -477,13 +478,26 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
     if (d.ok()) return d;
     if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
   }
+  // A usual search that is exactly a hinted one (the same family and instruction_k; a
+  // split's one dtype pair) found nothing above, on the same instrument: it is not made
+  // again (a wrong hint costs its one search, not two).
+  auto made_as_hint = [&](const dsl::probe::ProbeOptions& o) {
+    if (split_search_of(o.family) && o.split_dtypes.size() != 1) return false;
+    const std::tuple<GemmFamily, int, DType, DType> h =
+        split_search_of(o.family)
+            ? std::make_tuple(o.family, o.instruction_k, o.split_dtypes[0].first, o.split_dtypes[0].second)
+            : std::make_tuple(o.family, o.instruction_k, DType::kF32, DType::kF32);
+    return std::find(hinted.begin(), hinted.end(), h) != hinted.end();
+  };
   for (GemmFamily f : families) {
     for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
       dsl::probe::ProbeOptions o = options_for(f, ik);
       // A split's partial/merge dtypes as the reduction scheme names them first (every
       // validated split class so far); only when that search finds nothing, the others.
       if (split_search_of(f)) o.split_dtypes = reduction_dtypes(key.reduction, s.out_dtype);
-      absl::StatusOr<dsl::GemmDesc> d = search(o, /*as_before=*/false);
+      absl::StatusOr<dsl::GemmDesc> d =
+          made_as_hint(o) ? absl::NotFoundError("the same search as the class's earlier probes', above, found nothing")
+                          : search(o, /*as_before=*/false);
       if (!d.ok() && absl::IsNotFound(d.status()) && !o.split_dtypes.empty()) {
         o.split_dtypes = dsl::probe::split_dtypes_without(o.split_dtypes);  // the other eight
         d = search(o, /*as_before=*/false);
