@@ -452,6 +452,14 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
     }
     return found;
   };
+  // What tells two searches apart: the family, instruction_k and, for a split, its one
+  // (partial, merge) pair; none for a split search over several pairs.
+  using SearchKey = std::tuple<GemmFamily, int, DType, DType>;
+  auto search_key = [&](const dsl::probe::ProbeOptions& o) -> std::optional<SearchKey> {
+    if (!split_search_of(o.family)) return SearchKey{o.family, o.instruction_k, DType::kF32, DType::kF32};
+    if (o.split_dtypes.size() != 1) return std::nullopt;
+    return SearchKey{o.family, o.instruction_k, o.split_dtypes[0].first, o.split_dtypes[0].second};
+  };
   // The searches that found the class's earlier descriptors (found_before) come first,
   // each as it found them: its family, its instruction_k (search_instruction_k) and, for
   // a split, its one (partial, merge) pair. Each probe of session 34's id 24 split class
@@ -460,34 +468,26 @@ absl::StatusOr<dsl::GemmDesc> probe_key(const dsl::probe::GemmBlackBox& box,
   // the k8 search with that pair found it in 133 s, every probe of the class again. A
   // hint that finds nothing costs its one search; the usual order follows, less that
   // same search.
-  std::vector<std::tuple<GemmFamily, int, DType, DType>> hinted;
+  std::vector<SearchKey> hinted;
   for (const dsl::GemmDesc& d : found_before) {
     if (std::find(families.begin(), families.end(), d.family) == families.end()) continue;
     const int ik = search_instruction_k(d);
     const std::vector<int> iks = dsl::probe::searched_instruction_ks(s.a_dtype, d.family);
     if (std::find(iks.begin(), iks.end(), ik) == iks.end()) continue;  // a search never made here
-    const bool split = split_search_of(d.family);
-    const std::tuple<GemmFamily, int, DType, DType> h = {
-        d.family, ik, split ? d.partial_dtype : DType::kF32, split ? d.merge_dtype : DType::kF32};
-    if (std::find(hinted.begin(), hinted.end(), h) == hinted.end()) hinted.push_back(h);
+    dsl::probe::ProbeOptions o = options_for(d.family, ik);
+    if (split_search_of(d.family)) o.split_dtypes = {{d.partial_dtype, d.merge_dtype}};
+    const SearchKey h = *search_key(o);
+    if (std::find(hinted.begin(), hinted.end(), h) != hinted.end()) continue;
+    hinted.push_back(h);
+    absl::StatusOr<dsl::GemmDesc> found = search(o, /*as_before=*/true);
+    if (found.ok()) return found;
+    if (!absl::IsNotFound(found.status())) return found.status();  // the box itself failed
   }
-  for (const auto& [f, ik, partial, merge] : hinted) {
-    dsl::probe::ProbeOptions o = options_for(f, ik);
-    if (split_search_of(f)) o.split_dtypes = {{partial, merge}};
-    absl::StatusOr<dsl::GemmDesc> d = search(o, /*as_before=*/true);
-    if (d.ok()) return d;
-    if (!absl::IsNotFound(d.status())) return d.status();  // the box itself failed
-  }
-  // A usual search that is exactly a hinted one (the same family and instruction_k; a
-  // split's one dtype pair) found nothing above, on the same instrument: it is not made
-  // again (a wrong hint costs its one search, not two).
+  // A usual search that is exactly a hinted one found nothing above, on the same
+  // instrument: it is not made again (a wrong hint costs its one search, not two).
   auto made_as_hint = [&](const dsl::probe::ProbeOptions& o) {
-    if (split_search_of(o.family) && o.split_dtypes.size() != 1) return false;
-    const std::tuple<GemmFamily, int, DType, DType> h =
-        split_search_of(o.family)
-            ? std::make_tuple(o.family, o.instruction_k, o.split_dtypes[0].first, o.split_dtypes[0].second)
-            : std::make_tuple(o.family, o.instruction_k, DType::kF32, DType::kF32);
-    return std::find(hinted.begin(), hinted.end(), h) != hinted.end();
+    const std::optional<SearchKey> k = search_key(o);
+    return k.has_value() && std::find(hinted.begin(), hinted.end(), *k) != hinted.end();
   };
   for (GemmFamily f : families) {
     for (int ik : dsl::probe::searched_instruction_ks(s.a_dtype, f)) {
