@@ -128,6 +128,7 @@
 #include "samples/common/FlagArg.h"
 #include "samples/common/ShapeArg.h"
 #include "samples/common/SelfJobs.h"
+#include "samples/common/TableSaves.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -584,16 +585,20 @@ int main(int argc, char** argv) {
                 static_cast<long long>(rk->probes_kept), static_cast<long long>(open));
   }
   Progress progress;
-  // The table is written after each family and every 30 s of probing (to a temp file,
-  // renamed into place), so a run cut short by a time limit still leaves a usable map.
+  // The table is written after each family and while probing as TableSaves says (every
+  // 30 s, and soon after a probe ends; to a temp file, renamed into place), so a run cut
+  // short by a time limit still leaves a usable map.
   double last_save = 0;
+  bool probed_since_save = false;  // a probe has ended since the table was last written
   auto save = [&]() -> bool {
     last_save = progress.elapsed();
+    probed_since_save = false;
     return write_file(args->out, profile::write_table(table));
   };
+  const samples::TableSaves saves;
   auto show = [&](std::string_view phase, int64_t done, int64_t total) {
     progress(phase, done, total, state.heuristic_calls);
-    if (phase == "probe" && progress.elapsed() - last_save > 30) save();
+    if (phase == "probe" && saves.due(progress.elapsed(), last_save, probed_since_save)) save();
   };
   const profile::HeuristicFn heuristic =
       [&](const runtime::GemmShape& s) -> absl::StatusOr<runtime::AlgoConfig> {
@@ -698,8 +703,9 @@ int main(int argc, char** argv) {
       // Each probe is named on stderr before it runs, and the table is saved (at most
       // every 30 s) between probes, not only between classes: a run killed by a time
       // limit inside one long probe (device run 12 lost 490 s that way) keeps what the
-      // probes before it found and says which probe it was in.
-      if (progress.elapsed() - last_save > 30) save();
+      // probes before it found and says which probe it was in; a probe that ended since
+      // the last save is written before the next starts (samples/common/TableSaves.h).
+      if (saves.due(progress.elapsed(), last_save, probed_since_save)) save();
       std::fprintf(stderr, "\nprobe %s at %lldx%lldx%lld (%.1f s)\n",
                    profile::to_string(key).c_str(), static_cast<long long>(s.m),
                    static_cast<long long>(s.n), static_cast<long long>(s.k), progress.elapsed());
@@ -773,6 +779,7 @@ int main(int argc, char** argv) {
                    progress.elapsed() - started, static_cast<long long>(calls), box_s, turn_s,
                    d.ok() ? ("a descriptor: " + dsl::to_string(*d)).c_str()
                           : std::string(d.status().message()).substr(0, 120).c_str());
+      probed_since_save = true;
       return d;
     };
     // The match's shapes rank the classes (fixbits-cublas-match's defaults: seed 1, a
