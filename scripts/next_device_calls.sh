@@ -427,6 +427,27 @@ case $what in
   latency)
     latency
     ;;
+  phases)
+    # #4, session 35: softmax 256 x 131072 runs at half the copy (99.6 us), RMSNorm's
+    # same-shaped kernel at 0.87. The model to test: a block's phases serialize (load,
+    # max, barrier, exp and sum, barrier, outputs) and its 2 blocks an SM start together,
+    # so the SM's issue slots and the DRAM take turns: per wave of 264 blocks about 3.2 us
+    # of loads, 4.4 us of exp arithmetic, 3.2 us of stores, 8 waves. If so, ncu shows
+    # softmax's DRAM throughput near half and its issue slots busy well under half, where
+    # RMSNorm's DRAM is near the copy. One launch of each winner under Nsight Compute.
+    for k in softmax:w16_e4_k4s_p8_cluster_ws_rd_se rmsnorm:w16_e4_k6s_mb4_p6_cluster_ws; do
+      op=${k%%:*}; name=${k#*:}
+      el "ncu $op $name"
+      FIXBITS_BENCH_CONFIGS=16x4 ncu_once ${FIXBITS_PHASES_TIMEOUT:-140} "^fixbits_${op}_bf16_bf16_pinned_s4096_${name}\$" \
+        "${op}_pinned_bf16/256/" ncu_$op.log
+      echo "ncu $op rc=$?"
+    done
+    for op in softmax rmsnorm; do
+      echo "== $op"
+      grep -E "Duration|DRAM Throughput|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|Issued Warp|No Eligible|Achieved Occupancy|Registers Per|Block Limit Shared" \
+        "$OUT/ncu_$op.log" | head -14 | cut -c1-160
+    done
+    ;;
   clusters)
     # #4, session 33: what the driver's occupancy calculator says of the cluster kernels
     # (session 31 found RMSNorm 256 x 131072's cluster kernels 1.5-2.3x slower than
