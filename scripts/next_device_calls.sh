@@ -35,28 +35,29 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 34 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-34 got only H100s; session 34's first nine asks got none: 676 s of its
-# 1,800 s; a failed start cost 90 s, an H200's 180 s, a refusal 15 s; check `status`'s
-# none_now before asking):
-#   1. #7: class 364's separating probe (8449x33x501760, about 320 s): the table keeps
-#      three open probes (8449x31x500897 and 8449x32x515933: k_loop 32/first;
-#      8449x33x501505: k_loop 0/first; cut ceil(K/15) up to 8 in all three):
-#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=420
-#      FIXBITS_SCAN_BUDGET=440 FIXBITS_SCAN_TIMEOUT=460 FIXBITS_CUBLAS_END=590
+# Session 35 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-35 got only H100s; session 35's first twelve asks got none, about 1,050 s
+# of its 1,800: a failed start cost 90 s, an H200's 180 s, a refusal 15 s; check
+# `status`'s none_now before asking, and space asks ~12 min apart):
+#   1. #7: class 364's cut rule: four open probes (cuts 33400, 33440, 34400 fit
+#      ceil(K/15) up to 8; 8449x33x501760 found 33472, 16 more). Its fifth probe
+#      (8449x34x523953) was cut by the scan's limit; give it the whole call:
+#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=400
+#      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=440 FIXBITS_CUBLAS_END=590
 #      bash scripts/next_device_calls.sh cublas
-#      (since 68e8489 a probe searches first as its class's earlier probes found: expect
-#      the k8 search first, about 135 s instead of 320; not yet run on a device)
+#      (each probe now takes one search, ~190 s, nearly all of it cuBLASLt calls at K ~ 5e5)
 #   2. #4: softmax's free order on the rows whose ratio is from session 24 or missing
 #      (256 x 131072, 32768 x 8192): FIXBITS_BENCH_CONFIGS=16x4,8x8
 #      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(256|32768)/' FIXBITS_TABLE_TIMEOUT=400
 #      bash scripts/next_device_calls.sh table
-#   3. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+#   3. #4: `bash scripts/next_device_calls.sh phases` (softmax vs RMSNorm 256 x 131072
+#      under ncu; session 35's 120 s a kernel was too short: 260 s each now).
+#   4. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table.
-#   Session 34 did: the fix of session 33 timed (RMSNorm 256 x 131072 57.2 us, 0 local
-#   bytes; softmax 256 x 131072 99.6 us), gputests 79/79 with it, class 364's third probe.
-#   Left after these: 54 (64x16384x19982) and 82 (1x2896x4305): no descriptor of the
-#   probe's families reproduces cuBLASLt.
+#   Session 35 did: class 82 validated (363/365; session 30 had found and lost it),
+#   class 364's fourth probe, class 54's kernel and walks (segment-K: 156 + 157 k-tiles,
+#   the longer last; no family says it), the match on the new table (all identical).
+#   Left after these: 54 needs a segment split in GemmDesc (docs/cublas.md, session 35).
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
 #   (docs/cublas.md); or, as sessions 29-34 did, put each run's table in the working tree
 #   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
@@ -434,11 +435,13 @@ case $what in
     # so the SM's issue slots and the DRAM take turns: per wave of 264 blocks about 3.2 us
     # of loads, 4.4 us of exp arithmetic, 3.2 us of stores, 8 waves. If so, ncu shows
     # softmax's DRAM throughput near half and its issue slots busy well under half, where
-    # RMSNorm's DRAM is near the copy. One launch of each winner under Nsight Compute.
+    # RMSNorm's DRAM is near the copy. One launch of each winner under Nsight Compute
+    # (the bench tunes every 16 x 4 candidate first, slowly under ncu: session 35's 120 s
+    # saw 160 softmax kernels, not yet the winner; 260 s each, <= 540 s in all).
     for k in softmax:w16_e4_k4s_p8_cluster_ws_rd_se rmsnorm:w16_e4_k6s_mb4_p6_cluster_ws; do
       op=${k%%:*}; name=${k#*:}
       el "ncu $op $name"
-      FIXBITS_BENCH_CONFIGS=16x4 ncu_once ${FIXBITS_PHASES_TIMEOUT:-140} "^fixbits_${op}_bf16_bf16_pinned_s4096_${name}\$" \
+      FIXBITS_BENCH_CONFIGS=16x4 ncu_once ${FIXBITS_PHASES_TIMEOUT:-260} "^fixbits_${op}_bf16_bf16_pinned_s4096_${name}\$" \
         "${op}_pinned_bf16/256/" ncu_$op.log
       echo "ncu $op rc=$?"
     done
