@@ -17,7 +17,11 @@ namespace fixbits::samples {
 
 struct TableSaves {
   double every_s = 30;      // the longest a run of quick work goes unwritten
-  double after_probe_s = 2;  // a finished probe waits at most this long (plus one probe's start)
+  // A finished probe waits at most this long (plus one probe's start). Session 35's
+  // table is 13 MB of text (`fixbits-cublas-scan --merge`, which reads it twice and
+  // writes it once, takes 2.3 s on the 2-core build machine), so a write every 2 s
+  // would cost a run of quick probes a large share of its time; every 10 s, little.
+  double after_probe_s = 10;
 
   bool due(double now_s, double last_save_s, bool probed_since_save) const {
     const double since = now_s - last_save_s;

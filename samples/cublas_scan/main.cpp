@@ -700,8 +700,8 @@ int main(int argc, char** argv) {
     const profile::ProbeFn probe = [&](const runtime::GemmShape& s, const profile::CublasKey& key,
                                        const std::vector<dsl::GemmDesc>& found_before)
         -> absl::StatusOr<dsl::GemmDesc> {
-      // Each probe is named on stderr before it runs, and the table is saved (at most
-      // every 30 s) between probes, not only between classes: a run killed by a time
+      // Each probe is named on stderr before it runs, and the table is saved between
+      // probes (TableSaves), not only between classes: a run killed by a time
       // limit inside one long probe (device run 12 lost 490 s that way) keeps what the
       // probes before it found and says which probe it was in; a probe that ended since
       // the last save is written before the next starts (samples/common/TableSaves.h).

@@ -17,9 +17,9 @@ TEST(TableSaves, AProbeThatEndedIsWrittenBeforeTheNextLongOne) {
 }
 
 TEST(TableSaves, QuickProbesInARowAreNotEachWritten) {
-  // A class of 0.5 s probes: one write per after_probe_s, not one per probe.
-  EXPECT_FALSE(TableSaves{}.due(101.5, 100.0, true));
-  EXPECT_TRUE(TableSaves{}.due(102.5, 100.0, true));
+  // A class of 0.5 s probes: one write per after_probe_s (10 s), not one per probe.
+  EXPECT_FALSE(TableSaves{}.due(105.0, 100.0, true));
+  EXPECT_TRUE(TableSaves{}.due(110.5, 100.0, true));
 }
 
 TEST(TableSaves, TheLimitsAreTheCallersOwn) {
