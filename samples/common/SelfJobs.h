@@ -9,8 +9,9 @@
 // A SIGTERM or SIGINT that reaches the parent while it waits (a `timeout` around the
 // whole run) is passed on to the jobs, and run_self_jobs returns once they have exited,
 // so the caller still gets to use what they saved (the scan merges its slices' tables,
-// which each slice rewrites at least every 30 s; session 15's device run 3 lost a whole table to
-// a timeout before this). stopped_by_signal() then says which signal it was.
+// which each slice rewrites at least every 30 s; session 15's device run 3 lost a
+// whole table to a timeout before this). stopped_by_signal() then says which signal it
+// was.
 // The pids the handler signals sit in a fixed array written before the handler is
 // installed and only read by it (no lock can be taken in a signal handler).
 // Example: run_self_jobs(argv[0], "fixbits-cublas-match",
