@@ -432,8 +432,9 @@ case $what in
     # #4, session 35: softmax 256 x 131072 runs at half the copy (99.6 us), RMSNorm's
     # same-shaped kernel at 0.87. The model to test: a block's phases serialize (load,
     # max, barrier, exp and sum, barrier, outputs) and its 2 blocks an SM start together,
-    # so the SM's issue slots and the DRAM take turns: per wave of 264 blocks about 3.2 us
-    # of loads, 4.4 us of exp arithmetic, 3.2 us of stores, 8 waves. If so, ncu shows
+    # so the SM's issue slots and the DRAM take turns: per wave of 240 blocks (the 30
+    # clusters of 8 the driver holds at once, session 34's `c8x30`) about 3 us of loads,
+    # 4.4 us of exp arithmetic, 3 us of stores, 8.53 waves. If so, ncu shows
     # softmax's DRAM throughput near half and its issue slots busy well under half, where
     # RMSNorm's DRAM is near the copy. One launch of each winner under Nsight Compute
     # (the bench tunes every 16 x 4 candidate first, slowly under ncu: session 35's 120 s
