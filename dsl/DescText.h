@@ -145,10 +145,11 @@ class FieldReader {
                          join(all)));
     return false;
   }
+  // Records an error about `piece` of `key` (the first error is kept).
+  void fail(std::string_view key, std::string_view piece, const std::string& why);
 
  private:
   const Field* find(std::string_view key);
-  void fail(std::string_view key, std::string_view piece, const std::string& why);
 
   std::string_view what_;
   std::string_view text_;

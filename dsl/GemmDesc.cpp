@@ -85,6 +85,22 @@ bool has_split(const GemmDesc& d) {
   return d.family == GemmFamily::kSplitK || (d.family == GemmFamily::kGemv && !d.k_cuts.empty());
 }
 
+int64_t cut_parts(const KCut& c, int64_t len) {
+  if (c.segments > 0) return len > 0 ? c.segments : 0;
+  return (len + c.span - 1) / c.span;
+}
+
+std::pair<int64_t, int64_t> cut_part(const KCut& c, int64_t j, int64_t k0, int64_t k1) {
+  if (c.segments == 0) return {k0 + j * c.span, std::min(k1, k0 + (j + 1) * c.span)};
+  const int64_t tiles = (k1 - k0 + c.span - 1) / c.span;
+  const int64_t base = tiles / c.segments;
+  const int64_t first_long = c.segments - tiles % c.segments;  // segments before it: base
+  // Tiles before segment j: j * base, plus one for each long segment before it.
+  auto tiles_before = [&](int64_t s) { return s * base + std::max<int64_t>(0, s - first_long); };
+  return {std::min(k1, k0 + tiles_before(j) * c.span),
+          std::min(k1, k0 + tiles_before(j + 1) * c.span)};
+}
+
 int lane_slots(int lanes) {
   int slots = 1;
   while (slots < lanes && slots < (1 << 30)) slots *= 2;
@@ -201,6 +217,9 @@ absl::Status validate_instruction(const GemmDesc& d) {
   return absl::OkStatus();
 }
 
+// A segment split is one kernel launch's gridDim.z (at most 65535 on CUDA).
+constexpr int64_t kMaxSegments = 4096;
+
 absl::Status validate_cuts(const GemmDesc& d) {
   const std::string fam(desc_text::enum_name(d.family, kFamilyNames));
   // A split (has_split) is merged by a second kernel in part order: its fold is a chain.
@@ -220,6 +239,18 @@ absl::Status validate_cuts(const GemmDesc& d) {
     if (!desc_text::enum_in_range(c.fold, kFoldNames)) {
       return bad(absl::StrFormat("GemmDesc.k_cuts[%d].fold holds %d, which is no Fold.", i,
                                  static_cast<int>(c.fold)));
+    }
+    if (c.segments < 0 || c.segments == 1 || c.segments > kMaxSegments) {
+      return bad(absl::StrFormat(
+          "GemmDesc.k_cuts[%d].segments is %d but must be 0 (parts of the span) or a "
+          "segment count in [2, %d].",
+          i, c.segments, kMaxSegments));
+    }
+    if (c.segments > 0 && (i > 0 || d.family != GemmFamily::kSplitK || d.k_cuts.size() > 1)) {
+      return bad(absl::StrFormat(
+          "GemmDesc.k_cuts[%d].segments is %d on a %s descriptor with %d cut levels; segments "
+          "are the split of family split_k (k_cuts[0]) with no inner level so far.",
+          i, c.segments, desc_text::enum_name(d.family, kFamilyNames), d.k_cuts.size()));
     }
     if (i > 0 && c.span > d.k_cuts[i - 1].span) {
       return bad(absl::StrFormat(
@@ -425,8 +456,9 @@ std::string to_string(const GemmDesc& d) {
   using desc_text::safe_dtype_name;
   std::string cuts;
   for (size_t i = 0; i < d.k_cuts.size(); ++i) {
-    absl::StrAppend(&cuts, i ? "," : "", d.k_cuts[i].span, ":",
-                    enum_name(d.k_cuts[i].fold, kFoldNames));
+    absl::StrAppend(&cuts, i ? "," : "", d.k_cuts[i].span,
+                    d.k_cuts[i].segments > 0 ? absl::StrCat("/seg", d.k_cuts[i].segments) : "",
+                    ":", enum_name(d.k_cuts[i].fold, kFoldNames));
   }
   return absl::StrCat(
       "gemm{family=", enum_name(d.family, kFamilyNames), " a=", safe_dtype_name(d.a_dtype),
@@ -467,6 +499,17 @@ absl::StatusOr<GemmDesc> parse_gemm_desc(std::string_view text) {
   r.list_field("cuts", [&](std::string_view item) {
     r.split_pair(item, ':', "cuts", [&](std::string_view span, std::string_view fold) {
       KCut c;
+      // "<span>" or "<span>/seg<P>" (segments).
+      if (const size_t slash = span.find('/'); slash != std::string_view::npos) {
+        std::string_view seg = span.substr(slash + 1);
+        span = span.substr(0, slash);
+        if (seg.substr(0, 3) != "seg") {
+          r.fail("cuts", seg, "a span's \"/\" is followed by seg<P>, e.g. 64/seg2");
+          return;
+        }
+        seg.remove_prefix(3);
+        if (!r.parse_int(seg, &c.segments, "cuts", "a segment count")) return;
+      }
       if (!r.parse_int(span, &c.span, "cuts", "a span")) return;
       if (!r.parse_enum(fold, kFoldNames, &c.fold, "cuts", "a fold")) return;
       d.k_cuts.push_back(c);

@@ -64,6 +64,14 @@
 //     kChain: r = p_0; r = r (+) p_j in part order;
 //     kTreeUp / kTreeDown: a butterfly over the part index padded with -0.0 to a
 //     power of two, offsets counting up from 1 / down from half.
+//   Segments (KCut.segments = P > 0; text "<span>/seg<P>"; family kSplitK's split
+//   only, with no inner level): the level cuts its range instead into P segments of
+//   whole tiles of span elements: the range's T = ceil(len / span) tiles (the last
+//   may be short) are dealt floor(T / P) to each segment in order, and the T % P left
+//   over one more to each of the last T % P segments (a segment of no tile is an
+//   empty part, +0.0). cuBLAS's segment-K kernel (docs/cublas.md, session 35): at
+//   K = 19982, tiles of 64, P = 2: 313 tiles, segments of 156 and 157 tiles,
+//   [0, 9984) and [9984, 19982).
 //   For family kSplitK, and kGemv with its one cut, the outermost level is the split: its parts are written at
 //   partial_dtype and merged by a second kernel in part order with the running sum
 //   held at merge_dtype and seeded with +0.0: r = +0.0; r = r (+) p_j for every j
@@ -109,10 +117,20 @@ struct KLoopStep {
 };
 
 struct KCut {
-  int64_t span = 0;  // elements of K per part at this level (> 0)
+  int64_t span = 0;  // elements of K per part at this level (> 0); with segments, per tile
   Fold fold = Fold::kChain;
+  int64_t segments = 0;  // 0: parts of span, the last short; P > 0: P segments of tiles
   bool operator==(const KCut&) const = default;
 };
+
+// The parts cut `c` makes of a range of `len` elements: ceil(len / span), or
+// `segments` when set (0 parts when len is 0, either way); and part j's elements [e0, e1) of [k0, k1) (len = k1 - k0),
+// by the rules above (empty, e0 == e1, for a segment of no tile). The one definition
+// the references, the probe and codegen's part index follow.
+// Example: {span 64, segments 2} over [0, 19982): parts 2, part 0 = [0, 9984), part 1 =
+// [9984, 19982); {span 64} over [0, 200): parts 4, part 3 = [192, 200).
+int64_t cut_parts(const KCut& c, int64_t len);
+std::pair<int64_t, int64_t> cut_part(const KCut& c, int64_t j, int64_t k0, int64_t k1);
 
 struct GemmDesc {
   GemmFamily family = GemmFamily::kPlain;

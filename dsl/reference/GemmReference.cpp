@@ -4,7 +4,8 @@
 // Per output element (m, n), with a_k = a[m,k] and b_k = b[k,n] widened exactly:
 //   level(0, [0,K)) -> epilogue -> round to out_dtype.
 //   level(i, range): i == k_cuts.size() ? leaf(range)
-//                    : fold over parts of k_cuts[i].span, each level(i+1, part).
+//                    : fold over the parts of k_cuts[i] (cut_part: spans, or
+//                      segments of whole tiles), each level(i+1, part).
 // Example: kMmaSync f16, ik = 16, step = 32, short turn last, K = 40: turns [0,32)
 // and [32,40); groups [0,16) [16,32) [32,40)+8 zero products.
 //
@@ -143,8 +144,10 @@ class ElementTree {
     if (i == d_.k_cuts.size()) return leaf(k0, k1);
     const KCut& cut = d_.k_cuts[i];
     std::vector<float> parts;
-    for (int64_t p0 = k0; p0 < k1; p0 += cut.span) {
-      parts.push_back(level(i + 1, p0, std::min(p0 + cut.span, k1)));
+    const int64_t n = k1 > k0 ? cut_parts(cut, k1 - k0) : 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const auto [e0, e1] = cut_part(cut, j, k0, k1);
+      parts.push_back(level(i + 1, e0, e1));
     }
     if (parts.empty()) return 0.0f;
     if (has_split(d_) && i == 0) return merge_split(parts);

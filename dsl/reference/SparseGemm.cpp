@@ -296,8 +296,9 @@ class SparseTree {
   float level(size_t i, int64_t k0, int64_t k1) {
     if (i == d_.k_cuts.size()) return leaf(k0, k1);
     const KCut& cut = d_.k_cuts[i];
+    if (k1 <= k0) return 0.0f;
+    if (cut.segments > 0) return segment_level(i, k0, k1);
     const int64_t n = (k1 - k0 + cut.span - 1) / cut.span;
-    if (n == 0) return 0.0f;
     // Parts that differ from a whole fill part: those holding an entry, and a short last.
     absl::InlinedVector<std::pair<int64_t, float>, 8> special;
     for (size_t e = first_at(k0); e < hi_ && idx_[e] < k1; ++e) {
@@ -338,6 +339,21 @@ class SparseTree {
     std::vector<float> parts(static_cast<size_t>(n), fill);
     for (const auto& [j, value] : special) parts[static_cast<size_t>(j)] = value;
     return fold_parts(std::move(parts), cut.fold);
+  }
+
+  // A segment split (validate: the split of split_k, level 0, no inner level): its
+  // few parts differ in length, so each is evaluated, or taken from the fill memo.
+  float segment_level(size_t i, int64_t k0, int64_t k1) {
+    const KCut& cut = d_.k_cuts[i];
+    float r = 0.0f;  // the split's merge: r = +0.0, r = M(r + P(p_j))
+    for (int64_t j = 0; j < cut.segments; ++j) {
+      const auto [e0, e1] = cut_part(cut, j, k0, k1);
+      const size_t e = first_at(e0);
+      const bool holds_entry = e < hi_ && idx_[e] < e1;
+      const float p = holds_entry ? level(i + 1, e0, e1) : fill_part(i + 1, e1 - e0);
+      r = round_to(d_.merge_dtype, r + round_to(d_.partial_dtype, p));
+    }
+    return r;
   }
 
   const GemmDesc d_;

@@ -446,6 +446,27 @@ MergeParams read_merge_params(Builder& b, const GemmDesc& d) {
   return mp;
 }
 
+// Part `part`'s range [k0, k1) of [0, k) under the split `cut` (GemmDesc.h's cut_part,
+// in the program's arithmetic; k is a kernel parameter).
+std::pair<Value, Value> split_part_range(Builder& b, const KCut& cut, Value part, Value k) {
+  const Value span = i64(b, cut.span);
+  if (cut.segments == 0) {
+    Value k0 = b.mul(part, span);
+    return {k0, b.min(b.add(k0, span), k)};
+  }
+  const Value segs = i64(b, cut.segments);
+  Value tiles = b.div(b.add(k, i64(b, cut.span - 1)), span);
+  Value base = b.div(tiles, segs);
+  Value first_long = b.sub(segs, b.sub(tiles, b.mul(base, segs)));
+  // Tiles before segment s: s * base + max(0, s - first_long).
+  auto tiles_before = [&](Value s) {
+    return b.add(b.mul(s, base), b.max(b.sub(s, first_long), i64(b, 0)));
+  };
+  Value k0 = b.min(b.mul(tiles_before(part), span), k);
+  Value k1 = b.min(b.mul(tiles_before(b.add(part, i64(b, 1))), span), k);
+  return {k0, k1};
+}
+
 absl::StatusOr<tile::Program> build_split_parts(const GemmDesc& d, const GemmConfig& cfg) {
   Builder b(kernel_name(d, cfg, "parts"));
   b.set_num_warps(cfg.warps);
@@ -455,9 +476,10 @@ absl::StatusOr<tile::Program> build_split_parts(const GemmDesc& d, const GemmCon
   Operands o = read_partials_params(b, d, &ws);
   OutFrame f = out_frame(b, d, cfg, o);
   Value part = b.cast(b.program_id(2), Elem::kI64);
-  Value k0 = b.mul(part, i64(b, d.k_cuts[0].span));
-  Value k1 = b.min(b.add(k0, i64(b, d.k_cuts[0].span)), o.k);
-  Accs acc = level(b, d, 1, k0, k1, f.shape_like, f.leaf);  // a part is never empty
+  auto [k0, k1] = split_part_range(b, d.k_cuts[0], part, o.k);
+  // A part is empty only as a segment of no tile (K under P tiles): its leaf folds
+  // nothing and writes +0.0, as the reference's empty part.
+  Accs acc = level(b, d, 1, k0, k1, f.shape_like, f.leaf);
   Value plane = b.mul(b.mul(part, o.m), o.n);
   for (size_t j = 0; j < acc.size(); ++j) {
     Value off = b.add(b.add(b.mul(f.rows[j], o.n), f.cols[j]), plane);
@@ -1063,7 +1085,7 @@ absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& d, const GemmC
     s.workspace_elems = d.blocks * m * n;
   }
   if (has_split(d)) {
-    s.parts = d.k_cuts.empty() ? 0 : ceil_div(k, d.k_cuts[0].span);
+    s.parts = d.k_cuts.empty() ? 0 : cut_parts(d.k_cuts[0], k);
     s.merge_grid = scalar_grid;  // the merge is elementwise, on the scalar block shape
     s.main_grid[2] = s.parts;
     s.workspace_elems = s.parts * m * n;

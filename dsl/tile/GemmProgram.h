@@ -95,7 +95,7 @@ absl::StatusOr<GemmPrograms> gemm(const GemmDesc& desc, const GemmConfig& config
 struct GemmLaunchShape {
   std::array<int64_t, 3> main_grid{0, 0, 0};
   std::array<int64_t, 3> merge_grid{0, 0, 0};  // kSplitK only
-  int64_t parts = 0;             // kSplitK: ceil(K / k_cuts[0].span)
+  int64_t parts = 0;             // kSplitK: cut_parts(k_cuts[0], K)
   int64_t workspace_elems = 0;   // kSplitK: parts * M * N partials
 };
 absl::StatusOr<GemmLaunchShape> gemm_launch_shape(const GemmDesc& desc, const GemmConfig& config,

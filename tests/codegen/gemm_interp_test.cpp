@@ -6,7 +6,7 @@
 // shapes M = 1, odd N, odd K, K = 0 and K not a multiple of instruction_k, inputs
 // f16 / bf16 (mma_sync and wgmma) and e4m3 / e5m2 (wgmma), fast and non-fast
 // accumulation, short turns first and last, instruction_k 16 and 8 (mma_sync), split_k with tree folds and narrow
-// partials, the dot family's two programs, and the epilogue (alpha/beta, bias, relu). This is the CPU proof that the register blocking
+// partials, segment splits (an empty segment included), the dot family's two programs, and the epilogue (alpha/beta, bias, relu). This is the CPU proof that the register blocking
 // moves no bit; the GPU tests (tests/jit/gemm_gpu_test.cpp) check the hardware.
 // Family gemv, every lane count the descriptor allows (1..64, powers of two or not:
 // cuBLAS's gemvNSP uses 20, 24 and 26 lanes, whose absent partners the program pads
@@ -231,6 +231,31 @@ TEST_F(GemmInterp, SplitKAndEpilogueWithBlockingMatchReference) {
     epi.bias = true;
     epi.activation = dsl::Activation::kRelu;
     sweep(epi, cfgs, {{33, 19, 150}, {1, 5, 7}});
+  }
+}
+
+// A segment split (cuBLAS's segment-K kernel: segments of whole tiles, the longer
+// last): the parts kernel's z-th block takes segment z's range, as cut_part deals it,
+// and the merge adds the segments in order. K = 333 (6 tiles of 64, the last short)
+// in 4 segments is 1, 1, 2, 2 tiles; K = 100 (2 tiles) in 3 segments leaves segment 0
+// empty (+0.0); K = 0 has no part; a short turn first, narrow partials.
+TEST_F(GemmInterp, SegmentSplitMatchesReference) {
+  for (Instruction ins : {Instruction::kMmaSync, Instruction::kWgmma}) {
+    const bool wg = ins == Instruction::kWgmma;
+    const std::vector<GemmConfig> cfgs = {blocked(wg ? 4 : 2, 1, 1), blocked(4, 2, 2)};
+    GemmDesc d;
+    d.instruction = ins;
+    d.family = GemmFamily::kSplitK;
+    d.k_loop_step = {.step = 64, .short_turn = dsl::ShortTurn::kFirst};
+    for (int64_t segments : {2, 3, 4}) {
+      d.k_cuts = {{.span = 64, .segments = segments}};
+      ASSERT_TRUE(dsl::validate(d).ok()) << dsl::validate(d);
+      sweep(d, cfgs, {{17, 9, 333}, {3, 8, 100}, {1, 1, 0}});
+    }
+    d.use_fast_accum = false;
+    d.partial_dtype = DType::kBF16;
+    d.k_cuts = {{.span = 32, .segments = 5}};
+    sweep(d, cfgs, {{17, 9, 333}, {2, 3, 31}});
   }
 }
 

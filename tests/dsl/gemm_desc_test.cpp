@@ -329,6 +329,94 @@ TEST(GemmDescTest, GemvTakesOneSplitCut) {
       << validate(unsplit);
 }
 
+// A segment split (cuBLAS's segment-K kernel, docs/cublas.md session 35): cut_part
+// deals whole tiles, floor(T / P) a segment and the remainder to the last ones; the
+// text "<span>/seg<P>" round-trips and every other cut's text is unchanged; segments
+// are refused outside split_k's one level, and a count of 1 or over the limit.
+TEST(GemmDescTest, SegmentSplit) {
+  const KCut c{64, Fold::kChain, 2};
+  EXPECT_EQ(cut_parts(c, 19982), 2);
+  EXPECT_EQ(cut_part(c, 0, 0, 19982), std::make_pair(int64_t{0}, int64_t{9984}));
+  EXPECT_EQ(cut_part(c, 1, 0, 19982), std::make_pair(int64_t{9984}, int64_t{19982}));
+  // 6 tiles (the last short) in 4 segments: 1, 1, 2, 2 tiles, from k0 = 10.
+  const KCut four{64, Fold::kChain, 4};
+  const std::vector<std::pair<int64_t, int64_t>> want = {
+      {10, 74}, {74, 138}, {138, 266}, {266, 343}};
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(cut_part(four, j, 10, 343), want[j]) << j;
+  // Fewer tiles than segments: the first ones are empty; no part of an empty range.
+  const KCut three{64, Fold::kChain, 3};
+  EXPECT_EQ(cut_part(three, 0, 0, 100), std::make_pair(int64_t{0}, int64_t{0}));
+  EXPECT_EQ(cut_part(three, 1, 0, 100), std::make_pair(int64_t{0}, int64_t{64}));
+  EXPECT_EQ(cut_part(three, 2, 0, 100), std::make_pair(int64_t{64}, int64_t{100}));
+  EXPECT_EQ(cut_parts(three, 0), 0);
+  // The equal split: parts of the span, the last short.
+  EXPECT_EQ(cut_parts(KCut{64}, 200), 4);
+  EXPECT_EQ(cut_part(KCut{64}, 3, 0, 200), std::make_pair(int64_t{192}, int64_t{200}));
+  // Every segment partition tiles its range in order.
+  for (int64_t len : {1, 63, 64, 65, 1000, 19982}) {
+    for (int64_t p = 2; p <= 9; ++p) {
+      const KCut cut{32, Fold::kChain, p};
+      int64_t at = 5;
+      for (int64_t j = 0; j < p; ++j) {
+        const auto [e0, e1] = cut_part(cut, j, 5, 5 + len);
+        EXPECT_EQ(e0, at) << len << " " << p << " " << j;
+        EXPECT_GE(e1, e0);
+        EXPECT_TRUE((e1 - e0) % 32 == 0 || e1 == 5 + len) << "whole tiles but the last";
+        at = e1;
+      }
+      EXPECT_EQ(at, 5 + len);
+    }
+  }
+
+  GemmDesc d;
+  d.family = GemmFamily::kSplitK;
+  d.instruction = Instruction::kWgmma;
+  d.k_loop_step = {64, ShortTurn::kFirst};
+  d.k_cuts = {c};
+  ASSERT_TRUE(validate(d).ok()) << validate(d);
+  const std::string text = to_string(d);
+  EXPECT_NE(text.find("cuts=[64/seg2:chain]"), std::string::npos) << text;
+  absl::StatusOr<GemmDesc> back = parse_gemm_desc(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, d);
+  GemmDesc equal = d;
+  equal.k_cuts = {{64, Fold::kChain}};
+  EXPECT_NE(to_string(equal).find("cuts=[64:chain]"), std::string::npos);
+  EXPECT_NE(hash(d), hash(equal));
+
+  auto refused = [](const GemmDesc& x, const char* must) {
+    const absl::Status st = validate(x);
+    EXPECT_NE(st.message().find(must), std::string::npos) << st;
+  };
+  GemmDesc one = d;
+  one.k_cuts[0].segments = 1;
+  refused(one, "GemmDesc.k_cuts[0].segments is 1");
+  GemmDesc many = d;
+  many.k_cuts[0].segments = 5000;
+  refused(many, "GemmDesc.k_cuts[0].segments is 5000");
+  GemmDesc inner = d;
+  inner.k_cuts = {{4096, Fold::kChain}, {64, Fold::kChain, 2}};
+  refused(inner, "GemmDesc.k_cuts[1].segments is 2");
+  GemmDesc nested = d;
+  nested.k_cuts.push_back({16, Fold::kChain});
+  refused(nested, "GemmDesc.k_cuts[0].segments is 2 on a split_k descriptor with 2 cut levels");
+  GemmDesc chunks = chunks_f32();
+  chunks.k_cuts = {{128, Fold::kChain, 2}};
+  refused(chunks, "GemmDesc.k_cuts[0].segments is 2 on a chained_chunks descriptor");
+
+  auto rejected_text = [&](const std::string& cuts, const char* must) {
+    std::string t = text;
+    t.replace(t.find("64/seg2"), 7, cuts);
+    absl::StatusOr<GemmDesc> x = parse_gemm_desc(t);
+    ASSERT_FALSE(x.ok()) << t;
+    EXPECT_NE(x.status().message().find(must), std::string::npos) << x.status();
+  };
+  rejected_text("64/2", "followed by seg<P>");
+  rejected_text("64/segx", "a segment count");
+  rejected_text("64/seg", "a segment count");
+  rejected_text("64/seg1", "GemmDesc.k_cuts[0].segments is 1");
+}
+
 // The -0.0 seed (cuBLAS's K = 1 kernel): printed last as "seed=-0" only when set, so
 // every other descriptor's text and hash stay; valid on plain scalar leaves only.
 TEST(GemmDescTest, NegativeZeroSeed) {

@@ -390,6 +390,33 @@ TEST_F(GemmGpuTest, SplitKMatchesReferenceWithEveryPartialAndMergeDtype) {
   sweep(d, {{2, 1, 2}}, {{3, 5, 17}, {1, 1, 0}});
 }
 
+// A segment split (cuBLAS's segment-K kernel: P segments of whole tiles, the longer
+// last; GemmDesc.h): the parts kernel's blockIdx.z takes its segment's range as
+// cut_part deals it, an empty segment included (K = 100 in 3 segments of 64), and at
+// class 54's K = 19982 in two segments of 64 (156 + 157 tiles).
+TEST_F(GemmGpuTest, SegmentSplitMatchesReference) {
+  for (Instruction ins : {Instruction::kWgmma, Instruction::kMmaSync}) {
+    GemmDesc d;
+    d.family = GemmFamily::kSplitK;
+    d.instruction = ins;
+    d.k_loop_step = {.step = 64, .short_turn = dsl::ShortTurn::kFirst};
+    for (int64_t segments : {2, 3, 5}) {
+      d.k_cuts = {{.span = 64, .segments = segments}};
+      sweep(d, {{4, 1, 1}, {8, 1, 1}}, {{17, 9, 333}, {3, 8, 100}, {65, 65, 1000}, {1, 1, 0}});
+    }
+    d.use_fast_accum = false;
+    d.partial_dtype = DType::kBF16;
+    d.k_cuts = {{.span = 128, .segments = 4}};
+    sweep(d, {{4, 1, 1}}, {{33, 20, 2049}});
+  }
+  GemmDesc c54;
+  c54.family = GemmFamily::kSplitK;
+  c54.instruction = Instruction::kWgmma;
+  c54.k_loop_step = {.step = 64, .short_turn = dsl::ShortTurn::kFirst};
+  c54.k_cuts = {{.span = 64, .segments = 2}};
+  expect_reference(c54, {4, 1, 1}, problem(c54, {64, 40, 19982}, true, false, Mix::kAdversarial, true));
+}
+
 // The merge's running sum starts at +0.0 on the device too (the PTX keeps the add of
 // +0.0, which no compiler may drop without nsz): every product -2^-48 (f16 inputs
 // -2^-24 and +2^-24), every part a tiny negative f32 its f16 partial rounds to -0.0,

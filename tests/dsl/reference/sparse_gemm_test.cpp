@@ -1,6 +1,6 @@
 // sparse_gemm_test: reference::gemm_sparse_element gives exactly reference::gemm's bits
 // (memcmp of the output pattern) over random descriptors of every family it evaluates
-// itself, random K, the probe's fill and other fills (nonzero, -0.0, subnormal), and
+// itself (segment splits included), random K, the probe's fill and other fills (nonzero, -0.0, subnormal), and
 // entries drawn from adversarial values (±L, r, subnormals, ±0, NaN, inf); and every
 // error path.
 #include "dsl/reference/Reference.h"
@@ -87,6 +87,9 @@ class Draw {
           d.k_cuts.push_back({span, f});
           span = 1 + below(span);
         }
+      }
+      if (d.family == GemmFamily::kSplitK && below(3) == 0) {  // a segment split
+        d.k_cuts = {{1 + below(64), Fold::kChain, 2 + below(7)}};
       }
       if (d.family == GemmFamily::kSplitK) {
         d.partial_dtype = outs[below(3)];
