@@ -679,6 +679,10 @@ bool explains(const dsl::GemmDesc& d, const dsl::GemmDesc& there, int64_t k, Rep
   for (size_t i = 0; i < alt.k_cuts.size(); ++i) {
     if (dot_there) {
       alt.k_cuts[i].span = (k + there.blocks - 1) / there.blocks;
+    } else if (alt.k_cuts[i].segments > 0) {
+      // A segment split's span is its tile, not a span that follows K: d's own cut is
+      // what it says at k (an equal split there may be the same partition: tiles a
+      // multiple of the segments), and the replay decides.
     } else if (i < there.k_cuts.size()) {
       alt.k_cuts[i].span = there.k_cuts[i].span;
     } else {
@@ -803,14 +807,21 @@ bool steps_differ_at(const dsl::GemmDesc& a, const dsl::GemmDesc& b, int64_t k) 
 }
 
 // The lengths of the ranges a descriptor's leaf runs over at K: K itself without cuts;
-// with one cut level of span s, s and the last part's length; empty for deeper nests
-// (not handled by the separating probe).
+// with one cut level, its parts' lengths (span s: s and the last part's; segments:
+// each segment's, distinct); empty for deeper nests (not handled by the separating
+// probe).
 std::vector<int64_t> leaf_lengths(const dsl::GemmDesc& d, int64_t k) {
   if (d.k_cuts.empty()) return {k};
   if (d.k_cuts.size() > 1) return {};
-  const int64_t s = std::max<int64_t>(1, d.k_cuts[0].span);
-  const int64_t parts = (k + s - 1) / s;
-  return {std::min(s, k), k - (parts - 1) * s};
+  dsl::KCut c = d.k_cuts[0];
+  c.span = std::max<int64_t>(1, c.span);
+  const int64_t parts = dsl::cut_parts(c, k);
+  std::vector<int64_t> lengths;
+  for (int64_t j = 0; j < parts; j = j == 0 && c.segments == 0 ? std::max<int64_t>(1, parts - 1) : j + 1) {
+    const auto [e0, e1] = dsl::cut_part(c, j, 0, k);
+    if (std::find(lengths.begin(), lengths.end(), e1 - e0) == lengths.end()) lengths.push_back(e1 - e0);
+  }
+  return lengths;
 }
 
 // Whether no leaf range of any probe of results[0..j] (those with a descriptor, at each
@@ -936,6 +947,10 @@ absl::StatusOr<std::vector<SpanRule>> fit_rules_of(const std::vector<ProbeResult
     if (level >= there.k_cuts.size() || span < 1) return false;
     dsl::GemmDesc alt = there;
     alt.k_cuts[level].span = span;
+    // The class's segment split (descs[0], the descriptor the rules carry): a probe
+    // where its partition is an equal split's (tiles a multiple of the segments) found
+    // that span; the rule's cut is the segment split at that span.
+    if (level < descs[0].k_cuts.size()) alt.k_cuts[level].segments = descs[0].k_cuts[level].segments;
     for (size_t i = level + 1; i < alt.k_cuts.size(); ++i) {
       alt.k_cuts[i].span = std::min(alt.k_cuts[i].span, alt.k_cuts[i - 1].span);
     }

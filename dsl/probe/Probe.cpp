@@ -35,14 +35,12 @@
 namespace fixbits::dsl::probe {
 namespace {
 
-// What the pair walk returns at m for a level of span s and fold f over [0, range),
-// when the pair does not lie inside part 0.
-Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeValues& v,
+// What the pair walk returns when +L lies in part j and -L in part j2 of n parts
+// folded by f (r in part 0), when the pair does not lie inside part 0.
+Outcome predict_parts(int64_t j, int64_t j2, int64_t n, Fold f, const ProbeValues& v,
                       DType out) {
-  const int64_t n = (range + s - 1) / s;
   std::vector<float> parts(static_cast<size_t>(n), 0.0f);
   parts[0] = v.r;
-  const int64_t j = m / s, j2 = (m + 1) / s;
   if (j != j2) {
     parts[static_cast<size_t>(j)] = v.L;  // j == 0: r met +L inside part 0 and was lost
     parts[static_cast<size_t>(j2)] = -v.L;
@@ -50,6 +48,19 @@ Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeVa
   const float x = reference::fold_parts(parts, f);
   return classify(out, v.r, to_bits(out, x));
 }
+
+// The same for a level of span s over [0, range), the pair at m, m + 1.
+Outcome predict_level(int64_t s, Fold f, int64_t range, int64_t m, const ProbeValues& v,
+                      DType out) {
+  return predict_parts(m / s, (m + 1) / s, (range + s - 1) / s, f, v, out);
+}
+
+// A segment split's candidates (GemmDesc.h, "Segments"): the counts 2..kMaxProbeSegments
+// and the tiles of kSegmentTiles, in this order, 64 first: cuBLAS's f16 segment-K kernel
+// takes tiles of 64 (tilesize64x256x64); where the walk cannot tell tiles apart (the
+// same partition of K) the first is kept.
+constexpr int64_t kMaxProbeSegments = 16;
+constexpr int64_t kSegmentTiles[] = {64, 128, 32, 256, 16};
 
 
 struct Leaf {
@@ -331,8 +342,7 @@ class Judge {
     // Every candidate faces the same walks: one tail walk per outermost span and
     // one r walk per span of any candidate nest (set_spans), so a candidate that
     // lacks a level is still asked what that level's walk shows.
-    for (int64_t span : outer_spans_) {
-      const int64_t q = (o_.k - 1) / span * span;
+    for (int64_t q : tail_starts_) {
       if (q <= 0 || o_.k - q < 3) continue;
       absl::StatusOr<const std::vector<Outcome>*> tail = box_walk_from(q);
       if (!tail.ok()) return tail.status();
@@ -394,14 +404,26 @@ class Judge {
     return r_walk_matches(*elem, p, **rw, why);
   }
 
-  // The spans of every candidate nest, outermost levels separately.
+  // The spans of every candidate nest, outermost levels separately. The outermost
+  // level is kept as where its parts start: part 1 (its r walk's -L; the span, or a
+  // segment split's first boundary) and its last part (its tail walk's r).
   void set_spans(const std::vector<std::vector<KCut>>& nests) {
+    auto add = [](std::vector<int64_t>& into, int64_t v) {
+      if (std::find(into.begin(), into.end(), v) == into.end()) into.push_back(v);
+    };
     for (const std::vector<KCut>& nest : nests) {
       for (size_t i = 0; i < nest.size(); ++i) {
-        std::vector<int64_t>& into = i == 0 ? outer_spans_ : inner_only_;
-        if (std::find(into.begin(), into.end(), nest[i].span) == into.end()) {
-          into.push_back(nest[i].span);
+        if (i > 0) {
+          add(inner_only_, nest[i].span);
+          continue;
         }
+        const int64_t parts = cut_parts(nest[0], o_.k);
+        if (parts < 2) {
+          add(outer_spans_, nest[0].span);  // one part: its walks see no boundary
+          continue;
+        }
+        add(outer_spans_, cut_part(nest[0], 1, 0, o_.k).first);
+        add(tail_starts_, cut_part(nest[0], parts - 1, 0, o_.k).first);
       }
     }
     all_spans_ = outer_spans_;
@@ -531,6 +553,7 @@ class Judge {
   std::deque<std::pair<int64_t, std::vector<Outcome>>> tails_;
   std::deque<std::pair<int64_t, std::vector<Outcome>>> r_walks_;
   std::vector<int64_t> outer_spans_, inner_only_, all_spans_;
+  std::vector<int64_t> tail_starts_;  // where each candidate's last outermost part starts
   std::vector<int64_t> turn_walks_;
 };
 
@@ -560,7 +583,14 @@ absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& 
       split_pairs(o, o.family == GemmFamily::kSplitK);
   std::string why = "no candidate";
   for (const std::vector<KCut>& nest : nests) {
-    const int64_t range = nest.empty() ? o.k : std::min(o.k, nest.back().span);
+    // The innermost parts' length: a segment's (the last, longest), else the span.
+    const int64_t range = nest.empty() ? o.k
+                          : nest.back().segments > 0
+                              ? [&] {
+                                  const auto [e0, e1] = cut_part(nest.back(), cut_parts(nest.back(), o.k) - 1, 0, o.k);
+                                  return e1 - e0;
+                                }()
+                              : std::min(o.k, nest.back().span);
     for (const Leaf& leaf : candidate_leaves(o, range)) {
       for (const auto& [partial, merge] : pairs) {
         GemmDesc d = base_desc(o);
@@ -631,7 +661,7 @@ absl::StatusOr<GemmDesc> search_gemv(const ProbeOptions& o, Instrument& inst,
   if (o.gemv_split) {
     for (std::vector<KCut>& n : candidate_nests(walk, o.k, GemmFamily::kSplitK, 1,
                                                 inst.values(), o.out_dtype)) {
-      if (n.size() == 1 && n[0].span < o.k) nests.push_back(std::move(n));
+      if (n.size() == 1 && n[0].span < o.k && n[0].segments == 0) nests.push_back(std::move(n));
     }
     judge.set_spans(nests);
   }
@@ -818,6 +848,50 @@ LevelMatch match_level(const std::vector<Outcome>& walk, int64_t range, bool cha
   return m.empty() ? LevelMatch{} : m[0];
 }
 
+std::vector<KCut> segment_cuts(const std::vector<Outcome>& walk, int64_t k, const ProbeValues& v,
+                               DType out) {
+  std::vector<KCut> cuts;
+  std::vector<std::vector<int64_t>> seen;  // each cut's part starts (its partition of K)
+  const auto walk_at = [&](int64_t m) { return walk[static_cast<size_t>(m)]; };
+  for (int64_t segments = 2; segments <= kMaxProbeSegments; ++segments) {
+    for (int64_t tile : kSegmentTiles) {
+      const KCut c{tile, Fold::kChain, segments};
+      // Part starts inside (0, k) and the part of each index from the first on.
+      std::vector<int64_t> starts;
+      for (int64_t j = 1; j < segments; ++j) {
+        const int64_t e0 = cut_part(c, j, 0, k).first;
+        if (e0 > 0 && e0 < k && (starts.empty() || starts.back() != e0)) starts.push_back(e0);
+      }
+      if (starts.empty() || starts.front() < 2 || starts.back() > k - 1) continue;
+      if (std::find(seen.begin(), seen.end(), starts) != seen.end()) continue;
+      // An equal split's partition is the equal span's candidate already.
+      bool equal = true;
+      for (size_t j = 0; j < starts.size(); ++j) {
+        equal = equal && starts[j] == static_cast<int64_t>(j + 1) * starts[0];
+      }
+      if (equal && (k - 1) / starts[0] == static_cast<int64_t>(starts.size())) continue;
+      bool ok = true;  // cheap first: a pair across every boundary loses r
+      for (int64_t b : starts) ok = ok && walk_at(b - 1) == Outcome::kZero;
+      // From the first boundary on, the chain sees: a pair across the first boundary
+      // (r lost to +L in part 0), across a later one, or inside a later part.
+      const int64_t n = static_cast<int64_t>(starts.size()) + 1;
+      const Outcome across_first = predict_parts(0, 1, n, Fold::kChain, v, out);
+      const Outcome across_later = n > 2 ? predict_parts(1, 2, n, Fold::kChain, v, out) : across_first;
+      const Outcome inside = predict_parts(1, 1, n, Fold::kChain, v, out);
+      size_t next = 0;  // starts[next]: the first boundary above m
+      for (int64_t m = starts.front() - 1; ok && m + 2 <= k; ++m) {
+        while (next < starts.size() && starts[next] <= m) ++next;
+        const bool across = next < starts.size() && starts[next] == m + 1;
+        ok = (across ? (next == 0 ? across_first : across_later) : inside) == walk_at(m);
+      }
+      if (!ok) continue;
+      seen.push_back(starts);
+      cuts.push_back(c);
+    }
+  }
+  return cuts;
+}
+
 std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk, int64_t k,
                                                GemmFamily family, int max_levels,
                                                const ProbeValues& v, DType out) {
@@ -846,6 +920,13 @@ std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk,
           nests.push_back(std::move(nest));
         }
       }
+    }
+    // A split whose parts are not equal spans: segments of whole tiles (cuBLAS's
+    // segment-K kernel), after the span's nests (a span can match the first of three
+    // segments' boundaries: 640 at 320, 640 of K = 1000; where both say one partition,
+    // segment_cuts leaves it to the span, the canonical form).
+    if (required && family == GemmFamily::kSplitK) {
+      for (KCut& c : segment_cuts(walk, k, v, out)) nests.push_back({c});
     }
     // No cut shows inside this range: an outermost cut at least K long. Below K = 3 no
     // walk shows any cut, so a cut of one element is a candidate too (the draws judge).

@@ -33,7 +33,9 @@
 //   Failure: InvalidArgument for unusable options; NotFound naming the experiment
 //   that rejected the last candidate when no descriptor in the family reproduces the
 //   black box; the black box's own errors pass through, naming the experiment.
-// Search space: split spans >= 2 seen at this K (a span >= K is reported as K), up
+// Search space: split spans >= 2 seen at this K (a span >= K is reported as K), or,
+//   for split_k, a segment split (segment_cuts: 2..16 segments of whole tiles; where
+//   tiles give the same partition, 64 first; after the span's nests), up
 //   to opts.max_levels (<= 4) cut levels and 64 nests; GEMV without k_cuts (and with
 //   one split cut when opts.gemv_split), over
 //   the lane counts opts.gemv_lanes (default: the powers of two 1..64); the
@@ -113,6 +115,14 @@ struct LevelMatch {
 // restricts to kChain (the split of kSplitK).
 LevelMatch match_level(const std::vector<Outcome>& walk, int64_t range, bool chain_only,
                        const ProbeValues& v, DType out);
+
+// Family split_k's segment splits (KCut.segments, GemmDesc.h) whose predicted walk
+// equals `walk` from their first boundary on: counts 2..16 segments of tiles 64, 128,
+// 32, 256 or 16 (in this order), one cut per partition of [0, k) (the first that
+// makes it) but an equal split's partition. candidate_nests offers them, each alone,
+// after the nests of the span that matches (which may be two segments' length).
+std::vector<KCut> segment_cuts(const std::vector<Outcome>& walk, int64_t k, const ProbeValues& v,
+                               DType out);
 
 // Every nest (outermost first) the pair walk allows, fewest levels first.
 std::vector<std::vector<KCut>> candidate_nests(const std::vector<Outcome>& walk, int64_t k,

@@ -1586,6 +1586,33 @@ TEST(CublasScan, ASplitCountOfMinusOneIsPinnedByTheProbesK) {
   }
 }
 
+// cuBLAS's segment-K kernel (class 54, id 41, SPLITK_NUM -1; docs/cublas.md session
+// 35): two segments of whole 64-wide tiles, the longer last, at every K. The probe at
+// K = 391 (7 tiles: 3 + 4) finds the segment split; the one at K = 1000 (16 tiles: 8 +
+// 8) finds the equal split of 512, the same partition, which the class's segment split
+// explains; the rule is "fixed" (the tile), and a lookup at other K gives the truth's
+// bits (K = 700: 5 + 6 tiles, no equal split says it).
+TEST(CublasScan, ASegmentSplitClassIsValidatedAcrossAnEqualPartition) {
+  const AlgoConfig unset{.id = 41, .splitk_num = 0xFFFFFFFFu, .reduction_scheme = 2};
+  dsl::GemmDesc seg;
+  seg.family = dsl::GemmFamily::kSplitK;
+  seg.k_loop_step = {64, dsl::ShortTurn::kFirst};
+  seg.k_cuts = {{64, dsl::Fold::kChain, 2}};
+  const auto truth = [seg](const GemmShape&, int64_t) { return seg; };
+  const CublasTable t = probed_at_one_or_two_k(unset, truth, true);
+  ASSERT_EQ(t.classes.size(), 1u);
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  ASSERT_EQ(c.desc->k_cuts.size(), 1u) << *c.desc;
+  EXPECT_EQ(c.desc->k_cuts[0], seg.k_cuts[0]) << *c.desc;
+  ASSERT_EQ(c.rules.size(), 1u);
+  EXPECT_EQ(to_string(c.rules[0]), "fixed");
+  std::vector<int64_t> probed;
+  for (const ProbePoint& p : c.probes) probed.push_back(p.k);
+  EXPECT_EQ(probed, (std::vector<int64_t>{391, 1000}));
+  ASSERT_NO_FATAL_FAILURE(expect_reproduces(t, seg, {391, 700, 999, 1000}));
+}
+
 // A class whose kernel issues mma.sync m16n8k8 (cuBLAS's s1688 kernels, id 24 tiles
 // 15/18/20/24 on the H200): no 16-product descriptor reproduces it, so probe_key
 // searches again with instruction_k 8, and the class keeps that descriptor, which

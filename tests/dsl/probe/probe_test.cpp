@@ -582,6 +582,73 @@ TEST(RecoverTest, InstructionK8) {
   EXPECT_NE(st.message().find("ProbeOptions.instruction_k is 8"), std::string::npos) << st;
 }
 
+// cuBLAS's segment-K kernel (docs/cublas.md, session 35): the split cuts K into P
+// segments of whole tiles, the longer last, which no equal span says. The walk shows
+// the boundaries, segment_cuts offers the segment split, and the search recovers it
+// (tile 64 where the walk cannot tell tiles apart), leaf and dtypes included; an equal
+// split at the same K still comes back as its span.
+TEST(RecoverSegmentTest, SegmentSplitOfWholeTilesTheLongerLast) {
+  struct SegCase {
+    KCut cut;
+    int64_t k;
+    bool fast;
+    KLoopStep step;
+    DType partial;
+  };
+  const std::vector<SegCase> cases = {
+      // 16 tiles (the last of 40) in 3: 5, 5, 6 tiles, boundaries 320 and 640.
+      {{64, Fold::kChain, 3}, 1000, true, {64, ShortTurn::kFirst}, DType::kF32},
+      // 9 tiles of 128 in 2: 4 + 5, boundary 512.
+      {{128, Fold::kChain, 2}, 1100, false, {64, ShortTurn::kLast}, DType::kF16},
+      // 13 tiles of 64 in 4: 3, 3, 3, 4.
+      {{64, Fold::kChain, 4}, 801, true, {0, ShortTurn::kLast}, DType::kF32},
+  };
+  for (const SegCase& c : cases) {
+    GemmDesc d = split(mma(DType::kF16, DType::kF16, c.fast, c.step.step, c.step.short_turn),
+                       {c.cut}, c.partial, DType::kF32);
+    ASSERT_TRUE(validate(d).ok()) << validate(d);
+    Instrument inst(box_of(d), DType::kF16, DType::kF16, DType::kF16);
+    absl::StatusOr<std::vector<Outcome>> walk = inst.pair_walk(c.k);
+    ASSERT_TRUE(walk.ok()) << walk.status();
+    // No equal span says it (a span may match the first boundaries: 640 of 320, 640).
+    const LevelMatch outer = match_level(*walk, c.k, true, inst.values(), DType::kF16);
+    EXPECT_NE(outer.span, cut_part(c.cut, 1, 0, c.k).first) << d;
+    const std::vector<KCut> segs = segment_cuts(*walk, c.k, inst.values(), DType::kF16);
+    ASSERT_FALSE(segs.empty()) << d;
+    for (const KCut& s : segs) {  // each cut the walk allows makes the true partition
+      for (int64_t j = 0; j < c.cut.segments; ++j) {
+        EXPECT_EQ(cut_part(s, j, 0, c.k), cut_part(c.cut, j, 0, c.k)) << s.span << "/" << s.segments;
+      }
+    }
+    ProbeOptions o;
+    o.family = GemmFamily::kSplitK;
+    o.k = c.k;
+    o.split_dtypes = {{c.partial, DType::kF32}};
+    absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(d), o);
+    ASSERT_TRUE(got.ok()) << got.status() << "\n  true " << d;
+    ASSERT_EQ(got->k_cuts.size(), 1u) << *got;
+    EXPECT_GT(got->k_cuts[0].segments, 0) << *got;
+    if (c.cut.span == 64) EXPECT_EQ(got->k_cuts[0], c.cut) << *got;
+    for (uint64_t seed = 31; seed <= 34; ++seed) {
+      const reference::GemmProblem p = fresh_problem(d, c.k, seed);
+      absl::StatusOr<std::vector<uint32_t>> want = reference::gemm(d, p);
+      absl::StatusOr<std::vector<uint32_t>> have = reference::gemm(*got, p);
+      ASSERT_TRUE(want.ok() && have.ok());
+      EXPECT_EQ(*want, *have) << "true " << d << "\n  got  " << *got;
+    }
+  }
+  // The same K and boundaries in equal parts: the span, not segments.
+  GemmDesc equal = split(mma(DType::kF16, DType::kF16, true, 0, ShortTurn::kLast),
+                         {{320, Fold::kChain}}, DType::kF32, DType::kF32);
+  ProbeOptions o;
+  o.family = GemmFamily::kSplitK;
+  o.k = 900;
+  o.split_dtypes = {{DType::kF32, DType::kF32}};
+  absl::StatusOr<GemmDesc> got = recover_gemm_desc(box_of(equal), o);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->k_cuts, equal.k_cuts) << *got;
+}
+
 // cuBLAS's split gemv (session 14): with gemv_split the gemv search also tries one
 // split cut from the walk, and recovers the span, the partial and merge dtypes and the
 // lane map of part 0; without it, it finds no unsplit gemv that reproduces the box.
