@@ -1,5 +1,5 @@
-// The cuBLAS bit match on a fixed sample (reference §7.2): for each shape below and
-// 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
+// The cuBLAS bit match on a fixed sample (reference §7.2): for each shape below (the
+// large-K classes' included) and 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
 // descriptor of cuBLASLt's own answer for the shape (the path profile::cublas() takes,
 // lookup_answer) run on the same random inputs and must return the same bytes
 // (profile/match/CublasMatch.h, MatchResult's answer verdict); a descriptor the code
@@ -94,6 +94,28 @@ TEST_F(CublasMatchGpuTest, FixedShapes) {
   };
   uint64_t seed = 11;
   for (const auto& [mnk, t] : shapes) expect_match(*usual_shape(mnk, t), seed++);
+}
+
+// Shapes of the large-K classes the random shapes (under 2^22 elements) never reach:
+// class 54, cuBLAS's segment-K kernel (two segments of whole 64-wide k-tiles, the
+// longer last: 156 + 157 tiles at K = 19982, 180 + 181 at 23096, and a K of no probe),
+// and class 82, bf16 M = 1 split gemv (docs/cublas.md, sessions 35-36). Each prints
+// the answer it got, so a shape the heuristic moved to another class still says so.
+TEST_F(CublasMatchGpuTest, LargeKClassShapes) {
+  const std::vector<std::pair<Mnk, DType>> shapes = {
+      {{64, 16384, 19982}, DType::kF16}, {{64, 11610, 23096}, DType::kF16},
+      {{48, 13000, 27001}, DType::kF16}, {{1, 5892, 131137}, DType::kBF16},
+  };
+  uint64_t seed = 54;
+  for (const auto& [mnk, t] : shapes) {
+    const GemmShape s = *usual_shape(mnk, t);
+    absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
+    ASSERT_TRUE(heur.ok()) << runtime::to_string(s) << ": " << heur.status();
+    absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, s);
+    std::cout << runtime::to_string(s) << ": " << runtime::to_string(heur->algo) << " -> "
+              << (d.ok() ? dsl::to_string(*d) : std::string(d.status().message())) << "\n";
+    expect_match(s, seed++);
+  }
 }
 
 TEST_F(CublasMatchGpuTest, SeededRandomShapes) {
