@@ -35,31 +35,23 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 35 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-35 got only H100s; session 35's first twelve asks got none, about 1,050 s
-# of its 1,800: a failed start cost 90 s, an H200's 180 s, a refusal 15 s; check
-# `status`'s none_now before asking, and space asks ~12 min apart):
-#   1. #7: class 364's cut rule: four open probes (cuts 33400, 33440, 34400 fit
-#      ceil(K/15) up to 8; 8449x33x501760 found 33472, 16 more). Its fifth probe
-#      (8449x34x523953) was cut by the scan's limit; give it the whole call:
-#      FIXBITS_SCAN_CLASSES=364 FIXBITS_SCAN_MAXK=524288 FIXBITS_SCAN_PROBE_TIMEOUT=400
-#      FIXBITS_SCAN_BUDGET=420 FIXBITS_SCAN_TIMEOUT=440 FIXBITS_CUBLAS_END=590
-#      bash scripts/next_device_calls.sh cublas
-#      (each probe now takes one search, ~190 s, nearly all of it cuBLASLt calls at K ~ 5e5)
-#   2. #4: softmax's free order on the rows whose ratio is from session 24 or missing
-#      (256 x 131072, 32768 x 8192): FIXBITS_BENCH_CONFIGS=16x4,8x8
-#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(256|32768)/' FIXBITS_TABLE_TIMEOUT=400
-#      bash scripts/next_device_calls.sh table
-#   3. #4: `bash scripts/next_device_calls.sh phases` (softmax vs RMSNorm 256 x 131072
-#      under ncu; session 35's 120 s a kernel was too short: 260 s each now).
-#   4. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+# Session 36 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-36 got only H100s; a failed start costs 90 s, an H200's 180 s, a refusal
+# 15 s; check `status`'s none_now before asking, and space asks ~12 min apart):
+#   1. The large-K classes through the match (class 54's segment split at three shapes,
+#      class 82 at one; written after session 36's stage):
+#      FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*' FIXBITS_TEST_TIMEOUT=150
+#      bash scripts/next_device_calls.sh test
+#   2. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table.
-#   Session 35 did: class 82 validated (363/365; session 30 had found and lost it),
-#   class 364's fourth probe, class 54's kernel and walks (segment-K: 156 + 157 k-tiles,
-#   the longer last; no family says it), the match on the new table (all identical).
-#   Left after these: 54 needs a segment split in GemmDesc (docs/cublas.md, session 35).
+#   Session 36 did: the segment split (class 54: 64/seg2, 3 probes) and class 364's
+#   separating probes (split/8/64, 6 probes): 365 of 365; the match on that table (all
+#   identical), 80 of 80 GPU tests, softmax's free order on its last two rows, the
+#   `phases` ncu step (softmax 256 x 131072: latency-bound, 46% occupancy).
+#   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
+#   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md); or, as sessions 29-34 did, put each run's table in the working tree
+#   (docs/cublas.md); or, as sessions 29-36 did, put each run's table in the working tree
 #   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
