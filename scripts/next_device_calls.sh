@@ -38,16 +38,16 @@
 # Session 36 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-36 got only H100s; a failed start costs 90 s, an H200's 180 s, a refusal
 # 15 s; check `status`'s none_now before asking, and space asks ~12 min apart):
-#   1. The large-K classes through the match (class 54's segment split at three shapes,
-#      class 82 at one; written after session 36's stage):
-#      FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*' FIXBITS_TEST_TIMEOUT=150
-#      bash scripts/next_device_calls.sh test
-#   2. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
-#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table.
+#   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
+#      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
+#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*' FIXBITS_TEST_TIMEOUT=150
+#      bash scripts/next_device_calls.sh test (the large-K classes through the match;
+#      identical on an H100 in session 36's run 6).
 #   Session 36 did: the segment split (class 54: 64/seg2, 3 probes) and class 364's
 #   separating probes (split/8/64, 6 probes): 365 of 365; the match on that table (all
 #   identical), 80 of 80 GPU tests, softmax's free order on its last two rows, the
-#   `phases` ncu step (softmax 256 x 131072: latency-bound, 46% occupancy).
+#   `phases` ncu step (softmax 256 x 131072: latency-bound, 46% occupancy), and the
+#   large-K classes through the match (class 54 and 82's shapes identical).
 #   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
 #   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
