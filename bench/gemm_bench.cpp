@@ -27,6 +27,14 @@
 //     ratio (cuBLAS time / dsl::gemm time: 1 = as fast as cuBLAS) come from the
 //     medians of the repetition. A descriptor dsl::gemm does not build (Unimplemented)
 //     times cuBLAS alone, and the label says why.
+//   * --desc=cublas (or FIXBITS_GEMM_DESC=cublas): each shape runs instead with the
+//     descriptor of cuBLAS's own answer, profile::cublas_answer(sm90, shape, lt) (the
+//     committed table, through the heuristic of the handle that times cuBLAS), in the layout that table was
+//     scanned in (f16/bf16 NN: A and B row-major; fp8 TN), so dsl::gemm returns
+//     cuBLAS's bytes: the check before timing is then memcmp of the whole output, and
+//     ratio is the speed the bits cost. Its knob search is the descriptor family's
+//     (split_k and plain: the matrix knobs above; gemv: warps x rows; dot: one setting).
+//     A shape whose answer has no descriptor times cuBLAS alone and says why.
 //   * Shapes: the 20-shape default subset; `--shapes=all` (or FIXBITS_GEMM_SHAPES=all)
 //     runs every distinct (N, K) at every M; --benchmark_filter selects by name
 //     (gemm/<dtype>/<model>/<layer>/M=<m>).
@@ -57,6 +65,7 @@
 #include "dsl/GemmDesc.h"
 #include "dsl/tile/GemmProgram.h"
 #include "jit/GemmRunner.h"
+#include "profile/CublasProfile.h"
 #include "runtime/CublasLt.h"
 #include "runtime/Runtime.h"
 
@@ -83,6 +92,8 @@ struct Env {
   std::vector<Case> cases;
 };
 Env g_env;
+// --desc=cublas: every shape takes the descriptor of cuBLAS's own answer (see above).
+bool g_cublas_bits = false;
 
 // ---------------------------------------------------------------------------------
 // Operands: one set of device buffers per input dtype, sized for the largest case,
@@ -141,7 +152,17 @@ absl::StatusOr<Operands*> operands_for(DType in) {
 
 // ---------------------------------------------------------------------------------
 // The descriptor each shape gets, and the knob settings searched for it.
-dsl::GemmDesc desc_for(const Case& c) {
+runtime::GemmShape cublas_shape(const Case& c);
+
+// The shape's own descriptor (this bench's family per M), or, with --desc=cublas,
+// cuBLAS's: Unimplemented (the row then times cuBLAS alone) when its answer has none.
+absl::StatusOr<dsl::GemmDesc> desc_for(const Case& c) {
+  if (g_cublas_bits) {
+    // Through the handle that runs cuBLAS's side, so the answer is the one timed.
+    absl::StatusOr<dsl::GemmDesc> d = profile::cublas_answer(profile::sm90, cublas_shape(c), *g_env.lt);
+    if (!d.ok()) return absl::UnimplementedError(absl::StrCat("profile::cublas: ", d.status().message()));
+    return d;
+  }
   dsl::GemmDesc d;
   d.a_dtype = d.b_dtype = c.in;
   d.acc_dtype = DType::kF32;
@@ -169,6 +190,7 @@ dsl::GemmDesc desc_for(const Case& c) {
 
 std::vector<dsl::GemmConfig> knobs_for(const dsl::GemmDesc& d, int64_t m, int64_t n) {
   std::vector<dsl::GemmConfig> out;
+  if (d.family == dsl::GemmFamily::kDot) return {dsl::GemmConfig{}};  // its grid is the desc's
   if (d.family == dsl::GemmFamily::kGemv) {
     for (auto [w, r] : {std::pair{1, 1}, {2, 1}, {4, 1}, {8, 1}, {4, 2}, {8, 2}, {4, 4}, {8, 4}}) {
       out.push_back({.warps = w, .rows_per_thread = r, .block_n = 1});
@@ -207,6 +229,7 @@ const char* instruction_text(dsl::Instruction i) {
 }
 
 std::string family_text(const dsl::GemmDesc& d) {
+  if (g_cublas_bits) return dsl::to_string(d);
   switch (d.family) {
     case dsl::GemmFamily::kSplitK:
       return absl::StrFormat("split_k %s ik=%d fast_accum span=%d partial=f32",
@@ -235,8 +258,10 @@ runtime::Dim3 dim(const std::array<int64_t, 3>& g) {
 }
 
 // The launches of GemmProgram.h's parameter lists on the shared operands: A row-major
-// (a_sm = K, a_sk = 1), B column-major (b_sk = 1, b_sn = K).
+// (a_sm = K, a_sk = 1), B column-major (b_sk = 1, b_sn = K) or, as cublas_shape(c)
+// says for --desc=cublas, row-major (b_sk = N, b_sn = 1).
 absl::Status launch_fixbits(const Tuned& t, const Case& c, Operands& o) {
+  const bool b_row = cublas_shape(c).b_row_major;
   using runtime::KernelArg;
   const auto i32 = [](int64_t v) { return KernelArg::scalar<int32_t>(static_cast<int32_t>(v)); };
   const auto i64 = [](int64_t v) { return KernelArg::scalar<int64_t>(v); };
@@ -252,7 +277,9 @@ absl::Status launch_fixbits(const Tuned& t, const Case& c, Operands& o) {
     args.push_back(KernelArg::pointer(*t.ws));
   }
   for (int64_t v : {c.m, c.n, c.k}) args.push_back(i32(v));
-  for (int64_t v : {c.k, int64_t{1}, int64_t{1}, c.k}) args.push_back(i64(v));  // a_sm a_sk b_sk b_sn
+  for (int64_t v : {c.k, int64_t{1}, b_row ? c.n : int64_t{1}, b_row ? int64_t{1} : c.k}) {
+    args.push_back(i64(v));  // a_sm a_sk b_sk b_sn
+  }
   if (merge == nullptr) {
     args.push_back(KernelArg::scalar<float>(1.0f));
     args.push_back(KernelArg::scalar<float>(0.0f));
@@ -271,6 +298,10 @@ absl::Status launch_fixbits(const Tuned& t, const Case& c, Operands& o) {
 }
 
 runtime::GemmShape cublas_shape(const Case& c) {
+  if (g_cublas_bits) {
+    absl::StatusOr<runtime::GemmShape> s = profile::usual_shape({c.m, c.n, c.k}, c.in);
+    if (s.ok()) return *s;  // the three dtypes of cases_for all have one
+  }
   return {.m = c.m, .n = c.n, .k = c.k, .a_dtype = c.in, .b_dtype = c.in,
           .out_dtype = out_dtype(c.in), .a_row_major = true, .b_row_major = false};
 }
@@ -319,7 +350,9 @@ absl::StatusOr<float> quick_ms(Timer& t, F&& launch) {
 // The fastest knob setting of the shape's descriptor; Unimplemented when dsl::gemm
 // does not build the descriptor at all.
 absl::StatusOr<Tuned> tune(const Case& c, Operands& o, Timer& timer) {
-  const dsl::GemmDesc desc = desc_for(c);
+  const absl::StatusOr<dsl::GemmDesc> got = desc_for(c);
+  if (!got.ok()) return got.status();
+  const dsl::GemmDesc desc = *got;
   absl::Status last = absl::InternalError("no knob setting was tried");
   std::optional<Tuned> best;
   float best_ms = 0;
@@ -357,15 +390,29 @@ absl::StatusOr<Tuned> tune(const Case& c, Operands& o, Timer& timer) {
   return *std::move(best);
 }
 
-// The first rows of dsl::gemm's output against cuBLAS's (both just computed).
+// The first rows of dsl::gemm's output against cuBLAS's (both just computed); with
+// --desc=cublas, every byte of the output.
 absl::Status compare_outputs(const Case& c, const Operands& o) {
   const DType t = out_dtype(c.in);
-  const size_t elems = static_cast<size_t>(std::min<int64_t>(c.m, 2) * c.n);
+  const size_t elems = static_cast<size_t>((g_cublas_bits ? c.m : std::min<int64_t>(c.m, 2)) * c.n);
   const size_t eb = elem_bytes(t);
   std::vector<uint8_t> fix(elems * eb), ref(elems * eb);
   if (absl::Status s = g_env.dev->synchronize(); !s.ok()) return s;
   if (absl::Status s = o.d_fix.copy_to_host(fix.data(), fix.size()); !s.ok()) return s;
   if (absl::Status s = o.d_ref.copy_to_host(ref.data(), ref.size()); !s.ok()) return s;
+  if (g_cublas_bits) {
+    for (size_t i = 0; i < elems; ++i) {
+      if (std::memcmp(&fix[i * eb], &ref[i * eb], eb) != 0) {
+        uint32_t fb = 0, rb = 0;
+        std::memcpy(&fb, &fix[i * eb], eb);
+        std::memcpy(&rb, &ref[i * eb], eb);
+        return absl::InternalError(absl::StrFormat(
+            "dsl::gemm on cuBLAS's descriptor differs from cuBLAS at output (%d, %d): 0x%x "
+            "against 0x%x.", i / c.n, i % c.n, fb, rb));
+      }
+    }
+    return absl::OkStatus();
+  }
   const float slack = 0.005f * std::sqrt(static_cast<float>(c.k));
   for (size_t i = 0; i < elems; ++i) {
     uint32_t fb = 0, rb = 0;
@@ -484,13 +531,19 @@ std::vector<Case> cases_for(bool all) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --shapes=default|all (also FIXBITS_GEMM_SHAPES), taken out before the library's flags.
+  // --shapes=default|all (also FIXBITS_GEMM_SHAPES) and --desc=own|cublas (also
+  // FIXBITS_GEMM_DESC), taken out before the library's flags.
   std::string shapes = std::getenv("FIXBITS_GEMM_SHAPES") ? std::getenv("FIXBITS_GEMM_SHAPES") : "";
+  std::string desc = std::getenv("FIXBITS_GEMM_DESC") ? std::getenv("FIXBITS_GEMM_DESC") : "own";
   bool list_only = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--shapes=", 9) == 0) {
       shapes = argv[i] + 9;
+      continue;
+    }
+    if (std::strncmp(argv[i], "--desc=", 7) == 0) {
+      desc = argv[i] + 7;
       continue;
     }
     list_only = list_only || std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0;
@@ -505,6 +558,14 @@ int main(int argc, char** argv) {
                  shapes.c_str());
     return 2;
   }
+  if (desc != "own" && desc != "cublas") {
+    std::fprintf(stderr,
+                 "gemm_bench: --desc (or FIXBITS_GEMM_DESC) is \"%s\" but must be \"own\" or "
+                 "\"cublas\".\n",
+                 desc.c_str());
+    return 2;
+  }
+  g_cublas_bits = desc == "cublas";
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
