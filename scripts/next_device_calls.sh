@@ -48,6 +48,10 @@
 #   identical), 80 of 80 GPU tests, softmax's free order on its last two rows, the
 #   `phases` ncu step (softmax 256 x 131072: latency-bound, 46% occupancy), and the
 #   large-K classes through the match (class 54 and 82's shapes identical).
+#   2. #7: the table stops at M, N <= 16384 (the scan's --max-mn), and every gate_up
+#      layer (N = 28672, 37888, 57344) falls outside it (session 36's gemm_bench
+#      --desc=cublas): a scan with --max-mn=65536 --append or --resume of the committed
+#      table, then probes of the classes it adds (not yet written as a step).
 #   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
 #   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
