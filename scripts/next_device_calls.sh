@@ -50,8 +50,9 @@
 #   large-K classes through the match (class 54 and 82's shapes identical).
 #   2. #7: the table stops at M, N <= 16384 (the scan's --max-mn), and every gate_up
 #      layer (N = 28672, 37888, 57344) falls outside it (session 36's gemm_bench
-#      --desc=cublas): a scan with --max-mn=65536 --append or --resume of the committed
-#      table, then probes of the classes it adds (not yet written as a step).
+#      --desc=cublas): a heuristic scan of the wider map (--max-mn=65536), then probes
+#      of the classes it adds; how it joins the committed table (whose maps would be
+#      rescanned) is not worked out, and it is not a step yet.
 #   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
 #   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
