@@ -817,7 +817,14 @@ std::vector<int64_t> leaf_lengths(const dsl::GemmDesc& d, int64_t k) {
   c.span = std::max<int64_t>(1, c.span);
   const int64_t parts = dsl::cut_parts(c, k);
   std::vector<int64_t> lengths;
-  for (int64_t j = 0; j < parts; j = j == 0 && c.segments == 0 ? std::max<int64_t>(1, parts - 1) : j + 1) {
+  // Equal spans: part 0 and the last; segments: every one (few, of two or three lengths).
+  std::vector<int64_t> looked_at = {0, parts - 1};
+  if (c.segments > 0) {
+    looked_at.clear();
+    for (int64_t j = 0; j < parts; ++j) looked_at.push_back(j);
+  }
+  for (int64_t j : looked_at) {
+    if (j < 0) continue;
     const auto [e0, e1] = dsl::cut_part(c, j, 0, k);
     if (std::find(lengths.begin(), lengths.end(), e1 - e0) == lengths.end()) lengths.push_back(e1 - e0);
   }

@@ -567,6 +567,16 @@ GemmDesc base_desc(const ProbeOptions& o) {
   return d;
 }
 
+// The length of the ranges a nest's leaf runs over at K (the longest): K without cuts,
+// the innermost span, or a segment split's last (longest) segment.
+int64_t innermost_length(const std::vector<KCut>& nest, int64_t k) {
+  if (nest.empty()) return k;
+  const KCut& c = nest.back();
+  if (c.segments == 0) return std::min(k, c.span);
+  const auto [e0, e1] = cut_part(c, cut_parts(c, k) - 1, 0, k);
+  return e1 - e0;
+}
+
 void apply_leaf(const Leaf& l, GemmDesc* d) {
   d->instruction = l.instruction;
   d->instruction_k = l.instruction_k;
@@ -583,15 +593,7 @@ absl::StatusOr<GemmDesc> search_cut_families(const ProbeOptions& o, Instrument& 
       split_pairs(o, o.family == GemmFamily::kSplitK);
   std::string why = "no candidate";
   for (const std::vector<KCut>& nest : nests) {
-    // The innermost parts' length: a segment's (the last, longest), else the span.
-    const int64_t range = nest.empty() ? o.k
-                          : nest.back().segments > 0
-                              ? [&] {
-                                  const auto [e0, e1] = cut_part(nest.back(), cut_parts(nest.back(), o.k) - 1, 0, o.k);
-                                  return e1 - e0;
-                                }()
-                              : std::min(o.k, nest.back().span);
-    for (const Leaf& leaf : candidate_leaves(o, range)) {
+    for (const Leaf& leaf : candidate_leaves(o, innermost_length(nest, o.k))) {
       for (const auto& [partial, merge] : pairs) {
         GemmDesc d = base_desc(o);
         d.k_cuts = nest;
