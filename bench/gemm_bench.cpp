@@ -246,6 +246,7 @@ std::string family_text(const dsl::GemmDesc& d) {
 // ---------------------------------------------------------------------------------
 // One tuned dsl::gemm: its kernels, grids and split-K workspace.
 struct Tuned {
+  bool b_row_major = false;  // cublas_shape(c)'s B layout, read once (not per launch)
   dsl::GemmDesc desc;
   dsl::GemmConfig cfg;
   std::shared_ptr<jit::GemmRunner> runner;  // holds the loaded kernels
@@ -261,7 +262,7 @@ runtime::Dim3 dim(const std::array<int64_t, 3>& g) {
 // (a_sm = K, a_sk = 1), B column-major (b_sk = 1, b_sn = K) or, as cublas_shape(c)
 // says for --desc=cublas, row-major (b_sk = N, b_sn = 1).
 absl::Status launch_fixbits(const Tuned& t, const Case& c, Operands& o) {
-  const bool b_row = cublas_shape(c).b_row_major;
+  const bool b_row = t.b_row_major;
   using runtime::KernelArg;
   const auto i32 = [](int64_t v) { return KernelArg::scalar<int32_t>(static_cast<int32_t>(v)); };
   const auto i64 = [](int64_t v) { return KernelArg::scalar<int64_t>(v); };
@@ -353,6 +354,7 @@ absl::StatusOr<Tuned> tune(const Case& c, Operands& o, Timer& timer) {
   const absl::StatusOr<dsl::GemmDesc> got = desc_for(c);
   if (!got.ok()) return got.status();
   const dsl::GemmDesc desc = *got;
+  const bool b_row = cublas_shape(c).b_row_major;
   absl::Status last = absl::InternalError("no knob setting was tried");
   std::optional<Tuned> best;
   float best_ms = 0;
@@ -363,7 +365,7 @@ absl::StatusOr<Tuned> tune(const Case& c, Operands& o, Timer& timer) {
       last = r.status();
       continue;
     }
-    Tuned t{desc, cfg, std::make_shared<jit::GemmRunner>(std::move(*r)), {}, nullptr};
+    Tuned t{b_row, desc, cfg, std::make_shared<jit::GemmRunner>(std::move(*r)), {}, nullptr};
     absl::StatusOr<dsl::GemmLaunchShape> shape = dsl::gemm_launch_shape(desc, cfg, c.m, c.n, c.k);
     if (!shape.ok()) return shape.status();
     t.shape = *shape;
@@ -551,18 +553,16 @@ int main(int argc, char** argv) {
   }
   argc = kept;
   if (shapes.empty()) shapes = "default";
-  if (shapes != "default" && shapes != "all") {
-    std::fprintf(stderr,
-                 "gemm_bench: --shapes (or FIXBITS_GEMM_SHAPES) is \"%s\" but must be "
-                 "\"default\" or \"all\".\n",
-                 shapes.c_str());
-    return 2;
-  }
-  if (desc != "own" && desc != "cublas") {
-    std::fprintf(stderr,
-                 "gemm_bench: --desc (or FIXBITS_GEMM_DESC) is \"%s\" but must be \"own\" or "
-                 "\"cublas\".\n",
-                 desc.c_str());
+  // A flag's value must be one of two words; otherwise say which and exit 2.
+  auto one_of = [](const char* flag, const char* env, const std::string& v, const char* a,
+                   const char* b) {
+    if (v == a || v == b) return true;
+    std::fprintf(stderr, "gemm_bench: --%s (or %s) is \"%s\" but must be \"%s\" or \"%s\".\n",
+                 flag, env, v.c_str(), a, b);
+    return false;
+  };
+  if (!one_of("shapes", "FIXBITS_GEMM_SHAPES", shapes, "default", "all") ||
+      !one_of("desc", "FIXBITS_GEMM_DESC", desc, "own", "cublas")) {
     return 2;
   }
   g_cublas_bits = desc == "cublas";

@@ -144,8 +144,7 @@ class ElementTree {
     if (i == d_.k_cuts.size()) return leaf(k0, k1);
     const KCut& cut = d_.k_cuts[i];
     std::vector<float> parts;
-    const int64_t n = k1 > k0 ? cut_parts(cut, k1 - k0) : 0;
-    for (int64_t j = 0; j < n; ++j) {
+    for (int64_t j = 0, n = cut_parts(cut, k1 - k0); j < n; ++j) {
       const auto [e0, e1] = cut_part(cut, j, k0, k1);
       parts.push_back(level(i + 1, e0, e1));
     }

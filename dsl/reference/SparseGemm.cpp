@@ -315,9 +315,7 @@ class SparseTree {
     const bool split = has_split(d_) && i == 0;
     if (split || cut.fold == Fold::kChain) {
       // split: r = +0.0, r = M(r + P(p_j)) for every j; chain: r = p_0, r = r + p_j.
-      auto partial = [&](float x) { return round_to(d_.partial_dtype, x); };
-      auto merge = [&](float x) { return round_to(d_.merge_dtype, x); };
-      auto add = [&](float r, float p) { return split ? merge(r + partial(p)) : r + p; };
+      auto add = [&](float r, float p) { return split ? merge_step(r, p) : r + p; };
       // The chain starts from part 0 itself; the split's merge from +0.0.
       float r = 0.0f;
       int64_t pos = 0;
@@ -351,9 +349,14 @@ class SparseTree {
       const size_t e = first_at(e0);
       const bool holds_entry = e < hi_ && idx_[e] < e1;
       const float p = holds_entry ? level(i + 1, e0, e1) : fill_part(i + 1, e1 - e0);
-      r = round_to(d_.merge_dtype, r + round_to(d_.partial_dtype, p));
+      r = merge_step(r, p);
     }
     return r;
+  }
+
+  // One step of a split's merge: r = M(r + P(p)), M and P the merge and partial dtypes.
+  float merge_step(float r, float p) const {
+    return round_to(d_.merge_dtype, r + round_to(d_.partial_dtype, p));
   }
 
   const GemmDesc d_;
