@@ -99,6 +99,13 @@ absl::Status check_axis(const std::vector<int64_t>& v, const char* name) {
 
 }  // namespace
 
+void merge_shapes(VariantShapes& into, const VariantShapes& from) {
+  for (const auto& [kp, mn] : from.points) {
+    auto it = into.points.find(kp);
+    if (it == into.points.end() || better_probe_cell(mn, it->second)) into.points[kp] = mn;
+  }
+}
+
 std::vector<int64_t> log_grid(int64_t lo, int64_t hi, int per_octave, int64_t multiple) {
   std::vector<int64_t> v;
   if (lo < 1 || hi < lo || per_octave < 1 || multiple < 1) return v;

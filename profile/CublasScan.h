@@ -149,6 +149,9 @@ using ProgressFn = std::function<void(std::string_view phase, int64_t done, int6
 struct VariantShapes {
   std::map<std::pair<int64_t, uint32_t>, std::pair<int64_t, int64_t>> points;
 };
+// Every point of `from` into `into`, keeping for each (K, split count) the better cell
+// as the scan does (more placements per launch, then the smaller M*N, then the smaller M).
+void merge_shapes(VariantShapes& into, const VariantShapes& from);
 // A probe of an earlier table's class: where it ran and the descriptor it gave there.
 struct KeptProbe {
   ProbePoint at;
