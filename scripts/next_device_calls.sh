@@ -12,6 +12,8 @@
 #                                                       map is the H200's heuristic)
 #          `bash scripts/next_device_calls.sh reduce`  #4: keep_in_shared's GPU tests, then
 #                                                       the RMSNorm bench rows, one ncu (<= 530 s)
+#          `bash scripts/next_device_calls.sh widen`   #7: the maps widened to M, N <= 65536,
+#                                                       then the probes it asks for (<= 560 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
 #                                                       table (~110 s)
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
@@ -300,6 +302,42 @@ case $what in
     el done
     grep -A16 "^family" "$OUT/match.log" | cut -c1-200
     grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150 || true
+    ;;
+  widen)
+    # #7: the table's maps widened to M, N <= FIXBITS_WIDEN_MN (65536; --widen-mn, profile/
+    #    WidenMap.h: only the new cells are asked, so the old keep the answers of the GPU
+    #    that scanned them), one process, no probe; then the probes its last "widen plan"
+    #    line asks for (the classes it made, the earlier classes' new variants) by 8
+    #    slices, with what is left of FIXBITS_WIDEN_END (560 s). The widened table (and,
+    #    if the probes ran, the probed one) comes back gzip'ed.
+    table_in > /tmp/t0.tsv
+    el "widen to M, N <= ${FIXBITS_WIDEN_MN:-65536}"
+    L timeout ${FIXBITS_WIDEN_TIMEOUT:-330} $B/fixbits-cublas-scan --resume=/tmp/t0.tsv \
+      --widen-mn=${FIXBITS_WIDEN_MN:-65536} --refine=${FIXBITS_WIDEN_REFINE:-3} --no-probe \
+      --max-probe-mnk=8589934592 --dtypes=f16,bf16,f8e4m3 --out=/tmp/tw.tsv > "$OUT/widen.log" 2>&1
+    echo "widen rc=$?"
+    grep -E "^widen [a-z0-9]+:|^resume|^summary|error" "$OUT/widen.log" | cut -c1-400
+    [ -s /tmp/tw.tsv ] || exit 1
+    gzip -9 -c /tmp/tw.tsv > "$OUT/cublas_sm90_widened.tsv.gz"
+    plan=$(grep "^widen plan:" "$OUT/widen.log" | tail -1)
+    cls=$(echo "$plan" | grep -oE -- "--classes=[0-9,]+")
+    pat=$(echo "$plan" | grep -oE -- "--probe-at=[0-9a-z:,x]+")
+    echo "plan: ${cls:-no new class} ${pat:-no gained variant}" | cut -c1-600
+    if [ -n "$cls$pat" ]; then
+      left=$(( ${FIXBITS_WIDEN_END:-560} - ($(date +%s) - T0) ))
+      el "probe (timeout $left)"
+      L timeout $left $B/fixbits-cublas-scan --resume=/tmp/tw.tsv --jobs=8 $cls $pat \
+        --dtypes=f16,bf16,f8e4m3 --small-probe-k=16 --probe-batch=128 --max-probe-mnk=8589934592 \
+        --probe-timeout-s=${FIXBITS_WIDEN_PROBE_TIMEOUT:-120} --probe-budget-s=$(( left - 45 )) \
+        --out=/tmp/tp.tsv > "$OUT/widen_probe.log" 2>&1; echo "probe rc=$?"
+      grep -a -h -E "^probe |probe took" /tmp/tp.tsv.slice*.log > "$OUT/widen_probe_at.log" 2>/dev/null
+      [ -s /tmp/tp.tsv ] && gzip -9 -c /tmp/tp.tsv > "$OUT/cublas_sm90.tsv.gz"
+      grep -E "^probe-at|^summary" "$OUT/widen_probe.log" | cut -c1-300
+      ids=",$(echo "$cls" | cut -d= -f2),"
+      awk -F'\t' -v c="$ids" '$1=="class" && index(c, ","$2",") { print "class " $2 " " $3 " {" $4 "}: " ($7 ~ /^gemm/ ? substr($7,1,150) : substr($8,1,150)) }' \
+        $( [ -s /tmp/tp.tsv ] && echo /tmp/tp.tsv || echo /tmp/tw.tsv )
+    fi
+    el done
     ;;
   reduce)
     # 1. The bits: kept passes and cluster strips in shared memory (cp.async, one commit

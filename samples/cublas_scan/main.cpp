@@ -31,7 +31,7 @@
 //          [--revalidate=N] [--small-probe-k=K] [--max-probe-mnk=W] [--probe-timeout-s=T]
 //          [--probe-batch=B] [--probe-queue=Q] [--retry-failed] [--rank-shapes=N] [--no-separate-validated]
 //          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
-//          [--find-points]
+//          [--find-points] [--widen-mn=N]
 //        fixbits-cublas-scan --resume=BASE --merge=A,B,... --out=PATH
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
@@ -90,6 +90,14 @@
 //   the shapes it meets it at (profile::find_points; kept as `seen` lines in --out), so
 //   its class can be probed; prints how many of the answers' keys the table lacks
 //   (another GPU's or cuBLASLt's heuristic). With --no-probe it only finds them.
+//   --widen-mn=N (with --resume, without --jobs): before probing, grows each --dtypes map
+//   to M, N <= N (profile::widen_map; session 36 found every gate_up layer, N = 28672 to
+//   57344, past the scanned 16384): the heuristic is asked at the new cells only, so the
+//   old cells keep the answers of the GPU that scanned them and the new ones hold this
+//   GPU's; --refine's boundary lines are added above the old last line. The classes that
+//   new keys make are probed; each earlier class that gained variants is probed first at
+//   up to two of them (the most-used; ProbeOptions::extra_points), its old probes checked
+//   with those. When the new cells hold no key the table lacked, nothing is probed.
 //   --jobs=N (with --resume): N copies of this program probe at once, each its own
 //   slice of the classes (--slice=j/N, ProbeOptions::slice) with the whole
 //   --probe-budget-s, writing <out>.slice<j>.tsv and its output to <out>.slice<j>.log;
@@ -138,6 +146,7 @@
 #include "profile/CublasProfile.h"
 #include "profile/CublasScan.h"
 #include "profile/MatchDraws.h"
+#include "profile/WidenMap.h"
 #include "profile/ProbeDeadline.h"
 #include "profile/ScanSlices.h"
 #include "runtime/CublasLt.h"
@@ -171,6 +180,7 @@ struct Args {
   std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
   std::vector<std::string> merge;  // --merge: tables of separate --resume runs to put together
   bool find_points = false;        // --find-points: ask the heuristic for shapes the map lost
+  int64_t widen_mn = 0;            // --widen-mn: grow the resumed maps to M, N <= this
 };
 
 // A comma-separated list of table class indices (--classes, --forget) into *out.
@@ -292,6 +302,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.no_probe = true;
     } else if (arg == "--find-points") {
       a.find_points = true;
+    } else if (value("--widen-mn=")) {
+      st = int_flag("--widen-mn=", 2, &a.widen_mn);
     } else {
       return absl::InvalidArgumentError("Unknown argument '" + arg +
                                         "'; see the usage at the top of main.cpp.");
@@ -321,6 +333,11 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
     return absl::InvalidArgumentError(
         "--find-points gives a resumed table's variants the shapes its map lost, in this "
         "process; give --resume=PATH and no --jobs (then resume its --out with --jobs).");
+  }
+  if (a.widen_mn > 0 && (a.resume.empty() || a.jobs > 1)) {
+    return absl::InvalidArgumentError(
+        "--widen-mn grows a resumed table's maps in this process; give --resume=PATH and no "
+        "--jobs (then resume its --out with --jobs).");
   }
   if (a.jobs > 1 && a.resume.empty()) {
     return absl::InvalidArgumentError(
@@ -627,6 +644,65 @@ int main(int argc, char** argv) {
                 static_cast<long long>(found->unknown), found->unknown_keys.empty() ? "" : ": ",
                 absl::StrJoin(found->unknown_keys, "; ").c_str(), progress.elapsed() - t0);
     state.heuristic_calls += found->heuristic_calls;
+  }
+  // --widen-mn: each resumed map grown to M, N <= widen_mn (its old cells kept). The
+  // classes it made are probed; each earlier class that gained variants is probed first
+  // at up to kWidenProbes of them (the most-used), its old probes checked with them.
+  constexpr size_t kWidenProbes = 2;
+  // The probes the widening asks for so far, as the flags a later --resume of --out
+  // takes (so a --no-probe widening hands them to --jobs processes): the classes it made
+  // (--classes) and each gained variant's point (--probe-at). Printed after each family
+  // (the last line holds them all), so a run cut short still says what it saved.
+  auto print_widen_plan = [&]() {
+    std::vector<std::string> classes, points;
+    for (int c : args->probe.only_classes) classes.push_back(std::to_string(c));
+    for (const auto& [c, pts] : args->probe.extra_points) {
+      for (const profile::ProbePoint& p : pts) {
+        absl::StatusOr<runtime::GemmShape> f = profile::parse_family(table.variants[p.variant].family);
+        if (!f.ok()) continue;
+        points.push_back(absl::StrFormat("%dx%dx%d:%s", p.m, p.n, p.k, dtype_name(f->a_dtype)));
+      }
+    }
+    std::printf("widen plan: --classes=%s --probe-at=%s\n", absl::StrJoin(classes, ",").c_str(),
+                absl::StrJoin(points, ",").c_str());
+    std::fflush(stdout);
+  };
+  bool widened_anything = false;
+  for (DType t : args->widen_mn > 0 ? args->dtypes : std::vector<DType>{}) {
+    const runtime::GemmShape family = *profile::usual_shape({1, 1, 1}, t);
+    const double t0 = progress.elapsed();
+    absl::StatusOr<profile::WidenStats> w = profile::widen_map(
+        table, state, family,
+        profile::WidenOptions{.per_octave = args->per_octave, .max_mn = args->widen_mn,
+                              .refine = args->refine},
+        heuristic, show);
+    progress.end();
+    if (absl::IsNotFound(w.status())) continue;  // said above: no map of the family
+    if (!w.ok()) {
+      std::printf("widen %s: error: %s\n", profile::family_of(family).c_str(),
+                  std::string(w.status().message()).c_str());
+      return 1;
+    }
+    state.heuristic_calls += w->heuristic_calls;
+    size_t gained = 0;
+    for (const auto& [c, vs] : w->gained) gained += vs.size();
+    const int64_t points = profile::plan_widen_probes(table, state, *w, kWidenProbes, &args->probe);
+    widened_anything |= !w->new_classes.empty() || !w->gained.empty();
+    std::printf("widen %s: to M, N <= %lld: %lld new M lines, %lld new N lines, %lld new cells, "
+                "%lld heuristic calls; %zu new variants: %zu in %zu earlier classes (%lld probe points "
+                "for them), the rest in %zu new classes; %.1f s\n",
+                profile::family_of(family).c_str(), static_cast<long long>(args->widen_mn),
+                static_cast<long long>(w->new_m_lines), static_cast<long long>(w->new_n_lines),
+                static_cast<long long>(w->new_cells), static_cast<long long>(w->heuristic_calls),
+                w->new_variants.size(), gained, w->gained.size(), static_cast<long long>(points),
+                w->new_classes.size(),
+                progress.elapsed() - t0);
+    save();
+    if (widened_anything) print_widen_plan();
+  }
+  if (args->widen_mn > 0 && !widened_anything && args->probe_at.empty() &&
+      args->probe.only_classes.empty()) {
+    args->no_probe = true;  // every answer of the new cells is a variant the table had
   }
   // --probe-at: each shape's class, with a probe at the shape first.
   for (const runtime::GemmShape& s : args->probe_at) {
