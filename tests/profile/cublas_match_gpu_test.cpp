@@ -1,5 +1,5 @@
 // The cuBLAS bit match on a fixed sample (reference §7.2): for each shape below (the
-// large-K classes' included) and 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
+// large-K classes' and the wide gate_up layers' included) and 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
 // descriptor of cuBLASLt's own answer for the shape (the path profile::cublas() takes,
 // lookup_answer) run on the same random inputs and must return the same bytes
 // (profile/match/CublasMatch.h, MatchResult's answer verdict); a descriptor the code
@@ -107,6 +107,29 @@ TEST_F(CublasMatchGpuTest, LargeKClassShapes) {
       {{48, 13000, 27001}, DType::kF16}, {{1, 5892, 131137}, DType::kBF16},
   };
   uint64_t seed = 54;
+  for (const auto& [mnk, t] : shapes) {
+    const GemmShape s = *usual_shape(mnk, t);
+    absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
+    ASSERT_TRUE(heur.ok()) << runtime::to_string(s) << ": " << heur.status();
+    absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, s);
+    std::cout << runtime::to_string(s) << ": " << runtime::to_string(heur->algo) << " -> "
+              << (d.ok() ? dsl::to_string(*d) : std::string(d.status().message())) << "\n";
+    expect_match(s, seed++);
+  }
+}
+
+// Shapes past M, N = 16384, where the table was first scanned to (the map widened to
+// 65536 by fixbits-cublas-scan --widen-mn, profile/WidenMap.h): the gate_up layers of
+// docs/shapes.md (N = 2 x intermediate) at the bench's token counts, and a prefill of
+// more than 16384 tokens. Each prints the answer it got.
+TEST_F(CublasMatchGpuTest, WideShapes) {
+  const std::vector<std::pair<Mnk, DType>> shapes = {
+      {{1, 28672, 4096}, DType::kBF16},    {{16, 57344, 8192}, DType::kBF16},
+      {{128, 37888, 3584}, DType::kF16},   {{4096, 28672, 4096}, DType::kF16},
+      {{1, 59136, 8192}, DType::kF16},     {{20000, 4096, 4096}, DType::kBF16},
+      {{128, 28672, 4096}, DType::kF8E4M3}, {{1, 57344, 8192}, DType::kF8E4M3},
+  };
+  uint64_t seed = 65536;
   for (const auto& [mnk, t] : shapes) {
     const GemmShape s = *usual_shape(mnk, t);
     absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
