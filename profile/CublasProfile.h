@@ -24,8 +24,10 @@
 // table, on the H100, was again 10,000 / 10,000 / 1,000 through cublas(). Session 23's
 // (an H100 again) took it to 337, most of them classes cuBLASLt answers only at
 // K > 65536; the match on that table was identical on every shape it compared
-// (10,000 f16, 9,938 bf16 and 628 fp8, the last two cut by its time budget). Use
-// cublas() wherever a GPU is at hand.
+// (10,000 f16, 9,938 bf16 and 628 fp8, the last two cut by its time budget). Session 37
+// widened the maps from M, N <= 16384 to 65536 (profile/WidenMap.h; 394 of 395 classes),
+// and the gate_up layers and all 60 model shapes gave cuBLAS's bytes. Use cublas()
+// wherever a GPU is at hand.
 //
 // Contract:
 //   cublas(arch, shape): cuBLASLt's heuristic answer for `shape` (its M, N, K, dtypes and

@@ -37,24 +37,25 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 36 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-36 got only H100s; a failed start costs 90 s, an H200's 180 s, a refusal
-# 15 s; check `status`'s none_now before asking, and space asks ~12 min apart):
+# Session 37 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-37 got only H100s, an ask for nvidia-h200 was answered with an H100; a
+# failed start costs 90 s, an H200's 180 s, a refusal 15 s; check `status`'s none_now
+# before asking, and space asks ~12 min apart):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
-#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*' FIXBITS_TEST_TIMEOUT=150
-#      bash scripts/next_device_calls.sh test (the large-K classes through the match;
-#      identical on an H100 in session 36's run 6).
-#   Session 36 did: the segment split (class 54: 64/seg2, 3 probes) and class 364's
-#   separating probes (split/8/64, 6 probes): 365 of 365; the match on that table (all
-#   identical), 80 of 80 GPU tests, softmax's free order on its last two rows, the
-#   `phases` ncu step (softmax 256 x 131072: latency-bound, 46% occupancy), and the
-#   large-K classes through the match (class 54 and 82's shapes identical).
-#   2. #7: the table stops at M, N <= 16384 (the scan's --max-mn), and every gate_up
-#      layer (N = 28672, 37888, 57344) falls outside it (session 36's gemm_bench
-#      --desc=cublas): a heuristic scan of the wider map (--max-mn=65536), then probes
-#      of the classes it adds; how it joins the committed table (whose maps would be
-#      rescanned) is not worked out, and it is not a step yet.
+#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*:*WideShapes*'
+#      FIXBITS_TEST_TIMEOUT=300 bash scripts/next_device_calls.sh test (the large-K
+#      classes and the gate_up layers through the match; identical on an H100 in session
+#      36's run 6 and session 37's run 3).
+#   2. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401; 3 open probes in the
+#      table, ~200 s a probe): FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=450 FIXBITS_SCAN_BUDGET=480 FIXBITS_SCAN_TIMEOUT=520
+#      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas.
+#   Session 37 did: the maps widened to M, N <= 65536 (the `widen` step: 429 new keys,
+#   30 new classes, 38 earlier classes probed at their new variants), five of the six
+#   large-K new classes (the `cublas` step), the match on that table (all identical),
+#   the gate_up layers through the match (WideShapes) and all 60 model shapes of
+#   gemm_bench --desc=cublas on cuBLAS's bytes: 394 of 395.
 #   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
 #   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
