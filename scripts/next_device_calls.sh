@@ -524,11 +524,13 @@ case $what in
     # withdrawing the four descriptors of classes 69, 143, 71 and 145: docs/cublas.md).
     table_in > /tmp/t0.tsv
     el "match on the staged table"
-    # FIXBITS_MATCH_BUDGET (s, default 230) fits it into what a session has left.
+    # FIXBITS_MATCH_BUDGET (s, default 230) fits it into what a session has left;
+    # FIXBITS_MATCH_EXTRA adds arguments (session 37: --max-dim=65536 --max-elems=... for
+    # shapes in the widened cells).
     MB=${FIXBITS_MATCH_BUDGET:-230}
     L timeout $((MB + 20)) .stage/bin/fixbits-cublas-match --table=/tmp/t0.tsv --jobs=14 --draws=2 --budget-s=$MB --show=60 \
       --differing-shapes-out="$OUT/differing.txt" --no-desc-shapes-out="$OUT/nodesc.txt" \
-      > "$OUT/match.log" 2>&1; echo "match rc=$?"
+      ${FIXBITS_MATCH_EXTRA:-} > "$OUT/match.log" 2>&1; echo "match rc=$?"
     el done
     grep -A16 "^family" "$OUT/match.log" | cut -c1-200
     grep -A12 "^answers whose" "$OUT/match.log" | cut -c1-150
