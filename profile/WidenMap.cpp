@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "profile/CublasClass.h"
 #include "profile/CublasKey.h"
+#include "profile/JoinKey.h"
 
 namespace fixbits::profile {
 namespace {
@@ -41,18 +41,6 @@ absl::StatusOr<std::vector<int64_t>> new_lines(const runtime::GemmShape& family,
   absl::StatusOr<ScanGrid> refined = refine_grid(family, g, heuristic, refine, calls, progress);
   if (!refined.ok()) return refined.status();
   return above(m_axis ? refined->ms : refined->ns, last);
-}
-
-// The fields of `key` a new class fixes: key_mask(key) and the mask of every class of
-// `family` with the key's coarse values (a class the probes split by a finer field).
-uint32_t new_class_mask(const CublasTable& t, const std::string& family, const CublasKey& key) {
-  uint32_t mask = key_mask(key);
-  for (const TableClass& c : t.classes) {
-    if (c.family == family && contains(class_of(c.cls.values, kCoarseFields), key)) {
-      mask |= c.cls.mask;
-    }
-  }
-  return mask;
 }
 
 }  // namespace
@@ -117,7 +105,6 @@ absl::StatusOr<WidenStats> widen_map(CublasTable& table, ScanState& state,
 
   // The new cells in two rectangles: the old M lines by the new N lines, then the new M
   // lines by every N line. Each is scanned into a scratch table and joined by key.
-  std::map<std::pair<uint32_t, CublasKey>, int> made;  // new classes of this widening
   // (table variant, the seen points a scratch scan kept for it)
   std::vector<std::pair<int, std::vector<ProbePoint>>> scratch_seen;
   struct Rect {
@@ -143,38 +130,14 @@ absl::StatusOr<WidenStats> widen_map(CublasTable& table, ScanState& state,
     std::vector<int> to(scratch.variants.size(), -1);
     for (size_t sv = 0; sv < scratch.variants.size(); ++sv) {
       const CublasKey& key = scratch.variants[sv].key;
-      int v = find_variant(t, fam, key);
-      if (v < 0) {
-        int containing = -1, count = 0;
-        for (size_t c = 0; c < t.classes.size(); ++c) {
-          if (t.classes[c].family == fam && contains(t.classes[c].cls, key)) {
-            containing = static_cast<int>(c);
-            ++count;
-          }
-        }
-        int cls = containing;
-        if (count != 1) {
-          const CublasClass cc = class_of(key, new_class_mask(t, fam, key));
-          auto [it, fresh] = made.emplace(std::pair{cc.mask, cc.values},
-                                          static_cast<int>(t.classes.size()));
-          if (fresh) {
-            TableClass tc;
-            tc.family = fam;
-            tc.cls = cc;
-            tc.note = absl::StrFormat(
-                "new in the map widened to M, N <= %d (widen_map)%s", options.max_mn,
-                count > 1 ? "; its first key fits two earlier classes" : "");
-            t.classes.push_back(std::move(tc));
-            stats.new_classes.push_back(it->second);
-          }
-          cls = it->second;
-        }
-        v = static_cast<int>(t.variants.size());
-        t.variants.push_back(
-            TableVariant{.family = fam, .key = key, .cls = cls, .shapes = 0, .seen = {}});
-        st.shapes.emplace_back();
-        stats.new_variants.push_back(v);
-        if (count == 1 && cls < classes_before) stats.gained[cls].push_back(v);
+      const JoinedKey j = join_key(
+          t, st, fam, key,
+          absl::StrFormat("new in the map widened to M, N <= %d (widen_map)", options.max_mn));
+      const int v = j.variant;
+      if (j.how != JoinedKey::How::kHeld) stats.new_variants.push_back(v);
+      if (j.how == JoinedKey::How::kNewClass) stats.new_classes.push_back(j.cls);
+      if (j.how == JoinedKey::How::kGained && j.cls < classes_before) {
+        stats.gained[j.cls].push_back(v);
       }
       to[sv] = v;
       t.variants[v].shapes += scratch.variants[sv].shapes;

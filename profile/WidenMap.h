@@ -15,11 +15,10 @@
 //     stay ascending with the old lines first. Refinement alone asks at the old last
 //     line (the lower side of its first gap);
 //   * an answer whose key the table holds is that variant (its class unchanged); a new
-//     key becomes a new variant of the one class of its family that contains it (the
-//     class "gained" it), or, if none or two do, of a new class that fixes key_mask(key)
-//     and the mask of every class of the family with the key's coarse values, so the new
-//     class holds no earlier variant (as rekey_table keys a split class's parts); a new
-//     class has no descriptor and a note saying where it came from;
+//     key joins the table by join_key (JoinKey.h): a new variant of the one class of its
+//     family that contains it (the class "gained" it), or of a class that holds no
+//     earlier variant, new (no descriptor, a note saying where it came from) unless this
+//     widening made it already;
 //   * state.shapes (sized to the table's variants, e.g. by rebuild_shapes) gets every new
 //     cell's points (VariantShapes' best cell per (K, P)); a variant no run of the wider
 //     map shows keeps up to kSeenPoints of the points the new cells met it at;
