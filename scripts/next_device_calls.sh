@@ -47,7 +47,16 @@
 #      FIXBITS_TEST_TIMEOUT=300 bash scripts/next_device_calls.sh test (the large-K
 #      classes and the gate_up layers through the match; identical on an H100 in session
 #      36's run 6 and session 37's run 3).
-#   2. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401; 3 open probes in the
+#   2. #7: session 37's run 4 (a match of shapes up to 2^25 elements) found 15 shapes
+#      differing and one answer without a class (docs/cublas.md); probe them at their
+#      shapes (an unknown answer's key joins the table first):
+#      FIXBITS_SCAN_CLASSES=43,114,149,168,239,308,328,329 FIXBITS_SCAN_MAXK=65536
+#      FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=330 FIXBITS_SCAN_TIMEOUT=380
+#      FIXBITS_CUBLAS_END=560 FIXBITS_SCAN_EXTRA="--probe-at=$(cat docs/runs/
+#      2026-12-07-s37-probe-at.txt)" bash scripts/next_device_calls.sh cublas; then the
+#      wide match again: FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
+#      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=37" ... match.
+#   3. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401; 3 open probes in the
 #      table, ~200 s a probe): FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288
 #      FIXBITS_SCAN_PROBE_TIMEOUT=450 FIXBITS_SCAN_BUDGET=480 FIXBITS_SCAN_TIMEOUT=520
 #      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas.

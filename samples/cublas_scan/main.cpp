@@ -82,8 +82,9 @@
 //   then its old probes are checked with it: a shape the match found differing, where the
 //   class's own probes did not look (session 12's device run 1 probed six such shapes
 //   alone and recovered spans and K-loop steps the table's classes lacked). The classes
-//   visited are these (and --classes'); a shape whose answer the table never met is
-//   named and skipped.
+//   visited are these (and --classes'); an answer whose key the table never met joins it
+//   first (profile::join_answer_at: its class, or a new class, with the shape kept as a
+//   seen point), so a shape the match found without a descriptor is probed too.
 //   --find-points (with --resume, without --jobs): before probing, asks the heuristic
 //   over each --dtypes map's own grid again (as the scan did: about a minute a family
 //   on the H200) and gives every variant that neither a map run nor a seen point shows
@@ -145,6 +146,7 @@
 #include "profile/CublasBlackBox.h"
 #include "profile/CublasProfile.h"
 #include "profile/CublasScan.h"
+#include "profile/JoinKey.h"
 #include "profile/MatchDraws.h"
 #include "profile/WidenMap.h"
 #include "profile/ProbeDeadline.h"
@@ -705,18 +707,29 @@ int main(int argc, char** argv) {
     args->no_probe = true;  // every answer of the new cells is a variant the table had
   }
   // --probe-at: each shape's class, with a probe at the shape first.
+  // An answer whose key the table lacks (the map's GPU never gave it) joins the table
+  // first (profile::join_answer_at): its class, or a new one, is probed at the shape.
   for (const runtime::GemmShape& s : args->probe_at) {
     absl::StatusOr<runtime::AlgoConfig> answer = heuristic(s);
-    int cls = -1;
+    profile::JoinedKey joined;
     absl::StatusOr<profile::ProbePoint> pt =
-        answer.ok() ? profile::point_of_shape(table, s, *answer, &cls) : answer.status();
+        answer.ok() ? profile::join_answer_at(
+                          table, state, s, *answer,
+                          absl::StrFormat("met at --probe-at %s on %s (a key the map lacked)",
+                                          runtime::to_string(s), info.name),
+                          &joined)
+                    : answer.status();
     if (!pt.ok()) {
       std::printf("probe-at %s: skipped: %s\n", runtime::to_string(s).c_str(),
                   std::string(pt.status().message()).c_str());
       continue;
     }
-    std::printf("probe-at %s: class %d (variant %d, split %u)\n", runtime::to_string(s).c_str(),
-                cls, pt->variant, pt->splitk);
+    const int cls = joined.cls;
+    std::printf("probe-at %s: class %d (variant %d, split %u)%s\n", runtime::to_string(s).c_str(),
+                cls, pt->variant, pt->splitk,
+                joined.how == profile::JoinedKey::How::kNewClass ? "; a key the table lacked, in a new class"
+                : joined.how == profile::JoinedKey::How::kGained ? "; a key the table lacked, joined its class"
+                                                                 : "");
     args->probe.extra_points[cls].push_back(*pt);
   }
   if (!args->probe_at.empty() && args->probe.extra_points.empty() &&
