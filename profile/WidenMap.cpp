@@ -103,10 +103,11 @@ absl::StatusOr<WidenStats> widen_map(CublasTable& table, ScanState& state,
     for (size_t ni = 0; ni < old_nn; ++ni) grown.runs[mi * nn + ni] = map.runs[mi * old_nn + ni];
   }
 
+  // Per joined scratch variant: its table variant and the seen points the scratch scan
+  // kept for it (a variant no scratch run shows).
+  std::vector<std::pair<int, std::vector<ProbePoint>>> scratch_seen;
   // The new cells in two rectangles: the old M lines by the new N lines, then the new M
   // lines by every N line. Each is scanned into a scratch table and joined by key.
-  // (table variant, the seen points a scratch scan kept for it)
-  std::vector<std::pair<int, std::vector<ProbePoint>>> scratch_seen;
   struct Rect {
     std::vector<int64_t> ms, ns;
     size_t m0, n0;  // where its first cell sits in the grown map
