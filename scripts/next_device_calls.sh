@@ -48,13 +48,19 @@
 #      classes and the gate_up layers through the match; identical on an H100 in session
 #      36's run 6 and session 37's run 3).
 #   2. #7: session 37's run 4 (a match of shapes up to 2^25 elements) found 15 shapes
-#      differing and one answer without a class (docs/cublas.md); probe them at their
-#      shapes (an unknown answer's key joins the table first):
-#      FIXBITS_SCAN_CLASSES=43,114,149,168,239,308,328,329 FIXBITS_SCAN_MAXK=65536
-#      FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=330 FIXBITS_SCAN_TIMEOUT=380
-#      FIXBITS_CUBLAS_END=560 FIXBITS_SCAN_EXTRA="--probe-at=$(cat docs/runs/
-#      2026-12-07-s37-probe-at.txt)" bash scripts/next_device_calls.sh cublas; then the
-#      wide match again: FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
+#      differing and one answer without a class (docs/cublas.md). First the one without
+#      a class, in one process (its key joins the table; --jobs slices cannot join):
+#        zcat profile/data/cublas_sm90.tsv.gz > /tmp/t.tsv && .stage/bin/fixbits-cublas-scan
+#          --resume=/tmp/t.tsv --probe-at=14497x1x364:f16 --dtypes=f16 --probe-budget-s=120
+#          --out=/tmp/tj.tsv && gzip -9 -c /tmp/tj.tsv > .stage/table.tsv.gz
+#      (after `source .device/env.sh` and the LD_LIBRARY_PATH of .stage/devlibs; table_in
+#      reads .stage/table.tsv.gz next); then the 12 differing shapes at
+#      their own shapes: FIXBITS_SCAN_CLASSES=43,114,149,168,239,308,328,329
+#      FIXBITS_SCAN_MAXK=65536 FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=330
+#      FIXBITS_SCAN_TIMEOUT=380 FIXBITS_CUBLAS_END=560
+#      FIXBITS_SCAN_EXTRA="--probe-at=$(cat docs/runs/2026-12-07-s37-probe-at.txt)"
+#      bash scripts/next_device_calls.sh cublas; then the wide match again:
+#      FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
 #      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=37" ... match.
 #   3. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401; 3 open probes in the
 #      table, ~200 s a probe): FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288

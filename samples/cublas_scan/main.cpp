@@ -84,7 +84,9 @@
 //   alone and recovered spans and K-loop steps the table's classes lacked). The classes
 //   visited are these (and --classes'); an answer whose key the table never met joins it
 //   first (profile::join_answer_at: its class, or a new class, with the shape kept as a
-//   seen point), so a shape the match found without a descriptor is probed too.
+//   seen point), so a shape the match found without a descriptor is probed too; without
+//   --jobs only (with it such a shape is named and skipped: the slices' tables must all
+//   hold the variants of the table they resumed).
 //   --find-points (with --resume, without --jobs): before probing, asks the heuristic
 //   over each --dtypes map's own grid again (as the scan did: about a minute a family
 //   on the H200) and gives every variant that neither a map run nor a seen point shows
@@ -709,22 +711,32 @@ int main(int argc, char** argv) {
   // --probe-at: each shape's class, with a probe at the shape first.
   // An answer whose key the table lacks (the map's GPU never gave it) joins the table
   // first (profile::join_answer_at): its class, or a new one, is probed at the shape.
+  // Not in a --jobs slice: every slice would add the variant, and merge_scan_slices
+  // takes only slices of one base (ScanSlices.h); such a shape is named and skipped.
+  const bool may_join = args->probe.slices == 1;
   for (const runtime::GemmShape& s : args->probe_at) {
     absl::StatusOr<runtime::AlgoConfig> answer = heuristic(s);
     profile::JoinedKey joined;
+    int cls = -1;
     absl::StatusOr<profile::ProbePoint> pt =
-        answer.ok() ? profile::join_answer_at(
-                          table, state, s, *answer,
-                          absl::StrFormat("met at --probe-at %s on %s (a key the map lacked)",
-                                          runtime::to_string(s), info.name),
-                          &joined)
-                    : answer.status();
+        !answer.ok() ? answer.status()
+        : may_join   ? profile::join_answer_at(
+                         table, state, s, *answer,
+                         absl::StrFormat("met at --probe-at %s on %s (a key the map lacked)",
+                                         runtime::to_string(s), info.name),
+                         &joined)
+                     : profile::point_of_shape(table, s, *answer, &cls);
+    if (absl::IsNotFound(pt.status()) && !may_join) {
+      pt = absl::NotFoundError(absl::StrCat(
+          pt.status().message(), " A key the table lacks joins it only without --jobs: run "
+          "--probe-at of this shape in one process."));
+    }
     if (!pt.ok()) {
       std::printf("probe-at %s: skipped: %s\n", runtime::to_string(s).c_str(),
                   std::string(pt.status().message()).c_str());
       continue;
     }
-    const int cls = joined.cls;
+    if (may_join) cls = joined.cls;
     std::printf("probe-at %s: class %d (variant %d, split %u)%s\n", runtime::to_string(s).c_str(),
                 cls, pt->variant, pt->splitk,
                 joined.how == profile::JoinedKey::How::kNewClass ? "; a key the table lacked, in a new class"
