@@ -51,6 +51,15 @@ bool better_probe_cell(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t
   return a.first < b.first;
 }
 
+// Point (K, P) of a variant at cell (M, N): kept when the variant has no cell for that
+// (K, P) yet or this one is better (better_probe_cell), as the scan, rebuild_shapes and
+// merge_shapes all keep it.
+void keep_better_point(VariantShapes& shapes, std::pair<int64_t, uint32_t> kp,
+                       std::pair<int64_t, int64_t> mn) {
+  auto it = shapes.points.find(kp);
+  if (it == shapes.points.end() || better_probe_cell(mn, it->second)) shapes.points[kp] = mn;
+}
+
 // Up to kSeenPoints of one variant's points, spread over its (K, P) in order, the first
 // and last included.
 std::vector<ProbePoint> spread_points(int variant, const VariantShapes& shapes) {
@@ -100,10 +109,7 @@ absl::Status check_axis(const std::vector<int64_t>& v, const char* name) {
 }  // namespace
 
 void merge_shapes(VariantShapes& into, const VariantShapes& from) {
-  for (const auto& [kp, mn] : from.points) {
-    auto it = into.points.find(kp);
-    if (it == into.points.end() || better_probe_cell(mn, it->second)) into.points[kp] = mn;
-  }
+  for (const auto& [kp, mn] : from.points) keep_better_point(into, kp, mn);
 }
 
 std::vector<int64_t> log_grid(int64_t lo, int64_t hi, int per_octave, int64_t multiple) {
@@ -288,11 +294,7 @@ absl::Status scan_heuristic(CublasTable& table, ScanState& state, const runtime:
     }
     const int idx = it->second;
     ++table.variants[idx].shapes;
-    auto& points = state.shapes[idx].points;
-    auto pit = points.find({k, ans.splitk});
-    if (pit == points.end() || better_probe_cell({m, n}, pit->second)) {
-      points[{k, ans.splitk}] = {m, n};
-    }
+    keep_better_point(state.shapes[idx], {k, ans.splitk}, {m, n});
     return {idx, ans.splitk};
   };
 
@@ -2108,12 +2110,8 @@ absl::Status rebuild_shapes(const CublasTable& table, ScanState& state, int per_
                 run.variant, table.variants.size()));
           }
           const int64_t end = r + 1 < runs.size() ? runs[r + 1].k0 : map.k_max + 1;
-          auto& points = state.shapes[run.variant].points;
           auto add = [&](int64_t k) {
-            auto it = points.find({k, run.splitk});
-            if (it == points.end() || better_probe_cell({m, n}, it->second)) {
-              points[{k, run.splitk}] = {m, n};
-            }
+            keep_better_point(state.shapes[run.variant], {k, run.splitk}, {m, n});
           };
           add(run.k0);
           for (auto it = std::lower_bound(ks.begin(), ks.end(), run.k0);
