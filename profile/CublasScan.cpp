@@ -1276,6 +1276,8 @@ class ClassProber {
         const ProbePoint pt{.variant = static_cast<int>(v), .m = mn.first, .n = mn.second,
                             .k = k, .splitk = p};
         if (tried_.count({pt.variant, k, p})) continue;
+        // A class that holds at one layout only (KLayout) is not probed at the other.
+        if (cls.layout != KLayout::kAny && layout_at(cls.family, pt.m, pt.n) != cls.layout) continue;
         // (With no split count, split_count_unset, ceil(K / P) is 1 everywhere: a new K
         // is what tells the span rules apart.)
         bool new_ratio = true;
@@ -1553,6 +1555,12 @@ class ClassProber {
                    : timed(&visit_.next_point, [&] { return next_point(c); });
       forced.reset();
       if (!pt) break;
+      // A class that holds at one layout only (KLayout) learns nothing from the other.
+      if (const TableClass& tc = table_.classes[c];
+          tc.layout != KLayout::kAny && layout_at(tc.family, pt->m, pt->n) != tc.layout) {
+        tried_.insert({pt->variant, pt->k, pt->splitk});
+        continue;
+      }
       // The separating probe is an extra: without budget for it the class keeps what its
       // probes give.
       if (separated && elapsed() > options_.budget_s) break;
@@ -1699,6 +1707,7 @@ class ClassProber {
     cls.desc.reset();
     cls.rules.clear();
     cls.lane_tile_cap = 0;  // fitted from the probes that no longer stand
+    cls.layout = KLayout::kAny;
     cls.probes.clear();
     cls.open_probes.clear();  // a conclusion; stop_early keeps them again
     cls.note = cls.note.empty() ? note : absl::StrCat(cls.note, "; ", note);
@@ -1807,6 +1816,33 @@ class ClassProber {
     uint32_t fields = 0;
     for (size_t i = 0; i < j; ++i) {
       fields |= differing_fields(kj, table_.variants[done[i].at.variant].key) & ~old.mask;
+    }
+    // Probes before j all at one layout of the K vectors and j at the other: the
+    // kernel computes another tree there (class 114 of session 38), so the class holds
+    // at the first probe's layout only, drops the probes at the other and goes on.
+    const KLayout first = layout_at(table_.classes[c].family, done[0].at.m, done[0].at.n);
+    bool one_layout = layout_at(table_.classes[c].family, done[j].at.m, done[j].at.n) != first;
+    for (size_t i = 1; i < j; ++i) {
+      one_layout &= layout_at(table_.classes[c].family, done[i].at.m, done[i].at.n) == first;
+    }
+    if (fields == 0 && one_layout && done[0].desc.ok()) {
+      TableClass& cls = table_.classes[c];
+      cls.layout = first;
+      const std::string other = absl::StrFormat(
+          "holds only where the K vectors are %s, its first probe's layout: at %s they are "
+          "not and the probe found %s",
+          first == KLayout::kContiguous ? "contiguous" : "strided", where(done[j].at),
+          done[j].desc.ok() ? dsl::to_string(*done[j].desc)
+                            : std::string(done[j].desc.status().message()));
+      // The visit's first note when it has one (begin_outcome writes it), else the class's.
+      auto it = fresh_note_.find(c);
+      std::string& note = it != fresh_note_.end() ? it->second : cls.note;
+      note = note.empty() ? other : absl::StrCat(note, "; ", other);
+      for (ProbeResult& r : done) {
+        if (layout_at(cls.family, r.at.m, r.at.n) == first) results_[c].push_back(std::move(r));
+      }
+      work_.insert(work_.begin(), c);  // checked again and probed on at its layout
+      return;
     }
     if (fields == 0) {
       return fail(c, absl::StrFormat(
@@ -2018,6 +2054,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       tc.rules = old[c].rules;
       tc.lanes_by_n = old[c].lanes_by_n;
       tc.lane_tile_cap = old[c].lane_tile_cap;
+      tc.layout = old[c].layout;
       tc.note = old[c].note;
       tc.open_probes = old[c].open_probes;
       ++stats.unchanged;

@@ -112,6 +112,11 @@ bool ascending(const std::vector<int64_t>& v) {
   return true;
 }
 
+// How a message names the layout a class holds at.
+const char* layout_name(KLayout l) {
+  return l == KLayout::kContiguous ? "contiguous" : l == KLayout::kStrided ? "strided" : "any";
+}
+
 // Cross references of a fully read table.
 absl::Status check_table(const CublasTable& t) {
   if (t.arch.empty()) return absl::InvalidArgumentError("The cuBLAS table has no arch line.");
@@ -128,6 +133,19 @@ absl::Status check_table(const CublasTable& t) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "The cuBLAS table's class %d has a lane rule or tile cap but its descriptor is family "
           "%s; only gemv deals K to lanes.", i, dsl::family_name(c.desc->family)));
+    }
+    if (c.layout != KLayout::kAny) {
+      if (!c.desc) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d has a layout but no descriptor for it to bound.", i));
+      }
+      for (const ProbePoint& p : c.probes) {
+        if (layout_at(c.family, p.m, p.n) != c.layout) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "The cuBLAS table's class %d holds only where the K vectors are %s, but its "
+              "probe at %dx%dx%d is not there.", i, layout_name(c.layout), p.m, p.n, p.k));
+        }
+      }
     }
     for (size_t r = 0; r < c.rules.size(); ++r) {
       if (c.rules[r].kind == SpanRule::Kind::kSplit && (r > 0 || !c.cls.values.split)) {
@@ -374,6 +392,10 @@ std::string write_table(const CublasTable& t) {
     } else if (c.lane_tile_cap > 0) {
       gemv_rules.push_back(absl::StrCat("tile@", c.lane_tile_cap));
     }
+    if (c.layout != KLayout::kAny) {
+      gemv_rules.push_back(c.layout == KLayout::kContiguous ? "layout@contiguous"
+                                                            : "layout@strided");
+    }
     if (!gemv_rules.empty()) rules.push_back(absl::StrJoin(gemv_rules, ";"));
     for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
@@ -478,14 +500,16 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
           c.probes.push_back(*point);
         }
       }
-      // The rules column: span rules joined by ',', then (gemv classes) one group of
-      // gemv rules joined by ';' -- a lane rule holds commas of its own, so the group is
-      // everything from the first "lanes@" / "tile@" item on. A split gemv class has both.
+      // The rules column: span rules joined by ',', then one group of gemv rules and the
+      // layout joined by ';' -- a lane rule holds commas of its own, so the group is
+      // everything from the first "lanes@" / "tile@" / "layout@" item on. A split gemv
+      // class has both.
       std::string_view span_part = f[5] == "-" ? std::string_view() : std::string_view(f[5]);
       std::string_view gemv_part;
       for (size_t at = 0; at < span_part.size();) {
         const std::string_view rest = span_part.substr(at);
-        if (rest.starts_with("lanes@") || rest.starts_with("tile@")) {
+        if (rest.starts_with("lanes@") || rest.starts_with("tile@") ||
+            rest.starts_with("layout@")) {
           gemv_part = rest;
           span_part = span_part.substr(0, at == 0 ? 0 : at - 1);
           break;
@@ -509,10 +533,14 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
               return err(absl::StrFormat(
                   "the tile cap '%s' is not tile@<C> with 1 <= C < 2^30, or tile@run", it));
             }
+          } else if ((it == "layout@contiguous" || it == "layout@strided") &&
+                     c.layout == KLayout::kAny) {
+            c.layout = it == "layout@contiguous" ? KLayout::kContiguous : KLayout::kStrided;
           } else {
-            return err(absl::StrFormat("the gemv rule '%s' is not lanes@..., tile@<C> or tile@run (each "
-                                       "at most once, joined by ';', after the span rules)",
-                                       it));
+            return err(absl::StrFormat(
+                "the rule '%s' is not lanes@..., tile@<C>, tile@run, layout@contiguous or "
+                "layout@strided (each at most once, joined by ';', after the span rules)",
+                it));
           }
         }
       }
@@ -740,6 +768,10 @@ bool dot_contiguous(const std::string& family, int64_t m, int64_t n) {
   return dot_contiguous(*at);
 }
 
+KLayout layout_at(const std::string& family, int64_t m, int64_t n) {
+  return dot_contiguous(family, m, n) ? KLayout::kContiguous : KLayout::kStrided;
+}
+
 dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk) {
   if (d.family != dsl::GemmFamily::kDot) return d;
   d.blocks = splitk;
@@ -769,6 +801,13 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
         "The cuBLAS class %s of family %s is the dot path, probed only where an operand "
         "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
         to_string(c.cls), c.family, c.probes[0].m, c.probes[0].n));
+  }
+  if (const KLayout here = dot_contiguous(s) ? KLayout::kContiguous : KLayout::kStrided;
+      c.layout != KLayout::kAny && here != c.layout) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "The cuBLAS class %s of family %s has a descriptor only where the K vectors are %s "
+        "(its probes); at %dx%d they are %s, where cuBLAS's kernel computes another tree: %s.",
+        to_string(c.cls), c.family, layout_name(c.layout), s.m, s.n, layout_name(here), c.note));
   }
   if (c.rules.size() != d.k_cuts.size()) {
     return absl::InternalError(absl::StrFormat(

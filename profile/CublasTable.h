@@ -51,8 +51,9 @@
 //            probes: <variant>@<M>x<N>x<K>/<P>,...  (the first is where desc was recovered)
 //            rules: span rules, one per cut level, comma-separated; then, for a gemv
 //            class, its lane rule lanes@<n0>:<lanes>,<n0>:<lanes>,... (first n0 = 1)
-//            and/or its tile cap tile@<C>, joined by ';' (after a ',' when a split
-//            gemv class has span rules too: "split/1,tile@1")
+//            and/or its tile cap tile@<C>, and for any class its layout
+//            (layout@contiguous|strided, KLayout), joined by ';' (after a ',' when
+//            the class has span rules too: "split/1,tile@1", "parts/2,layout@contiguous")
 //   probed   <class index> <variant>@<M>x<N>x<K>/<P> <desc>
 //            after its class line, one a probe: a class without desc keeps the probes
 //            that found a descriptor before a run stopped its visit early (the budget,
@@ -158,6 +159,16 @@ struct OpenProbe {
   bool operator==(const OpenProbe&) const = default;
 };
 
+// Where a class's descriptor holds, by whether both K vectors are contiguous
+// (dot_contiguous): everywhere, or only at the layout its probes ran at, when a probe at
+// the other layout found a different tree with the same variant (session 38: class 114,
+// cuBLAS's id 13 custom 56 kernel, cuts K into two contiguous halves at N = 1 and deals
+// it to strided lanes at M = 1). Written "layout@contiguous" / "layout@strided" in the
+// rules column's ';' group.
+enum class KLayout { kAny, kContiguous, kStrided };
+// The layout of an m x n point of a table family ("f16:f16:nn").
+KLayout layout_at(const std::string& family, int64_t m, int64_t n);
+
 struct TableClass {
   std::string family;
   CublasClass cls;
@@ -169,6 +180,7 @@ struct TableClass {
   std::vector<LaneStep> lanes_by_n;   // gemv only: the lane count by N (empty: desc's)
   int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile;
                                       // kUncappedTile: the range's run, "tile@run")
+  KLayout layout = KLayout::kAny;     // where desc holds (every probe is at it)
   std::string note;                   // why there is no desc, or what the probes saw
   std::vector<OpenProbe> open_probes;  // only without desc: the probes a stopped visit
                                        // finished, in the order they ran
@@ -233,7 +245,8 @@ bool dot_contiguous(const runtime::GemmShape& s);
 bool dot_contiguous(const std::string& family, int64_t m, int64_t n);
 // Semantics 3: the class's descriptor carried to s.k and `splitk` (and dot_at_shape). A
 // dot class recovered at a strided point (its first probe) knows no tile for contiguous
-// shapes: FailedPrecondition saying so.
+// shapes, and a class whose descriptor holds at one layout (KLayout) none at the other:
+// FailedPrecondition saying so.
 absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
                                        uint32_t splitk);
 // A gemv class's own rules carried to a point (N = n, K = k): the lane count its lane

@@ -594,6 +594,7 @@ int main(int argc, char** argv) {
       cls.rules.clear();
       cls.lanes_by_n.clear();
       cls.lane_tile_cap = 0;
+      cls.layout = profile::KLayout::kAny;
       cls.note = "forgotten (--forget): probed again from nothing";
     }
     int64_t open = 0;

@@ -445,6 +445,77 @@ TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
       << s;
 }
 
+// One variant whose kernel computes one tree where both K vectors are contiguous (N = 1
+// for nn) and another where B's are strided (class 114 of session 38: two contiguous
+// halves at N = 1, strided lanes at M = 1): a probe at the other layout bounds the class
+// to its first probes' layout (KLayout) instead of taking its descriptor away; the
+// lookup serves that layout and names the other as not served.
+TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsFirstLayout) {
+  const HeuristicFn one = always(AlgoConfig{.id = 13, .custom_option = 56});
+  CublasTable t{.arch = "sm_90"};
+  ScanState st;
+  const ScanGrid grid{.ms = {1, 4, 16}, .ns = {1}, .ks = {64, 512, 2048}};
+  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, one).ok());
+  ASSERT_EQ(t.variants.size(), 1u);
+  const auto truth = [](const GemmShape& s, int64_t) {
+    return s.n == 1 || s.m > 1 ? fma_chain() : dsl::GemmDesc{};
+  };
+  int probes = 0;
+  ASSERT_TRUE(probe_classes(t, st, reference_probe(truth, &probes),
+                            ProbeOptions{.max_probe_k = 4096})
+                  .ok());
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].layout, KLayout::kAny);
+  const int before = probes;
+  // The map's cells are all N = 1; a point at M = 1, N = 32 comes as a given point.
+  absl::StatusOr<ProbeStats> again = probe_classes(
+      t, st, reference_probe(truth, &probes),
+      ProbeOptions{.max_probe_k = 4096,
+                   .extra_points = {{0, {ProbePoint{.variant = 0, .m = 1, .n = 32, .k = 700}}}}});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->failed, 0);
+  EXPECT_EQ(again->splits, 0);
+  EXPECT_GT(probes, before);
+  ASSERT_EQ(t.classes.size(), 1u);
+  const TableClass& c = t.classes[0];
+  ASSERT_TRUE(c.desc.has_value()) << c.note;
+  EXPECT_EQ(c.layout, KLayout::kContiguous);
+  EXPECT_TRUE(has(c.note, "holds only where the K vectors are contiguous") && has(c.note, "1x32x700"))
+      << c.note;
+  for (const ProbePoint& p : c.probes) EXPECT_EQ(p.n, 1) << p.m << "x" << p.n << "x" << p.k;
+  absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, t);
+  EXPECT_TRUE(has(write_table(t), "layout@contiguous"));
+  for (int64_t m : {1, 4, 16}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup_answer(
+        *back, GemmShape{.m = m, .n = 1, .k = 700}, CublasAnswer{t.variants[0].key, 1});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(*d, *c.desc);  // the probe's form of fma_chain's tree
+  }
+  absl::Status s = lookup_answer(*back, GemmShape{.m = 1, .n = 32, .k = 700},
+                                 CublasAnswer{t.variants[0].key, 1})
+                       .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(s, "only where the K vectors are contiguous") && has(s, "they are strided")) << s;
+  // Probed again with the strided point given: it is not probed, the bound stands.
+  const ProbeFn inner = reference_probe(truth, &probes);
+  int strided = 0;
+  const ProbeFn counting = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
+    strided += s.n != 1;
+    return inner(s, key, before);
+  };
+  ASSERT_TRUE(probe_classes(t, st, counting,
+                            ProbeOptions{.max_probe_k = 4096, .revalidate = 4,
+                                         .extra_points = {{0, {ProbePoint{.variant = 0, .m = 1,
+                                                                          .n = 32, .k = 900}}}}})
+                  .ok());
+  EXPECT_EQ(t.classes[0].layout, KLayout::kContiguous);
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  for (const ProbePoint& p : t.classes[0].probes) EXPECT_EQ(p.n, 1) << p.m << "x" << p.n << "x" << p.k;
+  EXPECT_EQ(strided, 0);
+}
+
 // Revalidation with a short-K probe (ProbeOptions.revalidate, small_probe_k): a class
 // validated by two probes at K >= 256 whose kernel takes another path at small K (the
 // H200 match found such 1-ulp differences at K = 25 and 57) loses its descriptor when

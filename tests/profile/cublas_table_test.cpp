@@ -628,6 +628,43 @@ TEST(CublasTable, SplitGemvClassKeepsSpanAndGemvRules) {
   EXPECT_TRUE(has(r.status(), "line")) << r.status();
 }
 
+// A class bounded to one layout of the K vectors (KLayout, session 38's class 114):
+// its text, the parse's checks, and desc_for at the other layout.
+TEST(CublasTable, ALayoutBoundClassServesOnlyItsLayout) {
+  CublasTable t = small_table();
+  t.classes[2].desc = gemv32();
+  t.classes[2].probes = {{.variant = 3, .m = 1, .n = 64, .k = 200}};  // B strided (nn)
+  t.classes[2].lane_tile_cap = 64;
+  t.classes[2].layout = KLayout::kStrided;
+  const std::string text = write_table(t);
+  EXPECT_NE(text.find("\ttile@64;layout@strided\t"), std::string::npos) << text;
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, t);
+  EXPECT_TRUE(desc_for(t.classes[2], GemmShape{.m = 1, .n = 300, .k = 500}, 1).ok());
+  absl::Status other = desc_for(t.classes[2], GemmShape{.m = 7, .n = 1, .k = 500}, 1).status();
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(other, "only where the K vectors are strided") && has(other, "7x1") &&
+              has(other, "they are contiguous"))
+      << other;
+  // A layout its probe is not at, one that is no layout, twice, or without a descriptor.
+  for (const char* bad : {"tile@64;layout@contiguous", "tile@64;layout@sideways",
+                          "tile@64;layout@strided;layout@strided"}) {
+    std::string b = text;
+    b.replace(b.find("tile@64;layout@strided"), 22, bad);
+    absl::StatusOr<CublasTable> r = parse_table(b);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(has(r.status(), "line") || has(r.status(), "class 2")) << r.status();
+  }
+  CublasTable none = t;
+  none.classes[2].desc.reset();
+  none.classes[2].probes.clear();
+  none.classes[2].lane_tile_cap = 0;
+  absl::StatusOr<CublasTable> r = parse_table(write_table(none));
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(has(r.status(), "class 2") && has(r.status(), "layout")) << r.status();
+}
+
 TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   absl::StatusOr<GemmShape> s = usual_shape({64, 128, 256}, DType::kF8E4M3);
   ASSERT_TRUE(s.ok());
