@@ -284,6 +284,20 @@ case $what in
       grep -E "^find-points|^resume" "$OUT/find_points.log" | cut -c1-300
       [ -s /tmp/tf.tsv ] && T=/tmp/tf.tsv
     fi
+    # 0b. FIXBITS_SCAN_JOIN=MxNxK:dtype,...: shapes whose cuBLASLt answer the table lacks
+    #    (a match's "answers without a class"), probed and joined first in one process
+    #    (--probe-at joins an unknown answer only without --jobs: slices that each add
+    #    the variant would not merge), under FIXBITS_JOIN_TIMEOUT (150 s).
+    if [ -n "${FIXBITS_SCAN_JOIN:-}" ]; then
+      el "join --probe-at=$FIXBITS_SCAN_JOIN"
+      L timeout ${FIXBITS_JOIN_TIMEOUT:-150} $B/fixbits-cublas-scan --resume=$T \
+        --probe-at=$FIXBITS_SCAN_JOIN --dtypes=f16,bf16,f8e4m3 --max-probe-mnk=8589934592 \
+        --probe-timeout-s=$(( ${FIXBITS_JOIN_TIMEOUT:-150} - 30 )) \
+        --probe-budget-s=$(( ${FIXBITS_JOIN_TIMEOUT:-150} - 20 )) --out=/tmp/tj.tsv > "$OUT/join.log" 2>&1
+      echo "join rc=$?"
+      grep -a -E "^probe |join|descriptor:|^summary" "$OUT/join.log" | cut -c1-240 | tail -8
+      [ -s /tmp/tj.tsv ] && T=/tmp/tj.tsv
+    fi
     # 1. The classes left without a descriptor (the table's reason column): by default
     #    the 23 whose probes the budget of earlier scans never reached (or cut short, or
     #    a 90 s limit stopped: 205), fp8's four included; FIXBITS_SCAN_CLASSES and
@@ -309,7 +323,9 @@ case $what in
     awk -F'\t' -v c=",$classes," '$1=="class" && index(c, ","$2",") { k[++m] = $2; t[$2] = ($7 ~ /^gemm/ ? substr($7,1,110) : substr($8,1,110)) }
       $1=="probed" { n[$2]++ }
       END { for (i = 1; i <= m; i++) print "class " k[i] ": " t[k[i]] (n[k[i]] ? " [" n[k[i]] " open probe(s) kept]" : "") }' $T
-    # 2. The match on that table (it also checks the tile cap on classes 5/24/25).
+    # 2. The match on that table (it also checks the tile cap on classes 5/24/25);
+    #    FIXBITS_CUBLAS_MATCH=0 leaves it to a `match` call of its own.
+    if [ "${FIXBITS_CUBLAS_MATCH:-1}" = 0 ]; then el done; exit 0; fi
     left=$(( ${FIXBITS_CUBLAS_END:-560} - ($(date +%s) - T0) )); mb=$(( left - 15 ))
     el "match on $T (timeout $left, budget $mb)"
     L timeout $left $B/fixbits-cublas-match --table=$T --jobs=14 --draws=2 --budget-s=$mb --show=60 \
