@@ -26,7 +26,11 @@
 // K > 65536; the match on that table was identical on every shape it compared
 // (10,000 f16, 9,938 bf16 and 628 fp8, the last two cut by its time budget). Session 37
 // widened the maps from M, N <= 16384 to 65536 (profile/WidenMap.h; 394 of 395 classes),
-// and the gate_up layers and all 60 model shapes gave cuBLAS's bytes. Use cublas()
+// and the gate_up layers and all 60 model shapes gave cuBLAS's bytes. Session 38 refitted
+// the classes a wider match (M, N to 65536, 2^25 elements) found differing (395 of 396),
+// after which those draws were identical on every shape with a descriptor; a class
+// bounded to one operand layout (KLayout, CublasTable.h) refuses the other with
+// FailedPrecondition. Use cublas()
 // wherever a GPU is at hand.
 //
 // Contract:

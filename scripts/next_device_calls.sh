@@ -37,45 +37,34 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 37 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-37 got only H100s, an ask for nvidia-h200 was answered with an H100; a
-# failed start costs 90 s, an H200's 180 s, a refusal 15 s; check `status`'s none_now
-# before asking, and space asks ~12 min apart):
+# Session 38 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-38 got only H100s, an ask for nvidia-h200 was answered with an H100; a
+# failed start costs 90 s, an H200's 211 s, a refusal 15 s; session 38 lost 526 s to
+# seven asks that got no machine: check `status`'s none_now before asking, and space
+# asks ~12 min apart):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
-#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*LargeK*:*WideShapes*'
-#      FIXBITS_TEST_TIMEOUT=300 bash scripts/next_device_calls.sh test (the large-K
-#      classes and the gate_up layers through the match; identical on an H100 in session
-#      36's run 6 and session 37's run 3).
-#   2. #7: session 37's run 4 (a match of shapes up to 2^25 elements) found 15 shapes
-#      differing and one answer without a class (docs/cublas.md). First the one without
-#      a class, in one process (its key joins the table; --jobs slices cannot join):
-#        zcat profile/data/cublas_sm90.tsv.gz > /tmp/t.tsv && .stage/bin/fixbits-cublas-scan
-#          --resume=/tmp/t.tsv --probe-at=14497x1x364:f16 --dtypes=f16 --probe-budget-s=120
-#          --out=/tmp/tj.tsv && gzip -9 -c /tmp/tj.tsv > .stage/table.tsv.gz
-#      (after `source .device/env.sh` and the LD_LIBRARY_PATH of .stage/devlibs; table_in
-#      reads .stage/table.tsv.gz next); then the 12 differing shapes at
-#      their own shapes: FIXBITS_SCAN_CLASSES=43,114,149,168,239,308,328,329
-#      FIXBITS_SCAN_MAXK=65536 FIXBITS_SCAN_PROBE_TIMEOUT=200 FIXBITS_SCAN_BUDGET=330
-#      FIXBITS_SCAN_TIMEOUT=380 FIXBITS_CUBLAS_END=560
-#      FIXBITS_SCAN_EXTRA="--probe-at=$(cat docs/runs/2026-12-07-s37-probe-at.txt)"
-#      bash scripts/next_device_calls.sh cublas; then the wide match again:
+#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*' FIXBITS_TEST_TIMEOUT=330
+#      bash scripts/next_device_calls.sh test (the large-K classes, the gate_up layers
+#      and the refitted classes through the match), then the wide match:
 #      FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
-#      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=37" ... match.
-#   3. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401; 3 open probes in the
-#      table, ~200 s a probe): FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=450 FIXBITS_SCAN_BUDGET=480 FIXBITS_SCAN_TIMEOUT=520
-#      FIXBITS_CUBLAS_END=560 bash scripts/next_device_calls.sh cublas.
-#   Session 37 did: the maps widened to M, N <= 65536 (the `widen` step: 429 new keys,
-#   30 new classes, 38 earlier classes probed at their new variants), five of the six
-#   large-K new classes (the `cublas` step), the match on that table (all identical),
-#   the gate_up layers through the match (WideShapes) and all 60 model shapes of
-#   gemm_bench --desc=cublas on cuBLAS's bytes: 394 of 395.
+#      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=38" ... match.
+#   2. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401, P = 22; 4 open
+#      probes, spans round_up(ceil(K / 22), 8)): one probe at a K that is a multiple of
+#      64 tells split/8 from split/8/64 and closes it (~90 s at K = 176192):
+#      FIXBITS_CUBLAS_MATCH=0 FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288
+#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=490
+#      FIXBITS_SCAN_EXTRA="--probe-at=13x33793x176192:bf16:bf16" bash
+#      scripts/next_device_calls.sh cublas.
+#   Session 38 did: session 37's 15 differing shapes probed at their shapes (7 classes
+#   refitted), the H100-only answer joined (FIXBITS_SCAN_JOIN), class 114 bounded to the
+#   contiguous layout (KLayout); the default match and session 37's wide draws then
+#   identical on every shape with a descriptor: 395 of 396.
 #   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
 #   (docs/performance.md, sessions 35-36), not a device call.
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md); or, as sessions 29-36 did, put each run's table in the working tree
-#   (profile/data/cublas_sm90.tsv.gz; .stage/table.tsv.gz pushes a call past 64 MiB).
+#   (docs/cublas.md; session 38 merged its runs 2 and 3 that way); a
+#   .stage/table.tsv.gz (2.7 MB) still fits the 64 MiB carry.
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
 set -uo pipefail

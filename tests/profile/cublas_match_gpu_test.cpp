@@ -1,5 +1,5 @@
 // The cuBLAS bit match on a fixed sample (reference §7.2): for each shape below (the
-// large-K classes' and the wide gate_up layers' included) and 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
+// large-K classes', the wide gate_up layers' and the refitted classes' included) and 24 seeded random shapes per dtype, cuBLASLt and the kernel generated from the
 // descriptor of cuBLASLt's own answer for the shape (the path profile::cublas() takes,
 // lookup_answer) run on the same random inputs and must return the same bytes
 // (profile/match/CublasMatch.h, MatchResult's answer verdict); a descriptor the code
@@ -137,6 +137,46 @@ TEST_F(CublasMatchGpuTest, WideShapes) {
       {{128, 28672, 4096}, DType::kF8E4M3}, {{1, 57344, 8192}, DType::kF8E4M3},
   };
   expect_matches_saying_the_answer(shapes, 65536);
+}
+
+// The shapes session 37's wide match (M, N to 65536, 2^25 elements) found differing or
+// without a class, whose classes session 38 refitted from probes at these very shapes
+// (docs/cublas.md): split classes at large K and P (239, 168, 308), a second fixed cut
+// (43), a gemv tile cap (149), K-loop steps (328, 329), class 114 at N = 1, and the
+// H100-only answer id 13 custom 13 (class 395). Each prints the answer it got.
+TEST_F(CublasMatchGpuTest, RefittedClassShapes) {
+  const std::vector<std::pair<Mnk, DType>> shapes = {
+      {{1, 27087, 1183}, DType::kBF16},  {{214, 1642, 9186}, DType::kBF16},
+      {{1144, 124, 26238}, DType::kBF16}, {{668, 120, 24892}, DType::kBF16},
+      {{145, 1848, 8122}, DType::kBF16},  {{65536, 1, 55}, DType::kBF16},
+      {{7, 18561, 700}, DType::kF16},     {{19298, 6, 246}, DType::kF16},
+      {{3094, 138, 8384}, DType::kF16},   {{8, 15482, 18}, DType::kF16},
+      {{3635, 19, 3200}, DType::kF16},    {{3064, 5, 2944}, DType::kF16},
+      {{14497, 1, 364}, DType::kF16},
+  };
+  expect_matches_saying_the_answer(shapes, 38);
+}
+
+// Class 114 (bf16 id 13 custom 56) holds where both K vectors are contiguous only
+// (KLayout): at M = 1 cuBLAS's same kernel deals K to strided lanes, a tree the table
+// has no descriptor for, so profile::cublas() refuses the shape, naming the layout,
+// rather than give a descriptor whose bytes would differ. Should the answer's class hold
+// at every layout (cuBLASLt answering another class here), its descriptor must give
+// cuBLAS's bytes instead.
+TEST_F(CublasMatchGpuTest, LayoutBoundClassRefusesTheOtherLayout) {
+  const GemmShape s = *usual_shape({1, 40796, 478}, DType::kBF16);
+  absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
+  ASSERT_TRUE(heur.ok()) << heur.status();
+  absl::StatusOr<int> cls = class_of_answer(*table_, s, answer_of(heur->algo).key);
+  ASSERT_TRUE(cls.ok()) << cls.status();
+  std::cout << runtime::to_string(s) << ": " << runtime::to_string(heur->algo) << ", class "
+            << *cls << "\n";
+  if (table_->classes[*cls].layout == KLayout::kAny) return expect_match(s, 114);
+  absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, s);
+  ASSERT_FALSE(d.ok()) << dsl::to_string(*d);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(d.status().message()).find("they are strided"), std::string::npos)
+      << d.status();
 }
 
 TEST_F(CublasMatchGpuTest, SeededRandomShapes) {
