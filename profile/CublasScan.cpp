@@ -1678,8 +1678,11 @@ class ClassProber {
                               "revalidation not finished: ", why);
       return finish(c);
     }
+    // The layout a disagreement bounded the class to stays with the probes kept at it.
+    const KLayout layout = table_.classes[c].layout;
     fail(c, "not validated: " + why);
     keep_open(c);
+    if (!table_.classes[c].open_probes.empty()) table_.classes[c].layout = layout;
   }
 
   // Class c, while it has no descriptor, keeps the probes of this visit that found one
@@ -1819,28 +1822,41 @@ class ClassProber {
     }
     // Probes before j all at one layout of the K vectors and j at the other: the
     // kernel computes another tree there (class 114 of session 38), so the class holds
-    // at the first probe's layout only, drops the probes at the other and goes on.
-    const KLayout first = layout_at(table_.classes[c].family, done[0].at.m, done[0].at.n);
-    bool one_layout = layout_at(table_.classes[c].family, done[j].at.m, done[j].at.n) != first;
-    for (size_t i = 1; i < j; ++i) {
-      one_layout &= layout_at(table_.classes[c].family, done[i].at.m, done[i].at.n) == first;
+    // at one layout only, the one where the scan saw more of its (K, P) points (ties:
+    // the first probe's), drops the probes at the other and goes on; the next visit
+    // checks the ones it keeps against each other again.
+    const std::string& family = table_.classes[c].family;
+    const KLayout before = layout_at(family, done[0].at.m, done[0].at.n);
+    bool one_layout = layout_at(family, done[j].at.m, done[j].at.n) != before;
+    for (size_t i = 1; i < j; ++i) one_layout &= layout_at(family, done[i].at.m, done[i].at.n) == before;
+    int64_t seen_before = 0, seen_other = 0;
+    for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+      if (table_.variants[v].cls != c) continue;
+      for (const auto& [kp, mn] : state_.shapes[v].points) {
+        ++(layout_at(family, mn.first, mn.second) == before ? seen_before : seen_other);
+      }
     }
-    if (fields == 0 && one_layout && done[0].desc.ok()) {
+    const KLayout keep = seen_other > seen_before ? layout_at(family, done[j].at.m, done[j].at.n)
+                                                  : before;
+    const ProbeResult& dropped = keep == before ? done[j] : done[0];
+    if (fields == 0 && one_layout && (keep == before ? done[0] : done[j]).desc.ok()) {
       TableClass& cls = table_.classes[c];
-      cls.layout = first;
+      cls.layout = keep;
       const std::string other = absl::StrFormat(
-          "holds only where the K vectors are %s, its first probe's layout: at %s they are "
-          "not and the probe found %s",
-          first == KLayout::kContiguous ? "contiguous" : "strided", where(done[j].at),
-          done[j].desc.ok() ? dsl::to_string(*done[j].desc)
-                            : std::string(done[j].desc.status().message()));
+          "holds only where the K vectors are %s (%d of the scan's %d points of the class): at "
+          "%s they are not, and the probe found %s",
+          keep == KLayout::kContiguous ? "contiguous" : "strided",
+          keep == before ? seen_before : seen_other, seen_before + seen_other, where(dropped.at),
+          dropped.desc.ok() ? dsl::to_string(*dropped.desc)
+                            : std::string(dropped.desc.status().message()));
       // The visit's first note when it has one (begin_outcome writes it), else the class's.
       auto it = fresh_note_.find(c);
       std::string& note = it != fresh_note_.end() ? it->second : cls.note;
       note = note.empty() ? other : absl::StrCat(note, "; ", other);
       for (ProbeResult& r : done) {
-        if (layout_at(cls.family, r.at.m, r.at.n) == first) results_[c].push_back(std::move(r));
+        if (layout_at(family, r.at.m, r.at.n) == keep) results_[c].push_back(std::move(r));
       }
+      keep_open(c);  // a table saved from here on keeps no probe at the other layout
       work_.insert(work_.begin(), c);  // checked again and probed on at its layout
       return;
     }

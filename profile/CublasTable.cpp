@@ -135,11 +135,9 @@ absl::Status check_table(const CublasTable& t) {
           "%s; only gemv deals K to lanes.", i, dsl::family_name(c.desc->family)));
     }
     if (c.layout != KLayout::kAny) {
-      if (!c.desc) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "The cuBLAS table's class %d has a layout but no descriptor for it to bound.", i));
-      }
-      for (const ProbePoint& p : c.probes) {
+      std::vector<ProbePoint> at = c.probes;
+      for (const OpenProbe& o : c.open_probes) at.push_back(o.at);
+      for (const ProbePoint& p : at) {
         if (layout_at(c.family, p.m, p.n) != c.layout) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "The cuBLAS table's class %d holds only where the K vectors are %s, but its "

@@ -180,7 +180,8 @@ struct TableClass {
   std::vector<LaneStep> lanes_by_n;   // gemv only: the lane count by N (empty: desc's)
   int64_t lane_tile_cap = 0;          // gemv only: the strided tile cap (0: desc's tile;
                                       // kUncappedTile: the range's run, "tile@run")
-  KLayout layout = KLayout::kAny;     // where desc holds (every probe is at it)
+  KLayout layout = KLayout::kAny;     // where desc holds (every probe and open probe
+                                      // is at it; a visit cut short keeps it with them)
   std::string note;                   // why there is no desc, or what the probes saw
   std::vector<OpenProbe> open_probes;  // only without desc: the probes a stopped visit
                                        // finished, in the order they ran

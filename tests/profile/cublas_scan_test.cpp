@@ -448,9 +448,10 @@ TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
 // One variant whose kernel computes one tree where both K vectors are contiguous (N = 1
 // for nn) and another where B's are strided (class 114 of session 38: two contiguous
 // halves at N = 1, strided lanes at M = 1): a probe at the other layout bounds the class
-// to its first probes' layout (KLayout) instead of taking its descriptor away; the
-// lookup serves that layout and names the other as not served.
-TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsFirstLayout) {
+// to the layout of most of its scanned points (KLayout) instead of taking its
+// descriptor away, whichever layout was probed first; the lookup serves that layout and
+// names the other as not served.
+TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsMainLayout) {
   const HeuristicFn one = always(AlgoConfig{.id = 13, .custom_option = 56});
   CublasTable t{.arch = "sm_90"};
   ScanState st;
@@ -514,6 +515,24 @@ TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsFirstLayout) {
   ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
   for (const ProbePoint& p : t.classes[0].probes) EXPECT_EQ(p.n, 1) << p.m << "x" << p.n << "x" << p.k;
   EXPECT_EQ(strided, 0);
+
+  // A class probed first at the other layout (the strided point given, then the grid's
+  // N = 1 points): bounded to N = 1 all the same, where all of its scanned points are.
+  CublasTable fresh{.arch = "sm_90"};
+  ScanState fst;
+  ASSERT_TRUE(scan_heuristic(fresh, fst, GemmShape{}, grid, one).ok());
+  absl::StatusOr<ProbeStats> first_strided = probe_classes(
+      fresh, fst, reference_probe(truth, &probes),
+      ProbeOptions{.max_probe_k = 4096,
+                   .extra_points = {{0, {ProbePoint{.variant = 0, .m = 1, .n = 32, .k = 700}}}}});
+  ASSERT_TRUE(first_strided.ok()) << first_strided.status();
+  const TableClass& f = fresh.classes[0];
+  ASSERT_TRUE(f.desc.has_value()) << f.note;
+  EXPECT_EQ(f.layout, KLayout::kContiguous);
+  EXPECT_TRUE(has(f.note, "at variant 0 at 1x32x700/1 they are not")) << f.note;
+  EXPECT_GE(f.probes.size(), 2u);
+  for (const ProbePoint& p : f.probes) EXPECT_EQ(p.n, 1) << p.m << "x" << p.n << "x" << p.k;
+  EXPECT_TRUE(parse_table(write_table(fresh)).ok());
 }
 
 // Revalidation with a short-K probe (ProbeOptions.revalidate, small_probe_k): a class
