@@ -39,8 +39,8 @@
 #                                                       without the cached image (<= 320 s)
 # Session 38 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-38 got only H100s, an ask for nvidia-h200 was answered with an H100; a
-# failed start costs 90 s, an H200's 211 s, a refusal 15 s; session 38 lost 526 s to
-# seven asks that got no machine: check `status`'s none_now before asking, and space
+# failed start costs 90 s, an H200's 211 s, a refusal 15 s; session 38 lost 706 s to
+# nine asks that got no machine: check `status`'s none_now before asking, and space
 # asks ~12 min apart):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
