@@ -1277,7 +1277,7 @@ class ClassProber {
                             .k = k, .splitk = p};
         if (tried_.count({pt.variant, k, p})) continue;
         // A class that holds at one layout only (KLayout) is not probed at the other.
-        if (cls.layout != KLayout::kAny && layout_at(cls.family, pt.m, pt.n) != cls.layout) continue;
+        if (!holds_at_layout(cls, pt.m, pt.n)) continue;
         // (With no split count, split_count_unset, ceil(K / P) is 1 everywhere: a new K
         // is what tells the span rules apart.)
         bool new_ratio = true;
@@ -1556,8 +1556,7 @@ class ClassProber {
       forced.reset();
       if (!pt) break;
       // A class that holds at one layout only (KLayout) learns nothing from the other.
-      if (const TableClass& tc = table_.classes[c];
-          tc.layout != KLayout::kAny && layout_at(tc.family, pt->m, pt->n) != tc.layout) {
+      if (!holds_at_layout(table_.classes[c], pt->m, pt->n)) {
         tried_.insert({pt->variant, pt->k, pt->splitk});
         continue;
       }
@@ -1827,26 +1826,29 @@ class ClassProber {
     // checks the ones it keeps against each other again.
     const std::string& family = table_.classes[c].family;
     const KLayout before = layout_at(family, done[0].at.m, done[0].at.n);
-    bool one_layout = layout_at(family, done[j].at.m, done[j].at.n) != before;
-    for (size_t i = 1; i < j; ++i) one_layout &= layout_at(family, done[i].at.m, done[i].at.n) == before;
+    bool one_layout = fields == 0 && layout_at(family, done[j].at.m, done[j].at.n) != before;
+    for (size_t i = 1; i < j && one_layout; ++i) {
+      one_layout = layout_at(family, done[i].at.m, done[i].at.n) == before;
+    }
     int64_t seen_before = 0, seen_other = 0;
-    for (size_t v = 0; v < table_.variants.size() && v < state_.shapes.size(); ++v) {
+    for (size_t v = 0; one_layout && v < table_.variants.size() && v < state_.shapes.size(); ++v) {
       if (table_.variants[v].cls != c) continue;
       for (const auto& [kp, mn] : state_.shapes[v].points) {
         ++(layout_at(family, mn.first, mn.second) == before ? seen_before : seen_other);
       }
     }
-    const KLayout keep = seen_other > seen_before ? layout_at(family, done[j].at.m, done[j].at.n)
-                                                  : before;
-    const ProbeResult& dropped = keep == before ? done[j] : done[0];
-    if (fields == 0 && one_layout && (keep == before ? done[0] : done[j]).desc.ok()) {
+    const bool keep_before = seen_other <= seen_before;
+    const ProbeResult& kept = keep_before ? done[0] : done[j];
+    const ProbeResult& dropped = keep_before ? done[j] : done[0];
+    if (one_layout && kept.desc.ok()) {
+      const KLayout keep = layout_at(family, kept.at.m, kept.at.n);
       TableClass& cls = table_.classes[c];
       cls.layout = keep;
       const std::string other = absl::StrFormat(
           "holds only where the K vectors are %s (%d of the scan's %d points of the class): at "
           "%s they are not, and the probe found %s",
           keep == KLayout::kContiguous ? "contiguous" : "strided",
-          keep == before ? seen_before : seen_other, seen_before + seen_other, where(dropped.at),
+          keep_before ? seen_before : seen_other, seen_before + seen_other, where(dropped.at),
           dropped.desc.ok() ? dsl::to_string(*dropped.desc)
                             : std::string(dropped.desc.status().message()));
       // The visit's first note when it has one (begin_outcome writes it), else the class's.

@@ -138,7 +138,7 @@ absl::Status check_table(const CublasTable& t) {
       std::vector<ProbePoint> at = c.probes;
       for (const OpenProbe& o : c.open_probes) at.push_back(o.at);
       for (const ProbePoint& p : at) {
-        if (layout_at(c.family, p.m, p.n) != c.layout) {
+        if (!holds_at_layout(c, p.m, p.n)) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "The cuBLAS table's class %d holds only where the K vectors are %s, but its "
               "probe at %dx%dx%d is not there.", i, layout_name(c.layout), p.m, p.n, p.k));
@@ -390,10 +390,7 @@ std::string write_table(const CublasTable& t) {
     } else if (c.lane_tile_cap > 0) {
       gemv_rules.push_back(absl::StrCat("tile@", c.lane_tile_cap));
     }
-    if (c.layout != KLayout::kAny) {
-      gemv_rules.push_back(c.layout == KLayout::kContiguous ? "layout@contiguous"
-                                                            : "layout@strided");
-    }
+    if (c.layout != KLayout::kAny) gemv_rules.push_back(absl::StrCat("layout@", layout_name(c.layout)));
     if (!gemv_rules.empty()) rules.push_back(absl::StrJoin(gemv_rules, ";"));
     for (const ProbePoint& p : c.probes) probes.push_back(to_string(p));
     absl::StrAppend(&out, absl::StrFormat(
@@ -766,8 +763,16 @@ bool dot_contiguous(const std::string& family, int64_t m, int64_t n) {
   return dot_contiguous(*at);
 }
 
+KLayout layout_at(const runtime::GemmShape& s) {
+  return dot_contiguous(s) ? KLayout::kContiguous : KLayout::kStrided;
+}
+
 KLayout layout_at(const std::string& family, int64_t m, int64_t n) {
   return dot_contiguous(family, m, n) ? KLayout::kContiguous : KLayout::kStrided;
+}
+
+bool holds_at_layout(const TableClass& c, int64_t m, int64_t n) {
+  return c.layout == KLayout::kAny || layout_at(c.family, m, n) == c.layout;
 }
 
 dsl::GemmDesc dot_at_shape(dsl::GemmDesc d, const runtime::GemmShape& s, uint32_t splitk) {
@@ -800,8 +805,7 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
         "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
         to_string(c.cls), c.family, c.probes[0].m, c.probes[0].n));
   }
-  if (const KLayout here = dot_contiguous(s) ? KLayout::kContiguous : KLayout::kStrided;
-      c.layout != KLayout::kAny && here != c.layout) {
+  if (const KLayout here = layout_at(s); c.layout != KLayout::kAny && here != c.layout) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "The cuBLAS class %s of family %s has a descriptor only where the K vectors are %s "
         "(its probes); at %dx%d they are %s, where cuBLAS's kernel computes another tree: %s.",

@@ -166,7 +166,9 @@ struct OpenProbe {
 // it to strided lanes at M = 1). Written "layout@contiguous" / "layout@strided" in the
 // rules column's ';' group.
 enum class KLayout { kAny, kContiguous, kStrided };
-// The layout of an m x n point of a table family ("f16:f16:nn").
+// The layout of a shape's K vectors (dot_contiguous), and of an m x n point of a table
+// family ("f16:f16:nn"; strided for a family text that does not parse).
+KLayout layout_at(const runtime::GemmShape& s);
 KLayout layout_at(const std::string& family, int64_t m, int64_t n);
 
 struct TableClass {
@@ -187,6 +189,10 @@ struct TableClass {
                                        // finished, in the order they ran
   bool operator==(const TableClass&) const = default;
 };
+
+// Whether c's descriptor holds at the layout of an m x n point of its family: always
+// for KLayout::kAny.
+bool holds_at_layout(const TableClass& c, int64_t m, int64_t n);
 
 struct TableVariant {
   std::string family;
