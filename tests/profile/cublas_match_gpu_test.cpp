@@ -157,6 +157,20 @@ TEST_F(CublasMatchGpuTest, RefittedClassShapes) {
   expect_matches_saying_the_answer(shapes, 38);
 }
 
+// Session 39's two classes through the embedded table: class 383 (bf16 id 24 tile 18,
+// split in place, answered only at K >= 140401 in the 13 and 14 x 33793 cells with split
+// count 22), the last class to get a descriptor (six probes at K = 140401 to 262145), at a
+// K no probe ran at; and class 184 (f16 id 23 tile 15, split 66), refitted from split/8/32
+// to split/8/64 at the shape where session 39's wide match (seed 39) found it differing.
+// Each prints the answer it got.
+TEST_F(CublasMatchGpuTest, Session39ClassShapes) {
+  const std::vector<std::pair<Mnk, DType>> shapes = {
+      {{13, 33793, 200000}, DType::kBF16},
+      {{106, 22, 72288}, DType::kF16},
+  };
+  expect_matches_saying_the_answer(shapes, 39);
+}
+
 // Class 114 (bf16 id 13 custom 56) holds where both K vectors are contiguous only
 // (KLayout): at M = 1 cuBLAS's same kernel deals K to strided lanes, a tree the table
 // has no descriptor for, so profile::cublas() refuses the shape, naming the layout,
