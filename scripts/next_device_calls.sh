@@ -37,33 +37,31 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 38 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-38 got only H100s, an ask for nvidia-h200 was answered with an H100; a
-# failed start costs 90 s, an H200's 211 s, a refusal 15 s; session 38 lost 706 s to
-# nine asks that got no machine: check `status`'s none_now before asking, and space
-# asks ~12 min apart):
+# Session 39 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-39 got only H100s, an ask for nvidia-h200 was answered with an H100; a
+# failed start costs 90 s, an H200's 181-211 s, a refusal 15 s, and a fresh start's
+# boot about 270 s of held time: check `status`'s none_now before asking, space asks
+# ~12 min apart, and put a call's steps in one script that branches on nvidia-smi's
+# GPU name, as session 39's .stage/call.sh did, docs/runs/2026-12-07-s39-run2-*):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
-#      then FIXBITS_TEST='profile_cublas_match_gpu_test:*' FIXBITS_TEST_TIMEOUT=330
-#      bash scripts/next_device_calls.sh test (the large-K classes, the gate_up layers
-#      and the refitted classes through the match), then the wide match:
-#      FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
-#      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=38" ... match.
-#   2. #7: class 383 (bf16 id 24 tile 18 split in place, K >= 140401, P = 22; 4 open
-#      probes, spans round_up(ceil(K / 22), 8)): one probe at a K that is a multiple of
-#      64 tells split/8 from split/8/64 and closes it (~90 s at K = 176192):
-#      FIXBITS_CUBLAS_MATCH=0 FIXBITS_SCAN_CLASSES=383 FIXBITS_SCAN_MAXK=524288
-#      FIXBITS_SCAN_PROBE_TIMEOUT=300 FIXBITS_SCAN_BUDGET=430 FIXBITS_SCAN_TIMEOUT=490
-#      FIXBITS_SCAN_EXTRA="--probe-at=13x33793x176192:bf16:bf16" bash
-#      scripts/next_device_calls.sh cublas.
-#   Session 38 did: session 37's 15 differing shapes probed at their shapes (7 classes
-#   refitted), the H100-only answer joined (FIXBITS_SCAN_JOIN), class 114 bounded to the
-#   contiguous layout (KLayout); the default match and session 37's wide draws then
-#   identical on every shape with a descriptor: 395 of 396.
-#   Left after these: #4's softmax rows under 0.85 of the copy need a new kernel
-#   (docs/performance.md, sessions 35-36), not a device call.
+#      then the wide match: FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
+#      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=40" ... match.
+#   2. On any card, after a restage with the committed table embedded:
+#      FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*:*Refitted*'
+#      FIXBITS_TEST_TIMEOUT=200 bash scripts/next_device_calls.sh test (class 383 at a K
+#      no probe ran at, class 184's refit; written in session 39, not yet run).
+#   3. A wide match on fresh draws (a new --seed), then `--probe-at` of any differing
+#      shape's class (session 39: class 184 in 2.6 s), then the draws again.
+#   Session 39 did: class 383 closed (probes at K = 176192 and 262145: split/8/64), 396
+#   of 396; all 84 GPU tests passed (H100); fresh wide draws (seed 39) found class 184
+#   differing at P = 66, refitted to split/8/64, after which those draws were identical
+#   on every shape with a descriptor.
+#   Left after these: class 114 at a strided layout (needs a second descriptor per
+#   class, not a device call); #4's softmax rows under 0.85 of the copy need a new
+#   kernel (docs/performance.md, sessions 35-36).
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
-#   (docs/cublas.md; session 38 merged its runs 2 and 3 that way); a
+#   (docs/cublas.md; sessions 38 and 39 merged their runs that way, here, no GPU); a
 #   .stage/table.tsv.gz (2.7 MB) still fits the 64 MiB carry.
 # Every step writes its log to $OUT as soon as it ends, so a call cut short keeps what
 # it did; each prints a short table last.
