@@ -33,6 +33,7 @@
 //          [--classes=I,J,...] [--probe-at=S,S,...] [--jobs=N] [--forget=I,J,...]
 //          [--find-points] [--widen-mn=N]
 //        fixbits-cublas-scan --resume=BASE --merge=A,B,... --out=PATH
+//        fixbits-cublas-scan --resume=PATH --plan [probe options]
 //   --refine: before the scan, bisect M and N between grid lines whose answers differ,
 //   at up to P (N, K) / (M, K) points per gap, and add the boundaries as grid lines
 //   (profile::refine_grid); 0 turns it off.
@@ -117,7 +118,18 @@
 //   together (profile/ScanSlices.h): a class that two of them changed is an error that
 //   names it, never a silent pick; a table that cannot be read is named and nothing is
 //   written. The merged table's command keeps each run's own.
-//   --out is required (run without arguments, it says so and exits 0).
+//   --plan (with --resume, no device, nothing written): which classes a --resume run with
+//   the same probe options (--dtypes, --classes, --max-probe-k, --min-probe-k,
+//   --small-probe-k, --max-probe-mnk, --retry-failed, --no-separate-validated, ...) would
+//   visit, in its order, and the shape each would be probed at first; then the
+//   --classes list to give such a run. A class with a descriptor is listed when the run
+//   would revalidate it (--classes, or its probes leave a separating point), a class
+//   whose kept probes already give it a descriptor as "no probe". Only the first probe
+//   of a visit is named (the next depend on what it finds), and the points are the
+//   map's: a run on the device also asks cuBLASLt's heuristic and may take a separating
+//   point between grid lines. Session 39 found 90 classes with a descriptor that a run
+//   over all classes would revalidate this way (docs/cublas.md).
+//   --out is required except with --plan (run without arguments, it says so and exits 0).
 //   Defaults: all three dtypes (fp8 = e4m3 -> f16, TN; its K
 //   and N grids on multiples of 16),
 //   --per-octave=2, --refine=3, --max-mn=16384, --max-k=524288, --min-probe-k=256,
@@ -127,6 +139,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <set>
@@ -184,6 +197,7 @@ struct Args {
   std::string device_turn;  // --device-turn: the lock file the --jobs slices take turns on
   std::vector<std::string> merge;  // --merge: tables of separate --resume runs to put together
   bool find_points = false;        // --find-points: ask the heuristic for shapes the map lost
+  bool plan = false;               // --plan: list the visits a --resume run would make
   int64_t widen_mn = 0;            // --widen-mn: grow the resumed maps to M, N <= this
 };
 
@@ -306,6 +320,8 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
       a.no_probe = true;
     } else if (arg == "--find-points") {
       a.find_points = true;
+    } else if (arg == "--plan") {
+      a.plan = true;
     } else if (value("--widen-mn=")) {
       st = int_flag("--widen-mn=", 2, &a.widen_mn);
     } else {
@@ -338,6 +354,13 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
         "--find-points gives a resumed table's variants the shapes its map lost, in this "
         "process; give --resume=PATH and no --jobs (then resume its --out with --jobs).");
   }
+  if (a.plan && (a.resume.empty() || a.jobs > 1 || !a.merge.empty() || !a.probe_at.empty() ||
+                 a.find_points || a.widen_mn > 0 || !a.forget.empty())) {
+    return absl::InvalidArgumentError(
+        "--plan lists what a --resume run of a table would probe, with no device: give "
+        "--resume=PATH and the run's probe options, and no --jobs, --merge, --probe-at, "
+        "--find-points, --widen-mn or --forget (they need cuBLASLt, or change the table).");
+  }
   if (a.widen_mn > 0 && (a.resume.empty() || a.jobs > 1)) {
     return absl::InvalidArgumentError(
         "--widen-mn grows a resumed table's maps in this process; give --resume=PATH and no "
@@ -348,7 +371,7 @@ absl::StatusOr<Args> parse_args(int argc, char** argv) {
         "--jobs splits the probing of a --resume'd table; give --resume=PATH (a first scan's "
         "heuristic pass runs in one process).");
   }
-  if (a.out.empty() && argc > 1) {
+  if (a.out.empty() && argc > 1 && !a.plan) {
     return absl::InvalidArgumentError("--out=PATH is required: the scan writes its table there.");
   }
   return a;
@@ -461,6 +484,88 @@ int merge_into_out(const Args& args, const std::vector<std::string>& paths,
   return worst;
 }
 
+// --plan: the table at --resume re-keyed and its shapes rebuilt as a resumed run does
+// them, then probe_classes with the run's options and a probe that records its shape and
+// class and answers DeadlineExceeded, which ends a visit at once (CublasScan.h), so
+// each visited class names the point it would be probed at first and nothing else runs.
+// Prints one line a visit in visit order, the classes whose kept probes alone give them
+// a descriptor, and the --classes list; writes nothing. Exit 1 when the table cannot be
+// read or re-keyed.
+int plan_visits(const Args& args) {
+  absl::StatusOr<std::string> text = read_file(args.resume);
+  absl::StatusOr<profile::CublasTable> table =
+      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
+  profile::ScanState state;
+  absl::Status st = table.ok() ? profile::rekey_table(*table, state).status() : table.status();
+  std::vector<std::string> families;
+  for (DType t : args.dtypes) families.push_back(profile::family_of(*profile::usual_shape({1, 1, 1}, t)));
+  if (st.ok()) st = profile::rebuild_shapes(*table, state, args.per_octave, families);
+  if (!st.ok()) {
+    std::printf("error: cannot plan --resume=%s: %s\n", args.resume.c_str(),
+                std::string(st.message()).c_str());
+    return 1;
+  }
+  const profile::CublasTable before = *table;
+  profile::ProbeOptions options = args.probe;
+  options.budget_s = std::numeric_limits<double>::infinity();  // every visit, no budget
+  for (const profile::MatchDraw& d : profile::draw_match_sequence(
+           1, args.dtypes, args.rank_shapes, args.rank_shapes / 10, {})) {
+    options.rank_shapes.push_back(d.shape);
+  }
+  struct Visit {
+    int cls = -1;
+    runtime::GemmShape at;
+  };
+  std::vector<Visit> visits;
+  const profile::ProbeFn record = [&](const runtime::GemmShape& s, const profile::CublasKey& key,
+                                      const std::vector<dsl::GemmDesc>&)
+      -> absl::StatusOr<dsl::GemmDesc> {
+    absl::StatusOr<int> c = profile::class_of_answer(*table, s, key);
+    visits.push_back(Visit{c.ok() ? *c : -1, s});
+    return absl::DeadlineExceededError("--plan: not probed");
+  };
+  absl::StatusOr<profile::ProbeStats> stats = profile::probe_classes(*table, state, record, options);
+  if (!stats.ok()) {
+    std::printf("error: %s\n", std::string(stats.status().message()).c_str());
+    return 1;
+  }
+  std::vector<int> listed;
+  int revalidate = 0;
+  for (const Visit& v : visits) {
+    const profile::TableClass* c = v.cls >= 0 ? &before.classes[static_cast<size_t>(v.cls)] : nullptr;
+    std::vector<std::string> rules;
+    for (const profile::SpanRule& r : c ? c->rules : std::vector<profile::SpanRule>{}) {
+      rules.push_back(profile::to_string(r));
+    }
+    revalidate += c && c->desc.has_value();
+    if (v.cls >= 0) listed.push_back(v.cls);
+    std::printf("class %d %s {%s}: %s, %zu probes%s%s: first probe at %lldx%lldx%lld (M*N*K %.3g)\n",
+                v.cls, c ? c->family.c_str() : "?", c ? profile::to_string(c->cls).c_str() : "?",
+                c && c->desc ? "revalidate (has a descriptor)" : "no descriptor",
+                c ? c->probes.size() + c->open_probes.size() : 0, rules.empty() ? "" : ", rules ",
+                absl::StrJoin(rules, ",").c_str(), static_cast<long long>(v.at.m),
+                static_cast<long long>(v.at.n), static_cast<long long>(v.at.k),
+                static_cast<double>(v.at.m) * static_cast<double>(v.at.n) * static_cast<double>(v.at.k));
+  }
+  int concluded = 0;
+  for (size_t c = 0; c < table->classes.size() && c < before.classes.size(); ++c) {
+    if (!before.classes[c].desc && table->classes[c].desc) {
+      ++concluded;
+      listed.push_back(static_cast<int>(c));
+      std::printf("class %zu %s {%s}: no probe: its %zu kept probes give it a descriptor\n", c,
+                  before.classes[c].family.c_str(), profile::to_string(before.classes[c].cls).c_str(),
+                  before.classes[c].open_probes.size());
+    }
+  }
+  std::sort(listed.begin(), listed.end());
+  listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
+  std::printf("plan: %zu visits (revalidating a class with a descriptor: %d), %d classes "
+              "concluded from kept probes, of %zu classes; nothing probed, nothing written\n",
+              visits.size(), revalidate, concluded, before.classes.size());
+  std::printf("--classes=%s\n", absl::StrJoin(listed, ",").c_str());
+  return 0;
+}
+
 // --jobs=N: this program N times with --slice=j/N and --out=<out>.slice<j>.tsv (output
 // in <out>.slice<j>.log), at once; then the resumed table, re-keyed as the slices
 // re-key it, and their tables merged into --out. Exit 2 when a slice rejects the
@@ -522,6 +627,7 @@ int main(int argc, char** argv) {
                           absl::StrFormat("%zu tables", args->merge.size()),
                           std::chrono::steady_clock::now());
   }
+  if (args->plan) return plan_visits(*args);  // no device: what a --resume run would probe
   if (args->out.empty()) {
     // Run bare (as a loop over every sample does), it explains itself instead of
     // spending minutes of device time on a table nobody asked for.

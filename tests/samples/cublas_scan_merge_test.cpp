@@ -4,7 +4,8 @@
 // both runs' commands; tables that changed one class twice, a missing table and a
 // missing --resume are refused, naming the problem, and nothing is written. Also the
 // arguments --find-points needs (one process on a resumed table), checked before any
-// device is looked for.
+// device is looked for, and --plan: the visits a --resume run would make, listed with
+// no device and nothing written.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -147,6 +148,64 @@ TEST_F(CublasScanMerge, FindPointsNeedsOneProcessOnAResumedTable) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no --jobs"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(out_));
+}
+
+// --plan names each class a --resume run would visit with these options and the shape
+// it would probe first, then the --classes list, and writes nothing. Class 199 (f16
+// split/16, 3 probes) is revalidated when named; a class whose descriptor, probes and
+// rules are gone is probed from nothing at one of its own variants' points.
+TEST_F(CublasScanMerge, PlanListsTheVisitsOfAResumedRunWithoutProbing) {
+  ASSERT_EQ(base_.classes[199].family, "f16:f16:nn");
+  ASSERT_TRUE(base_.classes[199].desc.has_value());
+  CublasTable t = base_;
+  TableClass& gone = t.classes[184];
+  ASSERT_EQ(gone.family, "f16:f16:nn");
+  gone.desc.reset();
+  gone.probes.clear();
+  gone.rules.clear();
+  gone.note = "forgotten by the test";
+  write(dir_ / "plan.tsv", write_table(t));
+  const Ran r = run_scan("--resume=" + (dir_ / "plan.tsv").string() +
+                         " --plan --dtypes=f16 --classes=199,184 --max-probe-k=131072");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("class 199 f16:f16:nn {" + to_string(base_.classes[199].cls) +
+                          "}: revalidate (has a descriptor), 3 probes, rules split/16: first "
+                          "probe at "),
+            std::string::npos)
+      << r.output;
+  const size_t at = r.output.find("class 184 f16:f16:nn {" + to_string(base_.classes[184].cls) +
+                                  "}: no descriptor, 0 probes: first probe at ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  // The point is one of the class's own variants' (the map gives its shapes).
+  int m = 0, n = 0, k = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + r.output.find("first probe at ", at) + 15, "%dx%dx%d",
+                        &m, &n, &k),
+            3)
+      << r.output;
+  runtime::GemmShape s = *parse_family("f16:f16:nn");
+  s.m = m, s.n = n, s.k = k;
+  absl::StatusOr<MapRun> run = lookup_run(base_, s);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(base_.variants[run->variant].cls, 184) << m << "x" << n << "x" << k;
+  EXPECT_NE(r.output.find("plan: 2 visits (revalidating a class with a descriptor: 1)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\n--classes=184,199\n"), std::string::npos) << r.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 2)
+      << "--plan wrote a file";
+}
+
+TEST_F(CublasScanMerge, PlanNeedsAReadableResumedTableAndNoDeviceOptions) {
+  Ran r = run_scan("--plan");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--plan lists what a --resume run"), std::string::npos) << r.output;
+  r = run_scan("--resume=" + (dir_ / "base.tsv").string() + " --plan --probe-at=1x64x576:f16");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no --jobs, --merge, --probe-at"), std::string::npos) << r.output;
+  const std::string missing = (dir_ / "missing.tsv").string();
+  r = run_scan("--resume=" + missing + " --plan");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("error: cannot plan --resume=" + missing), std::string::npos) << r.output;
 }
 
 }  // namespace
