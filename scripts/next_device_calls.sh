@@ -51,7 +51,16 @@
 #      FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*:*Refitted*'
 #      FIXBITS_TEST_TIMEOUT=200 bash scripts/next_device_calls.sh test (class 383 at a K
 #      no probe ran at, class 184's refit; written in session 39, not yet run).
-#   3. A wide match on fresh draws (a new --seed), then `--probe-at` of any differing
+#   3. #7: the 90 classes with a descriptor whose probes leave a separating point
+#      (`fixbits-cublas-scan --resume=T --plan --max-probe-k=131072` lists them, no GPU:
+#      docs/runs/2026-12-07-s39-plan-revalidations-cpu.txt), in calls of ~450 s until
+#      done: FIXBITS_CUBLAS_MATCH=0 FIXBITS_SCAN_CLASSES=<the plan's list, without
+#      "--classes="> FIXBITS_SCAN_PROBE_TIMEOUT=120 FIXBITS_SCAN_BUDGET=380
+#      FIXBITS_SCAN_TIMEOUT=450 bash scripts/next_device_calls.sh cublas. A named class
+#      is revalidated whether or not it still has a separating point, so each next call
+#      takes its list from --plan on the last call's table (put at .stage/table.tsv.gz,
+#      which the step resumes). Then the default and the wide match.
+#   4. A wide match on fresh draws (a new --seed), then `--probe-at` of any differing
 #      shape's class (session 39: class 184 in 2.6 s), then the draws again.
 #   Session 39 did: class 383 closed (probes at K = 176192 and 262145: split/8/64), 396
 #   of 396; all 84 GPU tests passed (H100); fresh wide draws (seed 39) found class 184
