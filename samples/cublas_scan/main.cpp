@@ -488,10 +488,16 @@ int merge_into_out(const Args& args, const std::vector<std::string>& paths,
 // them, then probe_classes with the run's options and a probe that records its shape and
 // class and answers DeadlineExceeded, which ends a visit at once (CublasScan.h), so
 // each visited class names the point it would be probed at first and nothing else runs.
-// Prints one line a visit in visit order, the classes whose kept probes alone give them
-// a descriptor, and the --classes list; writes nothing. Exit 1 when the table cannot be
-// read or re-keyed.
+// Prints one line a visit in visit order, the classes it could not probe for want of a
+// shape, the classes whose kept probes alone give them a descriptor, and the --classes
+// list; writes nothing. --no-probe (an empty --classes too) plans no visit, as the run
+// makes none. Exit 1 when the table cannot be read or re-keyed.
 int plan_visits(const Args& args) {
+  if (args.no_probe) {  // --no-probe, or --classes= naming none: the run probes nothing
+    std::printf("plan: 0 visits: --no-probe (or an empty --classes list) probes no class; "
+                "nothing probed, nothing written\n--classes=\n");
+    return 0;
+  }
   absl::StatusOr<std::string> text = read_file(args.resume);
   absl::StatusOr<profile::CublasTable> table =
       text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
@@ -546,6 +552,9 @@ int plan_visits(const Args& args) {
                 absl::StrJoin(rules, ",").c_str(), static_cast<long long>(v.at.m),
                 static_cast<long long>(v.at.n), static_cast<long long>(v.at.k),
                 static_cast<double>(v.at.m) * static_cast<double>(v.at.n) * static_cast<double>(v.at.k));
+  }
+  for (int c : stats->no_shape) {
+    std::printf("class %d: not probed: no shape of its variants in the table (--find-points)\n", c);
   }
   int concluded = 0;
   for (size_t c = 0; c < table->classes.size() && c < before.classes.size(); ++c) {

@@ -202,6 +202,11 @@ TEST_F(CublasScanMerge, PlanNeedsAReadableResumedTableAndNoDeviceOptions) {
   r = run_scan("--resume=" + (dir_ / "base.tsv").string() + " --plan --probe-at=1x64x576:f16");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no --jobs, --merge, --probe-at"), std::string::npos) << r.output;
+  // An empty --classes list makes the run probe nothing, so the plan lists nothing.
+  r = run_scan("--resume=" + (dir_ / "base.tsv").string() + " --plan --dtypes=f16 --classes=");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("plan: 0 visits"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("first probe at"), std::string::npos) << r.output;
   const std::string missing = (dir_ / "missing.tsv").string();
   r = run_scan("--resume=" + missing + " --plan");
   EXPECT_EQ(r.code, 1) << r.output;
