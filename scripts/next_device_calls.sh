@@ -39,8 +39,8 @@
 #                                                       without the cached image (<= 320 s)
 # Session 39 left, in this order (one warm machine; issue each call as the last returns;
 # sessions 22-39 got only H100s, an ask for nvidia-h200 was answered with an H100; a
-# failed start costs 90 s, an H200's 181-211 s, a refusal 15 s, and a fresh start's
-# boot about 270 s of held time: check `status`'s none_now before asking, space asks
+# failed start costs 90 s, an nvidia-h200 ask's 181-211 s, a refusal 15 s, and a fresh start's
+# boot 120 to 270 s of held time (session 39): check `status`'s none_now before asking, space asks
 # ~12 min apart, and put a call's steps in one script that branches on nvidia-smi's
 # GPU name, as session 39's .stage/call.sh did, docs/runs/2026-12-07-s39-run2-*):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
