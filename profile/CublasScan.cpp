@@ -1847,7 +1847,7 @@ class ClassProber {
       const std::string other = absl::StrFormat(
           "holds only where the K vectors are %s (%d of the scan's %d points of the class): at "
           "%s they are not, and the probe found %s",
-          keep == KLayout::kContiguous ? "contiguous" : "strided",
+          layout_name(keep),
           keep_before ? seen_before : seen_other, seen_before + seen_other, where(dropped.at),
           dropped.desc.ok() ? dsl::to_string(*dropped.desc)
                             : std::string(dropped.desc.status().message()));

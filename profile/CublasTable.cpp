@@ -112,11 +112,6 @@ bool ascending(const std::vector<int64_t>& v) {
   return true;
 }
 
-// How a message names the layout a class holds at.
-const char* layout_name(KLayout l) {
-  return l == KLayout::kContiguous ? "contiguous" : l == KLayout::kStrided ? "strided" : "any";
-}
-
 // Cross references of a fully read table.
 absl::Status check_table(const CublasTable& t) {
   if (t.arch.empty()) return absl::InvalidArgumentError("The cuBLAS table has no arch line.");
@@ -769,6 +764,10 @@ KLayout layout_at(const runtime::GemmShape& s) {
 
 KLayout layout_at(const std::string& family, int64_t m, int64_t n) {
   return dot_contiguous(family, m, n) ? KLayout::kContiguous : KLayout::kStrided;
+}
+
+const char* layout_name(KLayout l) {
+  return l == KLayout::kContiguous ? "contiguous" : l == KLayout::kStrided ? "strided" : "any";
 }
 
 bool holds_at_layout(const TableClass& c, int64_t m, int64_t n) {

@@ -170,6 +170,8 @@ enum class KLayout { kAny, kContiguous, kStrided };
 // family ("f16:f16:nn"; strided for a family text that does not parse).
 KLayout layout_at(const runtime::GemmShape& s);
 KLayout layout_at(const std::string& family, int64_t m, int64_t n);
+// How the table text and the messages name a layout: "contiguous", "strided", "any".
+const char* layout_name(KLayout l);
 
 struct TableClass {
   std::string family;

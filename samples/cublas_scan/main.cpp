@@ -422,6 +422,26 @@ absl::StatusOr<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
+// The problem families of --dtypes ("f16:f16:nn", ...), whose classes a resumed run
+// probes and whose shapes rebuild_shapes gives back.
+std::vector<std::string> families_of(const Args& args) {
+  std::vector<std::string> families;
+  for (DType t : args.dtypes) families.push_back(profile::family_of(*profile::usual_shape({1, 1, 1}, t)));
+  return families;
+}
+
+// The shapes that rank the classes for probing (ProbeOptions::rank_shapes):
+// fixbits-cublas-match's default draws (seed 1, --rank-shapes per f16/bf16 family, a
+// tenth as many fp8). A run and its --plan rank alike.
+std::vector<runtime::GemmShape> rank_shapes_of(const Args& args) {
+  std::vector<runtime::GemmShape> shapes;
+  for (const profile::MatchDraw& d : profile::draw_match_sequence(
+           1, args.dtypes, args.rank_shapes, args.rank_shapes / 10, {})) {
+    shapes.push_back(d.shape);
+  }
+  return shapes;
+}
+
 // The table at --resume (re-keyed as a resumed run re-keys it) and the tables at
 // `paths`, which runs resumed from it wrote, merged into --out (profile/ScanSlices.h),
 // then one summary line. For this program's --jobs slices (separate_runs false) a path
@@ -503,9 +523,7 @@ int plan_visits(const Args& args) {
       text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
   profile::ScanState state;
   absl::Status st = table.ok() ? profile::rekey_table(*table, state).status() : table.status();
-  std::vector<std::string> families;
-  for (DType t : args.dtypes) families.push_back(profile::family_of(*profile::usual_shape({1, 1, 1}, t)));
-  if (st.ok()) st = profile::rebuild_shapes(*table, state, args.per_octave, families);
+  if (st.ok()) st = profile::rebuild_shapes(*table, state, args.per_octave, families_of(args));
   if (!st.ok()) {
     std::printf("error: cannot plan --resume=%s: %s\n", args.resume.c_str(),
                 std::string(st.message()).c_str());
@@ -514,10 +532,7 @@ int plan_visits(const Args& args) {
   const profile::CublasTable before = *table;
   profile::ProbeOptions options = args.probe;
   options.budget_s = std::numeric_limits<double>::infinity();  // every visit, no budget
-  for (const profile::MatchDraw& d : profile::draw_match_sequence(
-           1, args.dtypes, args.rank_shapes, args.rank_shapes / 10, {})) {
-    options.rank_shapes.push_back(d.shape);
-  }
+  options.rank_shapes = rank_shapes_of(args);
   struct Visit {
     int cls = -1;
     runtime::GemmShape at;
@@ -681,14 +696,11 @@ int main(int argc, char** argv) {
   profile::ScanState state;
   if (resume) {
     absl::StatusOr<profile::RekeyStats> rk = profile::rekey_table(table, state);
-    std::vector<std::string> families;
-    for (DType t : args->dtypes) {
-      families.push_back(profile::family_of(*profile::usual_shape({1, 1, 1}, t)));
-      bool present = false;
-      for (const profile::FamilyMap& m : table.maps) present |= m.family == families.back();
-      if (!present) {
+    const std::vector<std::string> families = families_of(*args);
+    for (const std::string& f : families) {
+      if (profile::find_map(table, f) == nullptr) {
         std::printf("note: --resume=%s has no map of %s; its classes are not probed\n",
-                    args->resume.c_str(), families.back().c_str());
+                    args->resume.c_str(), f.c_str());
       }
     }
     absl::Status st = rk.ok() ? profile::rebuild_shapes(table, state, args->per_octave, families)
@@ -999,13 +1011,9 @@ int main(int argc, char** argv) {
       probed_since_save = true;
       return d;
     };
-    // The match's shapes rank the classes (fixbits-cublas-match's defaults: seed 1, a
-    // tenth as many fp8 shapes), and every probe point is checked against the heuristic.
-    args->probe.rank_shapes.clear();
-    for (const profile::MatchDraw& d : profile::draw_match_sequence(
-             1, args->dtypes, args->rank_shapes, args->rank_shapes / 10, {})) {
-      args->probe.rank_shapes.push_back(d.shape);
-    }
+    // The match's shapes rank the classes (rank_shapes_of), and every probe point is
+    // checked against the heuristic.
+    args->probe.rank_shapes = rank_shapes_of(*args);
     args->probe.heuristic = heuristic;
     // With --resume the budget counts from this program's start: the table's load and
     // re-key (up to 90 s per slice with 8 slices on the H200 machine, session 15's run
