@@ -1,6 +1,7 @@
 // ReduceRunner.cpp: host<->device packing and the launch of a reduction, with the
 // parameter order ReduceProgram.h documents (LINE = cols, or rows, cols by column):
 //   sum/max/min: (x, y, LINE)   rmsnorm: (x, w, y, LINE, eps)   softmax: (x, y, LINE)
+// (then rows with rows_per_block > 1)
 // and, for split rows (also as one cluster kernel) and split columns, the parameters
 // each phase lists in dsl/tile/ReduceProgram.h.
 #include "jit/ReduceRunner.h"
@@ -96,7 +97,10 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
                           (config.cluster_rows ? " cluster_rows" : "") +
                           (config.whole_strips ? " whole_strips" : "") +
                           (config.divide_by_reciprocal ? " divide_by_reciprocal" : "") +
-                          (config.stage_exp ? " stage_exp" : "");
+                          (config.stage_exp ? " stage_exp" : "") +
+                          (config.rows_per_block > 1
+                               ? absl::StrFormat(" rows_per_block=%d", config.rows_per_block)
+                               : "");
   if (config.rows_per_launch > 0 && desc.axis != dsl::ReduceAxis::kRow) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.rows_per_launch %d applies to split rows; %s reduces columns.",
@@ -146,6 +150,7 @@ absl::StatusOr<ReduceRunner> ReduceRunner::create(std::shared_ptr<runtime::Devic
   r.cluster_rows_ = config.cluster_rows;
   r.whole_extent_ = config.whole_strips ? dsl::pass_extent(desc, config) : 0;
   r.rows_per_launch_ = config.rows_per_launch;
+  r.rows_per_block_ = config.rows_per_block;
   return r;
 }
 
@@ -311,6 +316,8 @@ absl::Status ReduceRunner::launch_rows(int64_t first, int64_t count, runtime::St
     if (!by_row) a.push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(rows_)));
     a.push_back(cols);
     if (rms) a.push_back(eps);
+    // rows_per_block > 1: the kernel's blocks take consecutive rows of this launch.
+    if (rows_per_block_ > 1) a.push_back(KernelArg::scalar<int32_t>(static_cast<int32_t>(count)));
     args.push_back(std::move(a));
   } else {
     const KernelArg ws = KernelArg::device_pointer(ws_->address() + ws_off);

@@ -110,6 +110,7 @@ class ReduceRunner {
   int64_t whole_extent_ = 0;   // whole_strips: rows must be multiples of this (upload checks)
   int64_t rows_per_launch_ = 0;  // split rows launched in groups of this many (0: all)
   std::vector<bool> walks_rows_backward_;  // per phase (split rows): takes rows last
+  int rows_per_block_ = 1;  // > 1: the one kernel takes the launch's rows last
   int64_t rows_ = 0, cols_ = 0;
   float eps_ = 0.0f;
   std::shared_ptr<runtime::Buffer> x_, w_;

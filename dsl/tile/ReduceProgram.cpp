@@ -97,6 +97,17 @@ RowFrame with_extent(Builder& b, RowFrame f, int64_t q) {
   return f;
 }
 
+// Row `row` (i32) of a row-major x of `cols` columns, walked in passes like `like`'s:
+// its passes are masked at `limit` (cols; 0 for a row whose loads must read nothing).
+RowFrame frame_at(Builder& b, Value row, Value cols, Value limit, const RowFrame& like) {
+  RowFrame f = like;
+  f.cols = limit;
+  f.row64 = b.cast(row, Elem::kI64);
+  f.base = b.mul(f.row64, b.cast(cols, Elem::kI64));
+  f.stride = Value{};
+  return f;
+}
+
 // Inside a pass at line index k: the (Q) line indices, their in-bounds mask and
 // global offsets.
 // A whole pass (whole_strips) has `whole` set: its mask, if any, is one flag for every
@@ -282,6 +293,46 @@ Value reduce_kept_chain(Builder& b, int n, Leaf leaf, Combine c, int64_t strip, 
   return acc;
 }
 
+// The rows this block reduces, each handed to body(f, kp, kx): its frame, its kept
+// passes' indices and their kept x values (keep_passes of them, loaded padded with `pad`).
+// rows_per_block 1: this block's line (program_id), its kept passes loaded here. R > 1
+// (ReduceConfig.rows_per_block; `rows` is the kernel's rows parameter): rows bR, ...,
+// min(bR + R, rows) - 1 in order, one iteration of a row loop each, whose carried values
+// are the row's kept x: row bR's are loaded before the loop, row i + 1's at the top of
+// row i's iteration (masked off past the block's last row), before any of row i's ops.
+template <class Body>
+void block_rows(Builder& b, const ReduceConfig& cfg, Value x, Value len, std::optional<Value> width, int64_t q,
+                Elem in, float pad, bool whole, std::optional<Value> rows, Body body) {
+  const int keep = cfg.keep_passes;
+  if (cfg.rows_per_block == 1) {
+    RowFrame f = make_frame(b, len, width, q);
+    const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
+    body(f, kp, load_kept(b, x, kp, in, pad, cfg.keep_in_shared));
+    return;
+  }
+  // check_all: kRow, kept in registers. f0: the passes' shape, no row yet.
+  RowFrame f0;
+  f0.idx0 = b.arange(q);
+  f0.zero = b.const_int(Elem::kI32, 0);
+  f0.step = b.const_int(Elem::kI32, q);
+  Value one = b.const_int(Elem::kI32, 1);
+  Value r = b.const_int(Elem::kI32, cfg.rows_per_block);
+  Value first = b.mul(b.program_id(0), r);
+  Value stop = b.add(first, r);
+  Value end = b.select(b.compare(tile::CompareOp::kLt, stop, *rows), stop, *rows);
+  RowFrame ff = frame_at(b, first, len, len, f0);
+  const KeptX k0 = load_kept(b, x, kept_passes(b, ff, q, keep, whole), in, pad, false);
+  std::vector<Value> loop = b.begin_for(first, end, one, k0.values);
+  Value next = b.add(loop[0], one);
+  Value limit = b.select(b.compare(tile::CompareOp::kLt, next, end), len, f0.zero);
+  const KeptX kn = load_kept(b, x, kept_passes(b, frame_at(b, next, len, limit, f0), q, keep, whole), in, pad,
+                             false);
+  RowFrame f = frame_at(b, loop[0], len, len, f0);
+  const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
+  body(f, kp, KeptX{false, in, std::vector<Value>(loop.begin() + 1, loop.end())});
+  b.end_for(kn.values);
+}
+
 // The reduction over a row of `leaf(pass)` values (padded with the identity).
 // Pinned: chain of strip trees; free: per-element accumulator then one reduce.
 // With `kept` > 0 passes (k = 0, Q, ..., whose leaf values kept_leaf(j) builds, so the
@@ -404,6 +455,11 @@ absl::Status validate(const ReduceConfig& c) {
         "ReduceConfig.divide_by_reciprocal needs lanes 32 (NVIDIA sm_90a); lanes %d (AMD "
         "gfx942) keeps a division each.", c.lanes));
   }
+  if (c.rows_per_block < 1 || c.rows_per_block > 64) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.rows_per_block %d is not in [1, 64] (consecutive rows one block takes; "
+        "1: one row a block).", c.rows_per_block));
+  }
   if (c.lanes * c.warps > 1024) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.warps %d of %d lanes gives %d threads per block; the limit is 1024.",
@@ -503,6 +559,17 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
           "split rows.");
     }
   }
+  if (cfg.rows_per_block > 1 &&
+      ((d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) || d.axis != ReduceAxis::kRow ||
+       cfg.blocks_per_row != 1 || cfg.keep_passes == 0 || cfg.keep_in_shared)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ReduceConfig.rows_per_block %d applies to rms_norm and softmax rows in one block whose "
+        "kept passes are in registers (the next row's are loaded while this one is reduced): it "
+        "needs axis=row, blocks_per_row 1, keep_passes > 0 and keep_in_shared false (got %s, "
+        "blocks_per_row %d, keep_passes %d, keep_in_shared %s).",
+        cfg.rows_per_block, to_string(d), cfg.blocks_per_row, cfg.keep_passes,
+        cfg.keep_in_shared ? "true" : "false"));
+  }
   const int64_t q = pass_extent(d, cfg);
   const int64_t per_thread = q / (int64_t{cfg.lanes} * cfg.warps);
   if (per_thread > 64) {
@@ -559,6 +626,7 @@ std::string kernel_name(const ReduceDesc& d, const ReduceConfig& cfg, const std:
   if (cfg.whole_strips) name += "_ws";
   if (cfg.divide_by_reciprocal) name += "_rd";
   if (cfg.stage_exp) name += "_se";
+  if (cfg.rows_per_block > 1) name += absl::StrFormat("_rb%d", cfg.rows_per_block);
   return name;
 }
 
@@ -1241,6 +1309,9 @@ absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64
   if (grid == "cols") return cols;
   if (grid == "row_blocks") return rows * blocks_per_row;
   int64_t per = 0;
+  if (absl::StartsWith(grid, "rows/") && absl::SimpleAtoi(grid.substr(5), &per) && per > 0) {
+    return rows < 1 ? 0 : (rows - 1) / per + 1;
+  }
   if (absl::StartsWith(grid, "cols/") && absl::SimpleAtoi(grid.substr(5), &per) && per > 0) {
     return cols < 1 ? 0 : (cols - 1) / per + 1;
   }
@@ -1248,7 +1319,7 @@ absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64
     return cols < 1 ? 0 : ((cols - 1) / per + 1) * blocks_per_row;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "Program.grid \"", grid, "\" is not rows, cols, row_blocks, cols/<C> or col_blocks/<C>."));
+      "Program.grid \"", grid, "\" is not rows, cols, row_blocks, rows/<R>, cols/<C> or col_blocks/<C>."));
 }
 
 bool phase_walks_rows_backward(const ReduceConfig& c, size_t phase) {
@@ -1327,7 +1398,8 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
   Builder b(kernel_name(d, cfg, ""));
   b.set_num_warps(cfg.warps);
   const bool by_row = d.axis == ReduceAxis::kRow;
-  b.set_grid(by_row ? "rows" : "cols");
+  // rows_per_block R > 1 (check_all: rows): ceil(rows / R) blocks (block_rows).
+  b.set_grid(!by_row ? "cols" : cfg.rows_per_block > 1 ? absl::StrCat("rows/", cfg.rows_per_block) : "rows");
   // whole_strips: a row of whole passes (check_all: kRow, pinned), so the loops' passes
   // are unmasked and a kept pass is guarded by its one flag (whole_strip_index).
   const bool whole = cfg.whole_strips;
@@ -1360,7 +1432,8 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       Value y = b.param("y", tile::Type::ptr(d.out_dtype));
       auto [len, width] = line_params();
       Value eps = b.param("eps", tile::Type::scalar(Elem::kF32));
-      RowFrame f = make_frame(b, len, width, q);
+      std::optional<Value> rows;
+      if (cfg.rows_per_block > 1) rows = b.param("rows", tile::Type::scalar(Elem::kI32));
       auto square = [&](const PassIndex& p, Value v, float pad) {
         return padded_square(b, p, v, pad);  // (Q) x_i*x_i, -0.0 padded
       };
@@ -1368,59 +1441,62 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
       // before any combine, and kept in registers for the elementwise pass, so a row
       // of at most N*Q elements is read once.
       const int keep = cfg.keep_passes;
-      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
-      const KeptX kx = load_kept(b, x, kp, in, 0.0f, cfg.keep_in_shared);  // (Q) each
-      Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
-        return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
-      }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole,
-      cfg.keep_in_shared);
-      Value r = rms_scale(b, ss, f.cols, eps);
-      auto normalize = [&](const PassIndex& p, Value xv) {
-        store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
-      };
-      for (int j = 0; j < keep; ++j) normalize(kp[j], kx.use(b, j));  // (Q) elements [jQ, jQ+Q), kept
-      RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = loop_pass_index(b, fe, loop[0], whole);
-      normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
-      b.end_for({});
+      block_rows(b, cfg, x, len, width, q, in, 0.0f, whole, rows,
+                 [&](const RowFrame& f, const std::vector<PassIndex>& kp, const KeptX& kx) {
+        Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
+          return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
+        }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole,
+        cfg.keep_in_shared);
+        Value r = rms_scale(b, ss, f.cols, eps);
+        auto normalize = [&](const PassIndex& p, Value xv) {
+          store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
+        };
+        for (int j = 0; j < keep; ++j) normalize(kp[j], kx.use(b, j));  // (Q) elements [jQ, jQ+Q), kept
+        RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
+        std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
+        PassIndex p = loop_pass_index(b, fe, loop[0], whole);
+        normalize(p, load_f32(b, x, p.off, p.mask, in, 0.0f));
+        b.end_for({});
+      });
       break;
     }
     case ReduceOp::kSoftmax: {
       Value x = b.param("x", tile::Type::ptr(d.in_dtype));
       Value y = b.param("y", tile::Type::ptr(d.out_dtype));
       auto [len, width] = line_params();
-      RowFrame f = make_frame(b, len, width, q);
+      std::optional<Value> rows;
+      if (cfg.rows_per_block > 1) rows = b.param("rows", tile::Type::scalar(Elem::kI32));
       // keep_passes N: the first N passes are loaded once, padded with the max
       // identity -inf, and serve all three passes (a padded lane's exp is never kept
       // or stored).
       const int keep = cfg.keep_passes;
-      const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
-      const KeptX kx = load_kept(b, x, kp, in, identity(Combine::kMax), cfg.keep_in_shared);
-      Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
-        return load_f32(b, x, p.off, p.mask, in, pad);
-      }, keep, [&](int j) { return kx.use(b, j); }, whole, cfg.keep_in_shared);
-      auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
-      std::vector<Value> ke;  // (Q) e_i of pass j (stage_exp: in shared memory)
-      Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
-        Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
-        return padded(b, p, e, pad);  // (Q) e_i, -0.0 padded
-      }, keep, [&](int j) {
-        ke.push_back(kept_exp(b, exp_of(kx.use(b, j)), cfg));
-        return padded(b, kp[j], ke[j], identity(Combine::kAdd));
-      }, whole, cfg.keep_in_shared);
-      auto store_y = [&](const PassIndex& p, Value e) {
-        Value yv = b.div(e, s);  // e_i / s
-        store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));
-      };
-      for (int j = 0; j < keep; ++j) {  // (Q) elements [jQ, jQ+Q): e_i kept, or again from shared x
-        store_y(kp[j], output_exp(b, kx, ke, j, exp_of, cfg));
-      }
-      RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
-      std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
-      PassIndex p = loop_pass_index(b, fe, loop[0], whole);
-      store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
-      b.end_for({});
+      block_rows(b, cfg, x, len, width, q, in, identity(Combine::kMax), whole, rows,
+                 [&](const RowFrame& f, const std::vector<PassIndex>& kp, const KeptX& kx) {
+        Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
+          return load_f32(b, x, p.off, p.mask, in, pad);
+        }, keep, [&](int j) { return kx.use(b, j); }, whole, cfg.keep_in_shared);
+        auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
+        std::vector<Value> ke;  // (Q) e_i of pass j (stage_exp: in shared memory)
+        Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
+          Value e = exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f));
+          return padded(b, p, e, pad);  // (Q) e_i, -0.0 padded
+        }, keep, [&](int j) {
+          ke.push_back(kept_exp(b, exp_of(kx.use(b, j)), cfg));
+          return padded(b, kp[j], ke[j], identity(Combine::kAdd));
+        }, whole, cfg.keep_in_shared);
+        auto store_y = [&](const PassIndex& p, Value e) {
+          Value yv = b.div(e, s);  // e_i / s
+          store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));
+        };
+        for (int j = 0; j < keep; ++j) {  // (Q) elements [jQ, jQ+Q): e_i kept, or again from shared x
+          store_y(kp[j], output_exp(b, kx, ke, j, exp_of, cfg));
+        }
+        RowFrame fe = q == block ? f : with_extent(b, f, block);  // elementwise: (B) chunks
+        std::vector<Value> loop = b.begin_for(kept_end(b, f, q, keep), fe.cols, fe.step, {});
+        PassIndex p = loop_pass_index(b, fe, loop[0], whole);
+        store_y(p, exp_of(load_f32(b, x, p.off, p.mask, in, 0.0f)));
+        b.end_for({});
+      });
       break;
     }
   }

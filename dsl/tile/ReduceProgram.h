@@ -193,6 +193,17 @@ struct ReduceConfig {
   // names a fold loop's holes apart), though the bits are the same
   // (tests/jit/reduce_stage_exp_test).
   bool stage_exp = false;
+  // RMSNorm / softmax rows in one block (axis=row, blocks_per_row 1) with kept passes in
+  // registers (keep_passes > 0, not keep_in_shared): each block takes R consecutive rows,
+  // block b rows bR, ..., min(bR + R, rows) - 1 in that order (grid "rows/R": ceil(rows /
+  // R) blocks), and issues the loads of row i + 1's kept passes before it reduces row i,
+  // so they are in flight through row i's reductions, exps and stores (one-block rows
+  // otherwise load only at a block's start). The next row's kept values are the row
+  // loop's carried registers (a load past the block's last row is masked off: it reads
+  // nothing). Which block does which row, and when, only: every row's combines are its
+  // own, so the same bits for every R. The kernel takes rows: i32 (the rows of its
+  // launch) after its other parameters; the name ends in _rb<R>. 1: off; at most 64.
+  int rows_per_block = 1;
 };
 
 // Checks the knobs; the message names the bad field and its value. (keep_passes'
@@ -229,7 +240,7 @@ FreeLayout free_layout(const ReduceConfig& c);
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& desc, const ReduceConfig& config = {});
 
 // Blocks to launch for a reduce kernel's grid name: "rows" -> rows, "cols" -> cols,
-// "row_blocks" -> rows * blocks_per_row, "cols/<C>" -> ceil(cols / C) (the coalesced
+// "rows/<R>" -> ceil(rows / R) (rows_per_block), "row_blocks" -> rows * blocks_per_row, "cols/<C>" -> ceil(cols / C) (the coalesced
 // column kernel: C columns per block), "col_blocks/<C>" -> ceil(cols / C) *
 // blocks_per_row (split columns' partials). InvalidArgument naming the grid otherwise.
 absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64_t cols,

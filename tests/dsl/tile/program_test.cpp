@@ -233,8 +233,11 @@ TEST(ReduceProgram, ValidatesKnobsNamingTheField) {
   EXPECT_EQ(*dsl::grid_blocks(col->grid, 7, 129, 1), 2);
   EXPECT_EQ(*dsl::grid_blocks("rows", 7, 129, 1), 7);
   EXPECT_EQ(*dsl::grid_blocks("row_blocks", 7, 129, 3), 21);
+  EXPECT_EQ(*dsl::grid_blocks("rows/3", 7, 129, 1), 3);
   EXPECT_EQ(dsl::grid_blocks("cols/0", 7, 129, 1).status().message(),
-            "Program.grid \"cols/0\" is not rows, cols, row_blocks, cols/<C> or col_blocks/<C>.");
+            "Program.grid \"cols/0\" is not rows, cols, row_blocks, rows/<R>, cols/<C> or col_blocks/<C>.");
+  EXPECT_EQ(dsl::grid_blocks("rows/0", 7, 129, 1).status().message(),
+            "Program.grid \"rows/0\" is not rows, cols, row_blocks, rows/<R>, cols/<C> or col_blocks/<C>.");
   ASSERT_EQ(col->params.size(), 4u);
   EXPECT_EQ(col->params[2].name, "rows");
   EXPECT_EQ(col->params[3].name, "cols");
