@@ -9,15 +9,16 @@
 // and shape, shared by every candidate of both orders (see tuned()). The candidates
 // (jit/ReduceCandidates.h says which) are the bases with the runner's suggested split,
 // kept passes in registers or shared memory, alternating row order, row groups, cluster
-// kernels, register-capped kept passes, whole strips and (softmax) divide_by_reciprocal
-// and stage_exp; the environment changes them (FIXBITS_BENCH_CONFIGS,
+// kernels, register-capped kept passes, several rows a block, whole strips and (softmax)
+// divide_by_reciprocal and stage_exp; the environment changes them (FIXBITS_BENCH_CONFIGS,
 // FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP (0: no capped candidates),
-// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0; FIXBITS_BENCH_TUNE_BUDGET
+// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0, FIXBITS_BENCH_ROWS_PER_BLOCK=0;
+// FIXBITS_BENCH_TUNE_BUDGET
 // bounds each case's search). The label says which won:
 // bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
 // block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
 // kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
-// divide_by_reciprocal; se=1 stage_exp. Such kernels have the same bits, but not every
+// divide_by_reciprocal; se=1 stage_exp; rb=R rows a block in turn. Such kernels have the same bits, but not every
 // one is in the checker's one pinned class.
 // vs_free (pinned cases whose free-order case is also benchmarked): the free order's
 // tuned time over the pinned order's, both the 20-sample medians of their tuning
@@ -296,6 +297,18 @@ bool whole_strips_on() { return env_not_zero("FIXBITS_BENCH_WHOLE_STRIPS"); }
 // reciprocal and two fmas; the same bits).
 bool recip_div_on() { return env_not_zero("FIXBITS_BENCH_RECIP_DIV"); }
 
+// FIXBITS_BENCH_ROWS_PER_BLOCK=0: no rows_per_block candidates (an A/B of the row loop).
+bool rows_per_block_on() { return env_not_zero("FIXBITS_BENCH_ROWS_PER_BLOCK"); }
+
+// The knobs of a candidate past its warps and elements, as the label and the trace
+// print them (the header comment says what each means).
+std::string knobs_text(const dsl::ReduceConfig& c) {
+  return absl::StrFormat("bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d se=%d rb=%d", c.blocks_per_row,
+                         c.keep_passes, c.keep_in_shared ? 1 : 0, c.min_blocks_per_sm, c.cluster_rows ? 1 : 0,
+                         c.rows_per_launch, c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0,
+                         c.divide_by_reciprocal ? 1 : 0, c.stage_exp ? 1 : 0, c.rows_per_block);
+}
+
 // FIXBITS_BENCH_CONFIGS=WxE,WxE,...: only the bases (jit::default_reduce_configs) with
 // those warps x elements per thread (a short device call tunes fewer candidates); unset:
 // all of them. A malformed or unknown entry is reported once on stderr and ignored.
@@ -359,6 +372,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
   o.reg_cap = reg_cap();
   o.whole_strips = whole_strips_on();
   o.divide_by_reciprocal = recip_div_on();
+  if (!rows_per_block_on()) o.rows_per_block.clear();
   return jit::reduce_candidates(desc, rows, cols, o);
 }
 
@@ -429,11 +443,8 @@ const Search& search(const std::shared_ptr<runtime::Device>& dev, const dsl::Red
     s.cluster_tried += c.cluster_rows;
     if (trace) {
       const std::string knobs = absl::StrFormat(
-          "%s %lldx%lld warps=%d elems=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d se=%d",
-          dsl::to_string(desc), static_cast<long long>(rows), static_cast<long long>(cols), c.warps,
-          c.elems_per_thread, c.blocks_per_row, c.keep_passes, c.keep_in_shared ? 1 : 0, c.min_blocks_per_sm,
-          c.cluster_rows ? 1 : 0, c.rows_per_launch, c.alternate_row_order ? 1 : 0, c.whole_strips ? 1 : 0,
-          c.divide_by_reciprocal ? 1 : 0, c.stage_exp ? 1 : 0);
+          "%s %lldx%lld warps=%d elems=%d %s", dsl::to_string(desc), static_cast<long long>(rows),
+          static_cast<long long>(cols), c.warps, c.elems_per_thread, knobs_text(c));
       std::fprintf(stderr, "[tune] %s: %s%s\n", knobs.c_str(),
                    us.ok() ? absl::StrFormat("%.2f us", *us).c_str()
                            : std::string(us.status().message()).substr(0, 200).c_str(),
@@ -556,12 +567,8 @@ void BM_Reduce(benchmark::State& state, dsl::ReduceOp op, dsl::TreeOrder order, 
     const Search& theirs = search(dev, free, rows, cols);
     if (theirs.error.empty() && mine.ms > 0) state.counters["vs_free"] = theirs.ms / mine.ms;
   }
-  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d bpr=%d keep=%d sh=%d mb=%d cl=%d rpl=%d alt=%d ws=%d rd=%d se=%d",
-                                 tc.cfg.warps, tc.cfg.elems_per_thread, desc.strip, tc.cfg.blocks_per_row,
-                                 tc.cfg.keep_passes, tc.cfg.keep_in_shared ? 1 : 0, tc.cfg.min_blocks_per_sm,
-                                 tc.cfg.cluster_rows ? 1 : 0, tc.cfg.rows_per_launch,
-                                 tc.cfg.alternate_row_order ? 1 : 0, tc.cfg.whole_strips ? 1 : 0,
-                                 tc.cfg.divide_by_reciprocal ? 1 : 0, tc.cfg.stage_exp ? 1 : 0));
+  state.SetLabel(absl::StrFormat("warps=%d elems=%d strip=%d %s", tc.cfg.warps, tc.cfg.elems_per_thread,
+                                 desc.strip, knobs_text(tc.cfg)));
 }
 
 #define FIXBITS_REDUCE_SIZES \

@@ -80,15 +80,29 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
       // fits it in 48 without spills, while 4 x 8 spills 212 bytes at its 48
       // (performance.md, session 23). A spilling candidate only costs tuning time; on by
       // default (CandidateOptions::reg_cap) since session 30.
+      // A whole row kept (N = need) also takes R rows a block in turn for each R of
+      // o.rows_per_block (label rb=R: the next row's kept x in flight while this row is
+      // reduced) where the rows still give every SM a block (rows >= R * SMs).
       auto add_kept = [&](dsl::ReduceConfig k) {
-        candidates.push_back(k);
         const int64_t cap = o.reg_cap;
         const int64_t threads = int64_t{k.lanes} * k.warps;
         const int64_t mb = cap > 0 ? 65536 / (threads * cap) : 0;
-        if (desc.order == dsl::TreeOrder::kPinned && mb >= 2 &&
-            mb <= std::min<int64_t>(32, 2048 / threads)) {
-          k.min_blocks_per_sm = static_cast<int>(mb);
+        const bool capped = desc.order == dsl::TreeOrder::kPinned && mb >= 2 &&
+                            mb <= std::min<int64_t>(32, 2048 / threads);
+        std::vector<int> rs = {1};
+        if (k.keep_passes == need) {
+          for (int r : o.rows_per_block) {
+            if (r > 1 && rows >= int64_t{r} * o.multiprocessors) rs.push_back(r);
+          }
+        }
+        for (int r : rs) {
+          k.rows_per_block = r;
+          k.min_blocks_per_sm = 0;
           candidates.push_back(k);
+          if (capped) {
+            k.min_blocks_per_sm = static_cast<int>(mb);
+            candidates.push_back(k);
+          }
         }
       };
       for (int64_t n = 1; n <= most; n *= 2) {

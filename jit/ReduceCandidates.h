@@ -15,7 +15,8 @@
 //   - the base itself;
 //   - RMSNorm / softmax rows: the first N passes kept in registers (N = 1, 2, 4, ... and
 //     the whole row's passes, within the register bound; with reg_cap R, pinned, each
-//     again asking for the blocks an SM that R registers a thread allow), and pinned, the
+//     again asking for the blocks an SM that R registers a thread allow; a whole row kept
+//     also with R rows a block for each R of rows_per_block, rows >= R * SMs), and pinned, the
 //     row's passes kept in shared memory (also asking for 2, 3, 4 blocks an SM; softmax
 //     also with its kept e_i in shared memory, stage_exp);
 //   - pinned, where ReduceRunner::suggest_blocks_per_row gives P > 1: split rows with P
@@ -51,6 +52,9 @@ struct CandidateOptions {
   // 30's H100 table, where softmax 8192 x 4096's 8 x 8 kernel ran 63.3 us capped to 48
   // registers (5 blocks an SM) against 88.7 us uncapped (docs/performance.md).
   int reg_cap = 48;
+  // Rows a block takes in turn (rows_per_block) for the candidates that keep a whole
+  // RMSNorm / softmax row in registers; values <= 1 are ignored; empty: none.
+  std::vector<int> rows_per_block = {2, 4};
   bool whole_strips = true;        // the whole_strips candidates
   bool divide_by_reciprocal = true;  // the softmax divide_by_reciprocal candidates
 };

@@ -28,10 +28,10 @@ ReduceDesc bf16(ReduceOp op, dsl::TreeOrder order = dsl::TreeOrder::kPinned) {
 }
 
 std::string key(const ReduceConfig& c) {
-  return absl::StrFormat("w%d e%d l%d bpr%d keep%d sh%d mb%d cl%d rpl%d alt%d ws%d rd%d se%d", c.warps,
+  return absl::StrFormat("w%d e%d l%d bpr%d keep%d sh%d mb%d cl%d rpl%d alt%d ws%d rd%d se%d rb%d", c.warps,
                          c.elems_per_thread, c.lanes, c.blocks_per_row, c.keep_passes, c.keep_in_shared,
                          c.min_blocks_per_sm, c.cluster_rows, c.rows_per_launch, c.alternate_row_order,
-                         c.whole_strips, c.divide_by_reciprocal, c.stage_exp);
+                         c.whole_strips, c.divide_by_reciprocal, c.stage_exp, c.rows_per_block);
 }
 
 bool has(const std::vector<ReduceConfig>& cs, const ReduceConfig& want) {
@@ -143,6 +143,45 @@ TEST(ReduceCandidates, OptionsTurnTheirCandidatesOff) {
   EXPECT_TRUE(has(capped, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .min_blocks_per_sm = 5}));
   o.reg_cap = 0;
   EXPECT_GT(capped.size(), reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o).size());
+}
+
+// A whole row kept in registers also takes 2 and 4 rows a block where the rows give every
+// SM a block; a row kept in part, in shared memory, or too few rows: never.
+TEST(ReduceCandidates, WholeKeptRowsAlsoTakeSeveralRowsABlock) {
+  const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096);
+  expect_sound(sm);
+  // Strip 4096: one pass is the row.
+  for (int r : {2, 4}) {
+    EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
+                         .divide_by_reciprocal = true, .rows_per_block = r})) << r;
+    EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .min_blocks_per_sm = 5,
+                         .rows_per_block = r})) << r;
+  }
+  for (const ReduceConfig& c : sm) {
+    if (c.rows_per_block == 1) continue;
+    EXPECT_TRUE(c.keep_passes > 0 && !c.keep_in_shared && c.blocks_per_row == 1) << key(c);
+    EXPECT_GE(int64_t{c.keep_passes} * dsl::pass_extent(bf16(ReduceOp::kSoftmax), c), 4096) << key(c);
+  }
+  // 16384 columns, 4 passes: kept 1 or 2 (part of the row) one row a block only.
+  const auto longer = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384);
+  EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .rows_per_block = 2}));
+  EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2}));
+  EXPECT_FALSE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2, .rows_per_block = 2}));
+  const auto rms = reduce_candidates(bf16(ReduceOp::kRmsNorm), 8192, 4096);
+  EXPECT_TRUE(has(rms, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
+                        .rows_per_block = 4}));
+  // 400 rows: 2 a block still gives 132 SMs a block each, 4 does not.
+  const auto few = reduce_candidates(bf16(ReduceOp::kSoftmax), 400, 4096);
+  auto count_r = [](const std::vector<ReduceConfig>& cs, int r) {
+    return std::count_if(cs.begin(), cs.end(), [&](const ReduceConfig& c) { return c.rows_per_block == r; });
+  };
+  EXPECT_GT(count_r(few, 2), 0);
+  EXPECT_EQ(count_r(few, 4), 0);
+  CandidateOptions o;
+  o.rows_per_block.clear();
+  const auto off = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o);
+  EXPECT_EQ(count_r(off, 2) + count_r(off, 4), 0);
+  EXPECT_EQ(off.size() + static_cast<size_t>(count_r(sm, 2) + count_r(sm, 4)), sm.size());
 }
 
 TEST(ReduceCandidates, Gfx942HasNoClustersAndNoReciprocalDivision) {
