@@ -1,11 +1,14 @@
 // ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
 // interpreter, for the codegen tests that compare against them (reduce_split_test,
-// reduce_cluster_test, reduce_row_order_test, reduce_staged_test, reduce_whole_strips_test).
+// reduce_cluster_test, reduce_row_order_test, reduce_rows_per_block_test, reduce_staged_test,
+// reduce_whole_strips_test).
 // Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
 // with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
 // NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);
 // run_reduce_phases runs every phase block by block, in order, on one such set (with
 // cols, and rows for a phase that walks the rows backward), and returns y's bits;
+// run_one_kernel runs dsl::reduce's one kernel over the blocks its grid names (rows,
+// rows/R, cols); same_bits compares two runs' bits with memcmp;
 // run_clusters runs a cluster program (grid row_blocks) a cluster at a time over every
 // row on one such set and returns y's bits; run_cluster_config builds a cluster_rows
 // config's one program (an error if there is not exactly one) and runs it so; phase_list prints the phases' names, grids
@@ -68,6 +71,27 @@ inline absl::StatusOr<std::vector<uint32_t>> run_reduce_phases(const dsl::Reduce
     }
   }
   return mem["y"].bits;
+}
+
+// The one kernel of (d, cfg) (dsl::reduce) over every block dsl::grid_blocks gives its
+// grid, on one reduce_buffers set, with cols and rows; y's bits.
+inline absl::StatusOr<std::vector<uint32_t>> run_one_kernel(const dsl::ReduceDesc& d, const dsl::ReduceConfig& cfg,
+                                                           const dsl::reference::ReduceProblem& p) {
+  absl::StatusOr<tile::Program> prog = dsl::reduce(d, cfg);
+  if (!prog.ok()) return prog.status();
+  absl::StatusOr<int64_t> blocks = dsl::grid_blocks(prog->grid, p.rows, p.cols, 1);
+  if (!blocks.ok()) return blocks.status();
+  Buffers mem = reduce_buffers(d, p);
+  for (int64_t b = 0; b < *blocks; ++b) {
+    absl::Status s = run_block(*prog, b, {{"cols", p.cols}, {"rows", p.rows}}, {{"eps", p.eps}}, mem, cfg.lanes);
+    if (!s.ok()) return s;
+  }
+  return mem["y"].bits;
+}
+
+// Whether two runs' bits are the same (memcmp).
+inline bool same_bits(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(uint32_t)) == 0;
 }
 
 // The cluster program `prog` (grid row_blocks, clusters of prog.cluster blocks, each

@@ -26,9 +26,7 @@ using dsl::ReduceOp;
 using testing::Buffers;
 using testing::run_reduce_phases;
 
-bool same_bits(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(uint32_t)) == 0;
-}
+using testing::same_bits;
 
 std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols) {
   return absl::StrFormat("%s warps=%d ept=%d blocks_per_row=%d alternate=%d rows=%d cols=%d", dsl::to_string(d),

@@ -29,25 +29,8 @@ using dsl::ReduceDesc;
 using dsl::ReduceOp;
 using testing::Buffers;
 
-// The one kernel of (d, c) over every block its grid names, on one set of buffers
-// (testing::reduce_buffers: y starts as 0xdead), with cols and rows; y's bits.
-absl::StatusOr<std::vector<uint32_t>> run_kernel(const ReduceDesc& d, const ReduceConfig& c,
-                                                 const dsl::reference::ReduceProblem& p) {
-  absl::StatusOr<tile::Program> prog = dsl::reduce(d, c);
-  if (!prog.ok()) return prog.status();
-  absl::StatusOr<int64_t> blocks = dsl::grid_blocks(prog->grid, p.rows, p.cols, 1);
-  if (!blocks.ok()) return blocks.status();
-  Buffers mem = testing::reduce_buffers(d, p);
-  for (int64_t b = 0; b < *blocks; ++b) {
-    absl::Status s = testing::run_block(*prog, b, {{"cols", p.cols}, {"rows", p.rows}}, {{"eps", p.eps}}, mem, c.lanes);
-    if (!s.ok()) return s;
-  }
-  return mem["y"].bits;
-}
-
-bool same_bits(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(uint32_t)) == 0;
-}
+using testing::run_one_kernel;
+using testing::same_bits;
 
 std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols, bool specials) {
   return absl::StrFormat("%s warps=%d ept=%d keep=%d rows_per_block=%d whole=%d rows=%d cols=%d specials=%d",
@@ -68,7 +51,7 @@ TEST(ReduceRowsPerBlock, BitIdenticalToReferenceAndToOneRowABlock) {
           for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 257}, {5, 1}, {7, 700}, {8, 257}}) {
             for (bool specials : {false, true}) {
               const auto p = testing::fused_row_problem(d, rows, cols, static_cast<uint32_t>(rows * 31 + cols), specials);
-              auto one = run_kernel(d, base, p);
+              auto one = run_one_kernel(d, base, p);
               ASSERT_TRUE(one.ok()) << where(d, base, rows, cols, specials) << ": " << one.status();
               absl::StatusOr<std::vector<uint32_t>> ref;
               if (order == dsl::TreeOrder::kPinned) {
@@ -79,7 +62,7 @@ TEST(ReduceRowsPerBlock, BitIdenticalToReferenceAndToOneRowABlock) {
               for (int r : {2, 3, 4, 64}) {
                 ReduceConfig c = base;
                 c.rows_per_block = r;
-                auto got = run_kernel(d, c, p);
+                auto got = run_one_kernel(d, c, p);
                 ASSERT_TRUE(got.ok()) << where(d, c, rows, cols, specials) << ": " << got.status();
                 ASSERT_TRUE(same_bits(*got, *one)) << where(d, c, rows, cols, specials) << ": not R = 1's bits";
                 if (ref.ok()) {
@@ -109,7 +92,7 @@ TEST(ReduceRowsPerBlock, WholeStripRowsBitIdenticalToReference) {
         const auto p = testing::fused_row_problem(d, 7, cols, static_cast<uint32_t>(cols + 5), specials);
         auto ref = dsl::reference::reduce(d, p);
         ASSERT_TRUE(ref.ok()) << ref.status();
-        auto got = run_kernel(d, c, p);
+        auto got = run_one_kernel(d, c, p);
         ASSERT_TRUE(got.ok()) << where(d, c, 7, cols, specials) << ": " << got.status();
         EXPECT_TRUE(same_bits(*got, *ref)) << where(d, c, 7, cols, specials);
         ++cases;
