@@ -7,6 +7,7 @@
 //                    [--cluster-rows 0|1] [--alternate-row-order 0|1] [--keep-in-shared 0|1]
 //                    [--whole-strips 0|1]
 //                    [--min-blocks N] [--divide-by-reciprocal 0|1] [--stage-exp 0|1]
+//                    [--rows-per-block R]
 //        emit_kernel '<gemm desc text>' [--warps N] [--rows N] [--block-n N]
 //                    [--warp-m-tiles N] [--warp-n-tiles N] [--emit asm|tile]
 //        emit_kernel --program dot:MxKxN:f32|f16|bf16 [--warps N] [--target nvptx|amdgpu]
@@ -163,6 +164,7 @@ int main(int argc, char** argv) {
     else if (flag == "--alternate-row-order") cfg.alternate_row_order = value == "1";
     else if (flag == "--divide-by-reciprocal") cfg.divide_by_reciprocal = value == "1";
     else if (flag == "--stage-exp") cfg.stage_exp = value == "1";
+    else if (flag == "--rows-per-block") cfg.rows_per_block = std::atoi(value.c_str());
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
