@@ -9,12 +9,12 @@
 // and shape, shared by every candidate of both orders (see tuned()). The candidates
 // (jit/ReduceCandidates.h says which) are the bases with the runner's suggested split,
 // kept passes in registers or shared memory, alternating row order, row groups, cluster
-// kernels, register-capped kept passes, several rows a block, whole strips and (softmax)
-// divide_by_reciprocal and stage_exp; the environment changes them (FIXBITS_BENCH_CONFIGS,
-// FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP (0: no capped candidates),
-// FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0, FIXBITS_BENCH_ROWS_PER_BLOCK=0;
-// FIXBITS_BENCH_TUNE_BUDGET
-// bounds each case's search). The label says which won:
+// kernels, register-capped kept passes, several rows a block (when asked), whole strips
+// and (softmax) divide_by_reciprocal and stage_exp; the environment changes them
+// (FIXBITS_BENCH_CONFIGS, FIXBITS_BENCH_CLUSTER_PARTS, FIXBITS_BENCH_REG_CAP (0: no capped
+// candidates), FIXBITS_BENCH_WHOLE_STRIPS=0, FIXBITS_BENCH_RECIP_DIV=0,
+// FIXBITS_BENCH_ROWS_PER_BLOCK=2,4 (several rows a block: none unless set);
+// FIXBITS_BENCH_TUNE_BUDGET bounds each case's search). The label says which won:
 // bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
 // block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
 // kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
@@ -297,8 +297,27 @@ bool whole_strips_on() { return env_not_zero("FIXBITS_BENCH_WHOLE_STRIPS"); }
 // reciprocal and two fmas; the same bits).
 bool recip_div_on() { return env_not_zero("FIXBITS_BENCH_RECIP_DIV"); }
 
-// FIXBITS_BENCH_ROWS_PER_BLOCK=0: no rows_per_block candidates (an A/B of the row loop).
-bool rows_per_block_on() { return env_not_zero("FIXBITS_BENCH_ROWS_PER_BLOCK"); }
+// FIXBITS_BENCH_ROWS_PER_BLOCK=R,R,...: the rows_per_block candidates (each R in [2, 64];
+// jit::CandidateOptions::rows_per_block, none by default until their GPU test has run);
+// unset or empty: none. A malformed entry is reported once on stderr and ignored.
+std::vector<int> rows_per_block_values() {
+  static const std::vector<int> values = [] {
+    std::vector<int> v;
+    const char* env = std::getenv("FIXBITS_BENCH_ROWS_PER_BLOCK");
+    if (env == nullptr) return v;
+    for (absl::string_view item : absl::StrSplit(env, ',', absl::SkipEmpty())) {
+      int r = 0;
+      if (!absl::SimpleAtoi(item, &r) || r < 2 || r > 64) {
+        std::fprintf(stderr, "FIXBITS_BENCH_ROWS_PER_BLOCK: '%s' is not an R in [2, 64]; ignored\n",
+                     std::string(item).c_str());
+        continue;
+      }
+      v.push_back(r);
+    }
+    return v;
+  }();
+  return values;
+}
 
 // The knobs of a candidate past its warps and elements, as the label and the trace
 // print them (the header comment says what each means).
@@ -372,7 +391,7 @@ std::vector<dsl::ReduceConfig> candidates_of(const std::shared_ptr<runtime::Devi
   o.reg_cap = reg_cap();
   o.whole_strips = whole_strips_on();
   o.divide_by_reciprocal = recip_div_on();
-  if (!rows_per_block_on()) o.rows_per_block.clear();
+  o.rows_per_block = rows_per_block_values();
   return jit::reduce_candidates(desc, rows, cols, o);
 }
 

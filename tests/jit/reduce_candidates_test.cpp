@@ -145,10 +145,13 @@ TEST(ReduceCandidates, OptionsTurnTheirCandidatesOff) {
   EXPECT_GT(capped.size(), reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o).size());
 }
 
-// A whole row kept in registers also takes 2 and 4 rows a block where the rows give every
-// SM a block; a row kept in part, in shared memory, or too few rows: never.
+// With rows_per_block {2, 4}, a whole row kept in registers also takes 2 and 4 rows a
+// block where the rows give every SM a block; a row kept in part, in shared memory, or too
+// few rows: never. By default (not yet shown on a device) none.
 TEST(ReduceCandidates, WholeKeptRowsAlsoTakeSeveralRowsABlock) {
-  const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096);
+  CandidateOptions on;
+  on.rows_per_block = {2, 4};
+  const auto sm = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, on);
   expect_sound(sm);
   // Strip 4096: one pass is the row.
   for (int r : {2, 4}) {
@@ -163,23 +166,21 @@ TEST(ReduceCandidates, WholeKeptRowsAlsoTakeSeveralRowsABlock) {
     EXPECT_GE(int64_t{c.keep_passes} * dsl::pass_extent(bf16(ReduceOp::kSoftmax), c), 4096) << key(c);
   }
   // 16384 columns, 4 passes: kept 1 or 2 (part of the row) one row a block only.
-  const auto longer = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384);
+  const auto longer = reduce_candidates(bf16(ReduceOp::kSoftmax), 2048, 16384, on);
   EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .rows_per_block = 2}));
   EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2}));
   EXPECT_FALSE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2, .rows_per_block = 2}));
-  const auto rms = reduce_candidates(bf16(ReduceOp::kRmsNorm), 8192, 4096);
+  const auto rms = reduce_candidates(bf16(ReduceOp::kRmsNorm), 8192, 4096, on);
   EXPECT_TRUE(has(rms, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
                         .rows_per_block = 4}));
   // 400 rows: 2 a block still gives 132 SMs a block each, 4 does not.
-  const auto few = reduce_candidates(bf16(ReduceOp::kSoftmax), 400, 4096);
+  const auto few = reduce_candidates(bf16(ReduceOp::kSoftmax), 400, 4096, on);
   auto count_r = [](const std::vector<ReduceConfig>& cs, int r) {
     return std::count_if(cs.begin(), cs.end(), [&](const ReduceConfig& c) { return c.rows_per_block == r; });
   };
   EXPECT_GT(count_r(few, 2), 0);
   EXPECT_EQ(count_r(few, 4), 0);
-  CandidateOptions o;
-  o.rows_per_block.clear();
-  const auto off = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096, o);
+  const auto off = reduce_candidates(bf16(ReduceOp::kSoftmax), 8192, 4096);
   EXPECT_EQ(count_r(off, 2) + count_r(off, 4), 0);
   EXPECT_EQ(off.size() + static_cast<size_t>(count_r(sm, 2) + count_r(sm, 4)), sm.size());
 }
