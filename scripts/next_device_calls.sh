@@ -14,6 +14,8 @@
 #                                                       the RMSNorm bench rows, one ncu (<= 530 s)
 #          `bash scripts/next_device_calls.sh widen`   #7: the maps widened to M, N <= 65536,
 #                                                       then the probes it asks for (<= 560 s)
+#          `bash scripts/next_device_calls.sh rows`    #4: rows_per_block's GPU test, then the
+#                                                       softmax rows with and without it (<= 440 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
 #                                                       table (~110 s)
 #          `bash scripts/next_device_calls.sh bits`    #4: keep_in_shared's GPU test alone,
@@ -545,6 +547,33 @@ case $what in
     echo "$bin rc=$?"
     el done
     grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure" "$OUT/test.log" | cut -c1-200 | tail -20
+    ;;
+  rows)
+    # #4, session 40: rows_per_block's GPU test (each R's bits against R = 1 and the CPU
+    # reference), then the softmax rows it can change tuned over 8 x 8 and 16 x 4 with its
+    # candidates on (FIXBITS_BENCH_ROWS_PER_BLOCK=2,4), and per row the fastest candidate
+    # with and without several rows a block (<= 440 s).
+    el "jit_reduce_rows_per_block_gpu_test"
+    L timeout 150 $B/jit_reduce_rows_per_block_gpu_test > "$OUT/rows_test.log" 2>&1
+    echo "jit_reduce_rows_per_block_gpu_test rc=$?"
+    el "reduce_bench softmax rows with rows_per_block"
+    FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_ROWS_PER_BLOCK=2,4 \
+      FIXBITS_BENCH_CONFIGS=${FIXBITS_BENCH_CONFIGS:-8x8,16x4} FIXBITS_CACHE_DIR=/tmp/fixbits-cache \
+      L timeout ${FIXBITS_TABLE_TIMEOUT:-270} $B/reduce_bench \
+      --benchmark_filter="CopyBandwidth/1024|${FIXBITS_TABLE_ROWS:-softmax_pinned_bf16/(8192|2048|32768|16384)/}" \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_min_time=0.05 \
+      --benchmark_out="$OUT/rows_bench.json" --benchmark_out_format=json > "$OUT/rows_bench.log" 2>&1
+    echo "reduce_bench rc=$?"
+    el done
+    grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure" "$OUT/rows_test.log" | cut -c1-200 | tail -8
+    grep -E "_median|CopyBandwidth" "$OUT/rows_bench.log" | cut -c1-250
+    # The fastest tuned candidate a row, with (rb>1) and without (rb=1) several rows a block.
+    grep -h "^\[tune\]" "$OUT/rows_bench.log" | grep " us" | awk '{
+        shape = $0; sub(/^.* strip=[0-9]+} /, "", shape); split(shape, a, " ");
+        rb = $0; sub(/^.* rb=/, "", rb); sub(/:.*/, "", rb);
+        us = $0; sub(/^.*: /, "", us); sub(/ us.*/, "", us); k = a[1] " rb" (rb > 1 ? ">1" : "=1");
+        if (!(k in best) || us + 0 < best[k] + 0) { best[k] = us; line[k] = $0 } }
+      END { for (k in best) print k, best[k], substr(line[k], index(line[k], "warps="), 120) }' | sort
     ;;
   match)
     # #7: the match alone on the staged table (session 18: the committed table after
