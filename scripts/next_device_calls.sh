@@ -554,7 +554,7 @@ case $what in
     # candidates on (FIXBITS_BENCH_ROWS_PER_BLOCK=2,4), and per row the fastest candidate
     # with and without several rows a block (<= 440 s).
     el "jit_reduce_rows_per_block_gpu_test"
-    L timeout 150 $B/jit_reduce_rows_per_block_gpu_test > "$OUT/rows_test.log" 2>&1
+    L timeout ${FIXBITS_ROWS_TEST_TIMEOUT:-150} $B/jit_reduce_rows_per_block_gpu_test > "$OUT/rows_test.log" 2>&1
     echo "jit_reduce_rows_per_block_gpu_test rc=$?"
     el "reduce_bench softmax rows with rows_per_block"
     FIXBITS_BENCH_TRACE=1 FIXBITS_BENCH_VS_FREE=0 FIXBITS_BENCH_ROWS_PER_BLOCK=2,4 \
