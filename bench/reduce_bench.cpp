@@ -298,7 +298,7 @@ bool whole_strips_on() { return env_not_zero("FIXBITS_BENCH_WHOLE_STRIPS"); }
 bool recip_div_on() { return env_not_zero("FIXBITS_BENCH_RECIP_DIV"); }
 
 // FIXBITS_BENCH_ROWS_PER_BLOCK=R,R,...: the rows_per_block candidates (each R in [2, 64];
-// jit::CandidateOptions::rows_per_block, none by default until their GPU test has run);
+// jit::CandidateOptions::rows_per_block, none by default: they won no row in session 40);
 // unset or empty: none. A malformed entry is reported once on stderr and ignored.
 std::vector<int> rows_per_block_values() {
   static const std::vector<int> values = [] {

@@ -54,10 +54,11 @@ struct CandidateOptions {
   int reg_cap = 48;
   // Rows a block takes in turn (rows_per_block) for the candidates that keep a whole
   // RMSNorm / softmax row in registers; values <= 1 are ignored; empty: none. Empty by
-  // default until a device has run their GPU test (tests/jit/reduce_rows_per_block_gpu_test;
-  // session 40 wrote it and got no device): their bits are shown on the interpreter and
-  // the kernels sign, but as a class of their own, so an application's tuner does not
-  // pick them yet. The bench turns them on with FIXBITS_BENCH_ROWS_PER_BLOCK=2,4.
+  // default: their bits are the reference's (the interpreter, and the GPU test on an H100
+  // in session 40), but on the H100 they won no softmax row (8 x 8 gained 3% at 8192 x
+  // 4096, 16 x 4 lost its occupancy to the carried registers and the row's winner stayed
+  // 16 x 4 with one row a block; docs/performance.md, session 40), so a tuner would only
+  // spend time on them. The bench turns them on with FIXBITS_BENCH_ROWS_PER_BLOCK=2,4.
   std::vector<int> rows_per_block = {};
   bool whole_strips = true;        // the whole_strips candidates
   bool divide_by_reciprocal = true;  // the softmax divide_by_reciprocal candidates

@@ -203,6 +203,8 @@ struct ReduceConfig {
   // nothing). Which block does which row, and when, only: every row's combines are its
   // own, so the same bits for every R. The kernel takes rows: i32 (the rows of its
   // launch) after its other parameters; the name ends in _rb<R>. 1: off; at most 64.
+  // A speed knob that did not pay on the H100 (session 40): the carried registers cost
+  // 16 x 4 softmax half its blocks an SM (docs/performance.md).
   int rows_per_block = 1;
 };
 
