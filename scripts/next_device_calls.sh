@@ -39,20 +39,21 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 39 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-39 got only H100s, an ask for nvidia-h200 was answered with an H100; a
-# failed start costs 90 s, an nvidia-h200 ask's 181-211 s, a refusal 15 s, and a fresh start's
-# boot 120 to 270 s of held time (session 39): check `status`'s none_now before asking, space asks
-# ~12 min apart, and put a call's steps in one script that branches on nvidia-smi's
-# GPU name, as session 39's .stage/call.sh did, docs/runs/2026-12-07-s39-run2-*):
+# Session 40 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-40 got only H100s; a start that fails costs 90 to 181 s of device time
+# (session 40: seven, 18:10-19:15 UTC, 1,171 s in all, before an H100 came), a refusal while
+# status's none_now holds 15 s, and a fresh start's boot 120 to 270 s of held time: check
+# `status` before asking, space asks ~10 min apart, and put a call's steps in one script
+# that branches on nvidia-smi's GPU name, as session 39's .stage/call.sh did,
+# docs/runs/2026-12-07-s39-run2-*; staging wipes .stage, so write call scripts after it):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
-#      then the wide match: FIXBITS_MATCH_BUDGET=200 FIXBITS_MATCH_EXTRA="--max-dim=65536
+#      then the wide match: FIXBITS_MATCH_BUDGET=230 FIXBITS_MATCH_EXTRA="--max-dim=65536
 #      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=40" ... match.
-#   2. On any card, after a restage with the committed table embedded:
-#      FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*:*Refitted*'
-#      FIXBITS_TEST_TIMEOUT=200 bash scripts/next_device_calls.sh test (class 383 at a K
-#      no probe ran at, class 184's refit; written in session 39, not yet run).
+#   2. On any card: FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*'
+#      FIXBITS_TEST_TIMEOUT=120 bash scripts/next_device_calls.sh test (class 184's refit
+#      at 106x22x72288; not yet run. Session 40 dropped its class-383 shape, too large for
+#      the matcher: 170 s without a verdict).
 #   3. #7: the 90 classes with a descriptor whose probes leave a separating point
 #      (`fixbits-cublas-scan --resume=T --plan --max-probe-k=131072` lists them, no GPU:
 #      docs/runs/2026-12-07-s39-plan-revalidations-cpu.txt), in calls of ~450 s until
@@ -62,15 +63,14 @@
 #      is revalidated whether or not it still has a separating point, so each next call
 #      takes its list from --plan on the last call's table (put at .stage/table.tsv.gz,
 #      which the step resumes). Then the default and the wide match.
-#   4. A wide match on fresh draws (a new --seed), then `--probe-at` of any differing
-#      shape's class (session 39: class 184 in 2.6 s), then the draws again.
-#   Session 39 did: class 383 closed (probes at K = 176192 and 262145: split/8/64), 396
-#   of 396; all 84 GPU tests passed (H100); fresh wide draws (seed 39) found class 184
-#   differing at P = 66, refitted to split/8/64, after which those draws were identical
-#   on every shape with a descriptor.
+#   4. The rest of seed 40's wide draws (session 40's run 3 compared f16 3,000 and bf16
+#      1,523 in its 115 s, all identical): FIXBITS_MATCH_BUDGET=230 with the EXTRA of item
+#      1, then `--probe-at` of any differing shape's class (session 39: class 184 in 2.6 s).
+#   Session 40 did: rows_per_block's GPU test passed and its speed (the `rows` step,
+#   docs/performance.md: no row faster); RefittedClassShapes passed; seed 40's draws.
 #   Left after these: class 114 at a strided layout (needs a second descriptor per
-#   class, not a device call); #4's softmax rows under 0.85 of the copy need a new
-#   kernel (docs/performance.md, sessions 35-36).
+#   class, not a device call); #4's softmax rows under 0.85 of the copy (docs/performance.md,
+#   sessions 35-36 and 40).
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
 #   (docs/cublas.md; sessions 38 and 39 merged their runs that way, here, no GPU); a
 #   .stage/table.tsv.gz (2.7 MB) still fits the 64 MiB carry.
