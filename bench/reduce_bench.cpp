@@ -18,8 +18,8 @@
 // bpr=P blocks a row (1: one block per row); keep=N passes kept (with cl=1, N strips a
 // block); sh=1 kept in shared memory; mb=N blocks an SM asked of ptxas; cl=1 the cluster
 // kernel; rpl=G rows a launch; alt=1 alternating row order; ws=1 whole strips; rd=1
-// divide_by_reciprocal; se=1 stage_exp; rb=R rows a block in turn. Such kernels have the same bits, but not every
-// one is in the checker's one pinned class.
+// divide_by_reciprocal; se=1 stage_exp; rb=R rows a block in turn. Such kernels have the
+// same bits, but not every one is in the checker's one pinned class.
 // vs_free (pinned cases whose free-order case is also benchmarked): the free order's
 // tuned time over the pinned order's, both the 20-sample medians of their tuning
 // (the table's "pinned speed / free"; > 1: pinned faster). The free order is tuned

@@ -242,9 +242,10 @@ FreeLayout free_layout(const ReduceConfig& c);
 absl::StatusOr<tile::Program> reduce(const ReduceDesc& desc, const ReduceConfig& config = {});
 
 // Blocks to launch for a reduce kernel's grid name: "rows" -> rows, "cols" -> cols,
-// "rows/<R>" -> ceil(rows / R) (rows_per_block), "row_blocks" -> rows * blocks_per_row, "cols/<C>" -> ceil(cols / C) (the coalesced
-// column kernel: C columns per block), "col_blocks/<C>" -> ceil(cols / C) *
-// blocks_per_row (split columns' partials). InvalidArgument naming the grid otherwise.
+// "rows/<R>" -> ceil(rows / R) (rows_per_block), "row_blocks" -> rows * blocks_per_row,
+// "cols/<C>" -> ceil(cols / C) (the coalesced column kernel: C columns per block),
+// "col_blocks/<C>" -> ceil(cols / C) * blocks_per_row (split columns' partials).
+// InvalidArgument naming the grid otherwise.
 absl::StatusOr<int64_t> grid_blocks(const std::string& grid, int64_t rows, int64_t cols,
                                     int64_t blocks_per_row);
 
