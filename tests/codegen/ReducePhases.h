@@ -1,14 +1,15 @@
 // ReducePhases: a reduction's split kernels (dsl::reduce_phases) run on the program
 // interpreter, for the codegen tests that compare against them (reduce_split_test,
 // reduce_cluster_test, reduce_row_order_test, reduce_rows_per_block_test, reduce_staged_test,
-// reduce_whole_strips_test).
+// reduce_whole_strips_test, column_split_test).
 // Invariant: reduce_buffers gives x and w as drawn, y of the op's output length filled
 // with 0xdead (an unwritten y element shows), and the workspaces ws/wsm/wss filled with
 // NaN bytes (an unwritten entry reads as NaN, which no plain row's result is);
 // run_reduce_phases runs every phase block by block, in order, on one such set (with
 // cols, and rows for a phase that walks the rows backward), and returns y's bits;
 // run_one_kernel runs dsl::reduce's one kernel over the blocks its grid names (rows,
-// rows/R, cols); same_bits compares two runs' bits with memcmp;
+// rows/R, cols); same_bits compares two runs' bits with memcmp; phases_message gives
+// reduce_phases' "ok" or error message;
 // run_clusters runs a cluster program (grid row_blocks) a cluster at a time over every
 // row on one such set and returns y's bits; run_cluster_config builds a cluster_rows
 // config's one program (an error if there is not exactly one) and runs it so; phase_list prints the phases' names, grids
@@ -87,6 +88,12 @@ inline absl::StatusOr<std::vector<uint32_t>> run_one_kernel(const dsl::ReduceDes
     if (!s.ok()) return s;
   }
   return mem["y"].bits;
+}
+
+// What dsl::reduce_phases(d, c) says: "ok", or its error's message (the knob-error tests).
+inline std::string phases_message(const dsl::ReduceDesc& d, const dsl::ReduceConfig& c) {
+  absl::StatusOr<std::vector<tile::Program>> r = dsl::reduce_phases(d, c);
+  return r.ok() ? std::string("ok") : std::string(r.status().message());
 }
 
 // Whether two runs' bits are the same (memcmp).

@@ -21,6 +21,7 @@
 #include "dsl/reference/Reference.h"
 #include "dsl/tile/ReduceProgram.h"
 #include "tests/codegen/ProgramInterpreter.h"
+#include "tests/codegen/ReducePhases.h"
 #include "tests/jit/RandomInputs.h"
 
 namespace fixbits {
@@ -165,10 +166,7 @@ TEST(ColumnSplit, InputsTellTheTreeFromAChainOfParts) {
 
 TEST(ColumnSplit, KnobErrorsNameTheField) {
   const ReduceDesc col{.op = ReduceOp::kSum, .axis = ReduceAxis::kColumn, .strip = 256};
-  auto msg = [](const ReduceDesc& desc, ReduceConfig c) {
-    auto r = dsl::reduce_phases(desc, c);
-    return r.ok() ? std::string("ok") : std::string(r.status().message());
-  };
+  const auto msg = testing::phases_message;
   // warps 2, ept 4: Rq = 4, at most 256 / 4 = 64 parts.
   EXPECT_EQ(msg(col, {.warps = 2, .elems_per_thread = 4, .blocks_per_row = 64}), "ok");
   EXPECT_EQ(msg(col, {.warps = 2, .elems_per_thread = 4, .blocks_per_row = 3}),

@@ -164,10 +164,7 @@ TEST(ReduceRowOrder, BackwardPhasesAreNamedRevTakeRowsLastAndCompile) {
 }
 
 TEST(ReduceRowOrder, KnobErrorsNameTheField) {
-  auto msg = [](const ReduceDesc& d, ReduceConfig c) {
-    auto r = dsl::reduce_phases(d, c);
-    return r.ok() ? std::string("ok") : std::string(r.status().message());
-  };
+  const auto msg = testing::phases_message;
   const ReduceDesc rms{.op = ReduceOp::kRmsNorm, .strip = 1024};
   EXPECT_EQ(msg(rms, {.warps = 2, .blocks_per_row = 2, .alternate_row_order = true}), "ok");
   EXPECT_EQ(msg(rms, {.warps = 2, .alternate_row_order = true}),

@@ -148,10 +148,7 @@ TEST(ReduceRowsPerBlock, TakesRowsLastIsNamedAndCompilesForBothTargets) {
 }
 
 TEST(ReduceRowsPerBlock, KnobErrorsNameTheField) {
-  auto msg = [](const ReduceDesc& d, ReduceConfig c) {
-    auto r = dsl::reduce_phases(d, c);
-    return r.ok() ? std::string("ok") : std::string(r.status().message());
-  };
+  const auto msg = testing::phases_message;
   const ReduceDesc sm{.op = ReduceOp::kSoftmax, .strip = 256};
   EXPECT_EQ(msg(sm, {.warps = 2, .keep_passes = 1, .rows_per_block = 2}), "ok");
   for (int r : {0, 65, -1}) {

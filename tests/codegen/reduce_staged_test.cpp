@@ -297,10 +297,7 @@ TEST(ReduceStaged, StagedBytesPastTheBlockLimitAreRefused) {
 TEST(ReduceStaged, KnobErrorsNameTheField) {
   const ReduceDesc rms{.op = ReduceOp::kRmsNorm, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16,
                        .strip = 4096};
-  auto msg = [](const ReduceDesc& d, const ReduceConfig& c) {
-    auto r = dsl::reduce_phases(d, c);
-    return r.ok() ? std::string("ok") : std::string(r.status().message());
-  };
+  const auto msg = testing::phases_message;
   ReduceConfig c{.warps = 8, .elems_per_thread = 8, .keep_in_shared = true};
   EXPECT_NE(msg(rms, c).find("ReduceConfig.keep_in_shared says where kept passes live; it needs keep_passes > 0"),
             std::string::npos) << msg(rms, c);
