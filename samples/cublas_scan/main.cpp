@@ -422,6 +422,17 @@ absl::StatusOr<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
+// The table at `path`, re-keyed as a resumed run re-keys it (profile::rekey_table, which
+// fills `state`); the first error of the read, the parse or the re-key.
+absl::StatusOr<profile::CublasTable> read_rekeyed(const std::string& path, profile::ScanState& state) {
+  absl::StatusOr<std::string> text = read_file(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<profile::CublasTable> table = profile::parse_table(*text);
+  if (!table.ok()) return table.status();
+  if (absl::Status s = profile::rekey_table(*table, state).status(); !s.ok()) return s;
+  return table;
+}
+
 // The problem families of --dtypes ("f16:f16:nn", ...), whose classes a resumed run
 // probes and whose shapes rebuild_shapes gives back.
 std::vector<std::string> families_of(const Args& args) {
@@ -453,14 +464,11 @@ std::vector<runtime::GemmShape> rank_shapes_of(const Args& args) {
 int merge_into_out(const Args& args, const std::vector<std::string>& paths,
                    const std::vector<bool>& may_be_missing, bool separate_runs, int worst,
                    const std::string& of, std::chrono::steady_clock::time_point start) {
-  absl::StatusOr<std::string> text = read_file(args.resume);
-  absl::StatusOr<profile::CublasTable> base =
-      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
   profile::ScanState state;
-  absl::Status rk = base.ok() ? profile::rekey_table(*base, state).status() : base.status();
-  if (!rk.ok()) {
+  absl::StatusOr<profile::CublasTable> base = read_rekeyed(args.resume, state);
+  if (!base.ok()) {
     std::printf("error: cannot re-read --resume=%s: %s\n", args.resume.c_str(),
-                std::string(rk.message()).c_str());
+                std::string(base.status().message()).c_str());
     return 1;
   }
   std::vector<profile::CublasTable> tables;
@@ -518,12 +526,10 @@ int plan_visits(const Args& args) {
                 "nothing probed, nothing written\n--classes=\n");
     return 0;
   }
-  absl::StatusOr<std::string> text = read_file(args.resume);
-  absl::StatusOr<profile::CublasTable> table =
-      text.ok() ? profile::parse_table(*text) : absl::StatusOr<profile::CublasTable>(text.status());
   profile::ScanState state;
-  absl::Status st = table.ok() ? profile::rekey_table(*table, state).status() : table.status();
-  if (st.ok()) st = profile::rebuild_shapes(*table, state, args.per_octave, families_of(args));
+  absl::StatusOr<profile::CublasTable> table = read_rekeyed(args.resume, state);
+  absl::Status st = table.ok() ? profile::rebuild_shapes(*table, state, args.per_octave, families_of(args))
+                               : table.status();
   if (!st.ok()) {
     std::printf("error: cannot plan --resume=%s: %s\n", args.resume.c_str(),
                 std::string(st.message()).c_str());
