@@ -12,11 +12,13 @@
 // (Op.staged) keeps no register: it copies the thread's elements into shared slots
 // only that thread reads (TargetInfo::async_copy where the target has one), and each
 // op that uses it reads them there (lower_staged_load, read_staged); a stage op stores
-// a computed tile into such slots the same way (lower_stage). A cluster barrier
+// a computed tile into such slots the same way (lower_stage); a loop may carry a staged
+// load as a double buffer whose two slot sets alternate (lower_for). A cluster barrier
 // and a program's cluster shape are the target's (TargetInfo::cluster_barrier,
 // mark_cluster); a target without clusters makes them an Unimplemented Status.
 #include <algorithm>
 #include <bit>
+#include <map>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -181,10 +183,11 @@ class Lowerer {
 
   // Lowers one op; a staged load's result among its operands is read from its
   // shared slots first (read_staged) and stands in for the value during this op only.
+  // A loop's staged operands are not read: it carries their slots (lower_for).
   absl::Status lower(const tile::Op& op, int n) {
     std::vector<std::pair<int, Lowered>> held;  // staged operands, restored afterwards
     for (int a : op.args) {
-      if (!is_staged(a) || std::any_of(held.begin(), held.end(), [&](const auto& h) { return h.first == a; })) {
+      if (op.kind == tile::OpKind::kFor || !is_staged(a) || std::any_of(held.begin(), held.end(), [&](const auto& h) { return h.first == a; })) {
         continue;
       }
       held.emplace_back(a, ctx_.values[a]);
@@ -568,7 +571,10 @@ class Lowerer {
   // tile::validate keeps every staged load at the top level (straight-line code that
   // every thread runs in lowering order), so a use of group g made when G groups are
   // lowered leaves exactly the G-1-g later ones pending: the first kept pass's tree
-  // starts while the later passes are still in flight.
+  // starts while the later passes are still in flight. The one exception, a top-level
+  // loop's double buffer (lower_for), waits for more, never less: its body's reads of the
+  // carried value leave pending only the groups the body committed before them, and its
+  // exit waits for all.
   struct Staged {
     llvm::Value* array = nullptr;  // ptr addrspace(3): its piece of the dynamic array
     llvm::Type* elem = nullptr;
@@ -606,8 +612,8 @@ class Lowerer {
   }
 
   // The slots of a staged value of `elem`s laid out as `layout`: its piece of the
-  // dynamic array and its chunk width.
-  Staged new_staged(llvm::Type* elem, const Layout& layout) {
+  // dynamic array (a new one, or `array`: a double buffer's slot set) and its chunk width.
+  Staged new_staged(llvm::Type* elem, const Layout& layout, llvm::Value* array = nullptr) {
     Staged st;
     st.elem = elem;
     st.count = static_cast<size_t>(regs(layout));
@@ -615,15 +621,18 @@ class Lowerer {
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     while (st.vec * 2 * elem_bytes <= 16 && st.count % (st.vec * 2) == 0) st.vec *= 2;
     const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
-    st.array = dynamic_piece(static_cast<int64_t>(st.count) * threads * elem_bytes);
+    st.array = array != nullptr ? array : dynamic_piece(static_cast<int64_t>(st.count) * threads * elem_bytes);
     return st;
   }
 
-  // Records `st` as where value `op.results[0]` lives: its uses read the slots.
-  absl::Status set_staged(const tile::Op& op, const Staged& st, Lowered out) {
+  // Records `st` as where value `id` lives: its uses read the slots.
+  void mark_staged(int id, const Staged& st) {
     if (staged_of_.size() < ctx_.values.size()) staged_of_.resize(ctx_.values.size(), -1);
-    staged_of_[op.results[0]] = static_cast<int>(staged_.size());
+    staged_of_[id] = static_cast<int>(staged_.size());
     staged_.push_back(st);
+  }
+  absl::Status set_staged(const tile::Op& op, const Staged& st, Lowered out) {
+    mark_staged(op.results[0], st);
     out.regs.clear();  // no registers: every use reads the slots (read_staged)
     return set_result(op, std::move(out));
   }
@@ -648,7 +657,9 @@ class Lowerer {
   }
 
   absl::Status lower_staged_load(const tile::Op& op, llvm::Type* elem, Lowered out) {
-    Staged st = new_staged(elem, out.layout);
+    // A double buffer's yield (lower_for) fills the slot set its carried value does not hold.
+    auto next = next_slots_.find(op.results[0]);
+    Staged st = new_staged(elem, out.layout, next == next_slots_.end() ? nullptr : next->second);
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     const unsigned vec_bytes = st.vec * elem_bytes;
     // Element by element (masked, `other` where off) into the slots: the fallback.
@@ -707,8 +718,30 @@ class Lowerer {
     return v;
   }
 
-  // for iv = lo; iv < hi; iv += step  (signed compare; carried values as phis)
+  // for iv = lo; iv < hi; iv += step  (signed compare; carried values as phis).
+  // A carried staged load is a double buffer (tile::validate): its init's slots A and a
+  // second piece B of the same size; the carried value's slots are a phi of the two, and
+  // its yield (a staged load of the body) fills the one the carried value does not hold,
+  // so the next iteration's copies run while this one reads its own. A read of the
+  // carried value waits for every group committed before the body started (its group
+  // is the last of those); after a loop whose body committed groups, every copy is
+  // waited for, so the static counts of later reads stay safe for any trip count.
   absl::Status lower_for(const tile::Op& op, int n) {
+    struct Buffer {
+      size_t pos = 0;              // carried position
+      llvm::PHINode* slots = nullptr;
+      llvm::Value* a = nullptr;    // the init's slots
+      llvm::Value* b = nullptr;    // the second set
+    };
+    std::vector<Buffer> buffers;
+    for (size_t i = 3; i < op.args.size(); ++i) {
+      if (!is_staged(op.args[i])) continue;
+      const Staged& init = staged_[staged_of_[op.args[i]]];
+      const unsigned elem_bytes = init.elem->getPrimitiveSizeInBits() / 8;
+      const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
+      buffers.push_back({i - 3, nullptr, init.array,
+                         dynamic_piece(static_cast<int64_t>(init.count) * threads * elem_bytes)});
+    }
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(llvm_ctx(), "loop.head", ctx_.kernel);
     llvm::BasicBlock* body = llvm::BasicBlock::Create(llvm_ctx(), "loop.body", ctx_.kernel);
@@ -734,8 +767,22 @@ class Lowerer {
       ctx_.values[op.body_args[i - 2]] = phis;
       ctx_.values[op.results[i - 3]] = phis;  // the loop's results are the header's values
     }
+    const int groups_before = staged_groups_;
+    for (Buffer& buf : buffers) {
+      buf.slots = b_.CreatePHI(buf.a->getType(), 2, "slots");
+      buf.slots->addIncoming(buf.a, pre);
+      Staged st = staged_[staged_of_[op.args[buf.pos + 3]]];
+      st.array = buf.slots;
+      st.group = groups_before - 1;
+      mark_staged(op.body_args[buf.pos + 1], st);
+      st.group = -1;  // read after the loop, whose exit waits for every copy
+      mark_staged(op.results[buf.pos], st);
+    }
     b_.CreateCondBr(b_.CreateICmpSLT(iv, ctx_.values[op.args[1]].regs[0]), body, exit);
     b_.SetInsertPoint(body);
+    for (const Buffer& buf : buffers) {
+      next_slots_[op.yields[buf.pos]] = b_.CreateSelect(b_.CreateICmpEQ(buf.slots, buf.a), buf.b, buf.a, "slots.next");
+    }
     absl::Status s = lower_ops(op.body);
     if (!s.ok()) return s;
     llvm::Value* next = b_.CreateAdd(iv, ctx_.values[op.args[2]].regs[0], "iv.next");
@@ -747,8 +794,13 @@ class Lowerer {
         carried[i][r]->addIncoming(y.scalar ? y.regs[0] : y.regs[r], latch);
       }
     }
+    for (const Buffer& buf : buffers) {
+      buf.slots->addIncoming(next_slots_.at(op.yields[buf.pos]), latch);
+      next_slots_.erase(op.yields[buf.pos]);
+    }
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
+    if (staged_groups_ > groups_before) ctx_.target.async_copy_wait(b_, 0);
     return absl::OkStatus();
   }
 
@@ -767,6 +819,9 @@ class Lowerer {
   std::vector<Staged> staged_;   // staged loads lowered so far
   std::vector<int> staged_of_;   // value id -> index into staged_, -1: not staged
   int staged_groups_ = 0;        // commit groups lowered so far (one a staged load)
+  // A double buffer's yield (value id) -> the slots it fills (lower_for), while its loop
+  // body is lowered.
+  std::map<int, llvm::Value*> next_slots_;
 };
 
 }  // namespace

@@ -268,17 +268,25 @@ struct ValidateWalk {
 // returns the ops counted):
 //   - cluster barriers sit at the top level of a program whose cluster is > 1, so every
 //     thread of the cluster reaches each one exactly once;
-//   - staged loads (Op.staged) sit at the top level, load a tile, and their results are
-//     never carried or yielded by a loop: the lowering keeps a staged value in shared
-//     slots and reads it at each op that uses it, which a loop's registers cannot hold.
-// `staged` marks the staged results seen so far (value ids are in range: the type walk
-// ran first).
-absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops, bool top,
-                                    std::vector<bool>& staged, int number) {
+//   - staged values (Op.staged loads, stage) are tiles made at the top level and never
+//     carried or yielded by a loop: the lowering keeps a staged value in shared slots and
+//     reads it at each op that uses it, which a loop's registers cannot hold. The one
+//     exception, double buffering: a top-level loop may carry a staged load whose init is
+//     a top-level staged load and whose yield is a staged load made directly in that
+//     loop's body; every staged load of that body is such a yield, of one carried value
+//     only, and no staged load is the init of two carried values (the lowering gives
+//     each carried one two slot sets that alternate).
+// `staged` marks the staged values seen so far (value ids are in range: the type walk
+// ran first): kStagedLoad for a staged load (may start a double buffer), kStagedOther
+// for a stage op's result and a double buffer's carried value (read, never carried).
+// `depth`: 0 at the top level, 1 directly in a top-level loop's body, 2 deeper.
+enum StagedKind : uint8_t { kNotStaged = 0, kStagedLoad = 1, kStagedOther = 2 };
+absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops, int depth,
+                                    std::vector<uint8_t>& staged, int number) {
   for (const Op& op : ops) {
     const int n = number++;
     if (op.kind == OpKind::kClusterBarrier) {
-      if (!top) {
+      if (depth > 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "cluster_barrier #%d: a cluster barrier must be at the top level of the program, "
             "not in a loop body.", n));
@@ -290,42 +298,78 @@ absl::StatusOr<int> check_placement(const Program& p, const std::vector<Op>& ops
       }
     }
     if (op.kind == OpKind::kLoad && op.staged) {
-      if (!top) {
+      if (depth > 1) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "load_staged #%d: a staged load must be at the top level of the program, not in a "
-            "loop body.", n));
+            "load_staged #%d: a staged load must be at the top level of the program (or the "
+            "yield of a top-level loop's double buffer), not in a nested loop body.", n));
       }
       if (op.results.size() != 1 || p.values[op.results[0]].rank() == 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "load_staged #%d: a staged load must load a tile (its offsets are a scalar).", n));
       }
-      staged[op.results[0]] = true;
+      staged[op.results[0]] = kStagedLoad;
     }
     if (op.kind == OpKind::kStage) {
-      if (!top) {
+      if (depth > 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "stage #%d: a staged value must be made at the top level of the program, not in a "
             "loop body.", n));
       }
-      staged[op.results[0]] = true;
+      staged[op.results[0]] = kStagedOther;
     }
     if (op.kind == OpKind::kFor) {
+      // Carried position i - 3 is a double buffer when its init is a staged load.
+      std::vector<bool> buffered(op.yields.size(), false);
       for (size_t i = 3; i < op.args.size(); ++i) {
-        if (staged[op.args[i]]) {
+        if (staged[op.args[i]] == kNotStaged) continue;
+        if (staged[op.args[i]] != kStagedLoad || depth > 0) {
           return absl::InvalidArgumentError(absl::StrFormat(
               "for #%d: carried value %%%d is held in shared memory (load_staged or stage); carry "
-              "the value of an op that reads it instead.", n, op.args[i]));
+              "the value of an op that reads it instead (only a top-level loop carries a staged "
+              "load, as a double buffer).", n, op.args[i]));
         }
+        for (size_t j = 3; j < i; ++j) {
+          if (op.args[j] == op.args[i]) {
+            return absl::InvalidArgumentError(absl::StrFormat(
+                "for #%d: staged load %%%d starts two double buffers; each needs slots of its own.",
+                n, op.args[i]));
+          }
+        }
+        buffered[i - 3] = true;
+        staged[op.body_args[i - 2]] = kStagedOther;
       }
-      absl::StatusOr<int> r = check_placement(p, op.body, false, staged, number);
+      absl::StatusOr<int> r = check_placement(p, op.body, depth + 1, staged, number);
       if (!r.ok()) return r.status();
       number = *r;
-      for (int y : op.yields) {
-        if (staged[y]) {
+      // The body's own staged loads: each the yield of exactly one double buffer.
+      std::vector<int> body_loads;
+      for (const Op& b : op.body) {
+        if (b.kind == OpKind::kLoad && b.staged) body_loads.push_back(b.results[0]);
+      }
+      for (size_t i = 0; i < op.yields.size(); ++i) {
+        const int y = op.yields[i];
+        const bool own = std::find(body_loads.begin(), body_loads.end(), y) != body_loads.end();
+        if (buffered[i] ? !own : staged[y] != kNotStaged) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "for #%d: yield %%%d is held in shared memory (load_staged or stage); yield the "
-              "value of an op that reads it instead.", n, y));
+              buffered[i] ? "for #%d: yield %%%d of a carried staged load must be a staged load made "
+                            "in the loop's body (the double buffer's next slots)."
+                          : "for #%d: yield %%%d is held in shared memory (load_staged or stage); "
+                            "yield the value of an op that reads it instead.",
+              n, y));
         }
+      }
+      for (int l : body_loads) {
+        const int64_t uses = std::count(op.yields.begin(), op.yields.end(), l);
+        bool at_buffer = false;
+        for (size_t i = 0; i < op.yields.size(); ++i) at_buffer |= op.yields[i] == l && buffered[i];
+        if (uses != 1 || !at_buffer) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "for #%d: staged load %%%d in the loop body must be yielded as exactly one carried "
+              "staged load (a double buffer's next slots); it is yielded %d times.", n, l, uses));
+        }
+      }
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        if (buffered[i]) staged[op.results[i]] = kStagedOther;
       }
     }
   }
@@ -425,8 +469,8 @@ absl::Status validate(const Program& p) {
         "portable limit).", p.name, p.cluster));
   }
   if (absl::Status s = w.walk(p.body); !s.ok()) return s;
-  std::vector<bool> staged(p.values.size(), false);
-  return check_placement(p, p.body, /*top=*/true, staged, 0).status();
+  std::vector<uint8_t> staged(p.values.size(), kNotStaged);
+  return check_placement(p, p.body, /*depth=*/0, staged, 0).status();
 }
 
 // ---- Builder ----

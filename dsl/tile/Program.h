@@ -79,8 +79,14 @@ enum class OpKind : uint8_t {
                // held in shared memory: each thread copies its elements into shared
                // slots only it reads (cp.async on NVIDIA: no register holds them), and
                // every op that reads the result reads them from those slots at that op.
-               // Top level only, a tile; its result is never a loop's carried
-               // value or yield (validate(Program)).
+               // A tile, at the top level, with one exception: a top-level loop may
+               // carry a staged load (double buffering) when its init is a top-level
+               // staged load and its yield a staged load of the loop's own body (not
+               // nested deeper); every staged load of such a body is the yield of one
+               // such carried value, and no other staged value is carried or yielded
+               // (validate(Program)). The body's load then fills the slots its carried
+               // value does not hold (two slot sets alternate), so the next iteration's
+               // copies are in flight while this one reads its own.
   kStore,      // store(ptr, offsets, value [, mask]); no result.
   kReduce,     // reduce(tile [, init]) along `axis` with `combine` in `order`, see below.
   kReduceGroup,  // reduce_group(t_0, ..., t_{K-1} [, init]): K = imm >= 2 rank-1 f32 tiles

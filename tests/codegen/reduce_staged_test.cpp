@@ -220,23 +220,70 @@ TEST(ReduceStaged, ProgramRulesForStagedLoads) {
     EXPECT_EQ(message(p), "ok");
     EXPECT_NE(tile::to_string(*p).find("load_staged %0["), std::string::npos) << tile::to_string(*p);
   }
-  {  // In a loop body.
+  {  // In a loop body, not a double buffer's yield.
     tile::Builder b("k");
     auto [x, i, m, zero] = frame(b);
     tile::Value z = b.const_int(tile::Elem::kI32, 0);
     b.begin_for(z, z, z, {});
     b.load_staged(x, i, m, zero);
     b.end_for({});
-    EXPECT_NE(message(b.finish()).find("must be at the top level"), std::string::npos);
+    EXPECT_NE(message(b.finish()).find("must be yielded as exactly one carried staged load"), std::string::npos)
+        << message(b.finish());
   }
-  {  // Carried by a loop.
+  {  // A double buffer: carried from a top-level staged load, the body's staged load its
+     // yield, the carried value read in the body and the result after the loop.
+    tile::Builder b("k");
+    auto [x, i, m, zero] = frame(b);
+    tile::Value s = b.load_staged(x, i, m, zero);
+    tile::Value z = b.const_int(tile::Elem::kI32, 0);
+    std::vector<tile::Value> l = b.begin_for(z, b.const_int(tile::Elem::kI32, 3), b.const_int(tile::Elem::kI32, 1),
+                                             {s});
+    tile::Value next = b.load_staged(x, i, m, zero);
+    b.store(x, i, b.add(l[1], l[1]), m);
+    std::vector<tile::Value> out = b.end_for({next});
+    b.store(x, i, out[0], m);
+    EXPECT_EQ(message(b.finish()), "ok");
+  }
+  {  // Carried by a loop, but yielded as itself: no next slots.
     tile::Builder b("k");
     auto [x, i, m, zero] = frame(b);
     tile::Value s = b.load_staged(x, i, m, zero);
     tile::Value z = b.const_int(tile::Elem::kI32, 0);
     std::vector<tile::Value> l = b.begin_for(z, z, z, {s});
     b.end_for({l[1]});
+    EXPECT_NE(message(b.finish()).find("must be a staged load made in the loop's body"), std::string::npos)
+        << message(b.finish());
+  }
+  {  // A stage op's value carried: only staged loads start a double buffer.
+    tile::Builder b("k");
+    auto [x, i, m, zero] = frame(b);
+    tile::Value s = b.stage(b.load(x, i, m, zero));
+    tile::Value z = b.const_int(tile::Elem::kI32, 0);
+    std::vector<tile::Value> l = b.begin_for(z, z, z, {s});
+    b.end_for({b.load_staged(x, i, m, zero)});
+    (void)l;
     EXPECT_NE(message(b.finish()).find("carried value"), std::string::npos) << message(b.finish());
+  }
+  {  // One staged load starting two double buffers.
+    tile::Builder b("k");
+    auto [x, i, m, zero] = frame(b);
+    tile::Value s = b.load_staged(x, i, m, zero);
+    tile::Value z = b.const_int(tile::Elem::kI32, 0);
+    b.begin_for(z, z, z, {s, s});
+    b.end_for({b.load_staged(x, i, m, zero), b.load_staged(x, i, m, zero)});
+    EXPECT_NE(message(b.finish()).find("starts two double buffers"), std::string::npos) << message(b.finish());
+  }
+  {  // A double buffer in a nested loop.
+    tile::Builder b("k");
+    auto [x, i, m, zero] = frame(b);
+    tile::Value z = b.const_int(tile::Elem::kI32, 0);
+    b.begin_for(z, z, z, {});
+    tile::Value s = b.load_staged(x, i, m, zero);
+    b.begin_for(z, z, z, {s});
+    b.end_for({b.load_staged(x, i, m, zero)});
+    b.end_for({});
+    EXPECT_NE(message(b.finish()).find("only a top-level loop carries a staged load"), std::string::npos)
+        << message(b.finish());
   }
   {  // Yielded by a loop.
     tile::Builder b("k");
