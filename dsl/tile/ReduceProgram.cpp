@@ -271,7 +271,7 @@ Value kept_exp(Builder& b, Value e, const ReduceConfig& cfg) { return cfg.stage_
 template <class ExpOf>
 Value output_exp(Builder& b, const KeptX& kx, const std::vector<Value>& ke, size_t j, ExpOf exp_of,
                  const ReduceConfig& cfg) {
-  return cfg.keep_in_shared && !cfg.stage_exp ? exp_of(kx.use(b, j)) : ke[j];
+  return kx.staged && !cfg.stage_exp ? exp_of(kx.use(b, j)) : ke[j];
 }
 
 // The pinned chain over a row's `n` kept passes, leaf(j) building pass j's tile:
@@ -300,6 +300,10 @@ Value reduce_kept_chain(Builder& b, int n, Leaf leaf, Combine c, int64_t strip, 
 // min(bR + R, rows) - 1 in order, one iteration of a row loop each, whose carried values
 // are the row's kept x: row bR's are loaded before the loop, row i + 1's at the top of
 // row i's iteration (masked off past the block's last row), before any of row i's ops.
+// Kept in registers the carried values are the loads' registers; with keep_in_shared
+// they are staged loads, a double buffer (tile::OpKind::kLoad) whose next slots row
+// i + 1's copies fill, and row i's x is read from its slots into registers once, right
+// after those copies are issued (the body sees register values, kx.staged false).
 template <class Body>
 void block_rows(Builder& b, const ReduceConfig& cfg, Value x, Value len, std::optional<Value> width, int64_t q,
                 Elem in, float pad, bool whole, std::optional<Value> rows, Body body) {
@@ -320,16 +324,21 @@ void block_rows(Builder& b, const ReduceConfig& cfg, Value x, Value len, std::op
   Value first = b.mul(b.program_id(0), r);
   Value stop = b.add(first, r);
   Value end = b.select(b.compare(tile::CompareOp::kLt, stop, *rows), stop, *rows);
+  const bool staged = cfg.keep_in_shared;
   RowFrame ff = frame_at(b, first, len, len, f0);
-  const KeptX k0 = load_kept(b, x, kept_passes(b, ff, q, keep, whole), in, pad, false);
+  const KeptX k0 = load_kept(b, x, kept_passes(b, ff, q, keep, whole), in, pad, staged);
   std::vector<Value> loop = b.begin_for(first, end, one, k0.values);
   Value next = b.add(loop[0], one);
   Value limit = b.select(b.compare(tile::CompareOp::kLt, next, end), len, f0.zero);
   const KeptX kn = load_kept(b, x, kept_passes(b, frame_at(b, next, len, limit, f0), q, keep, whole), in, pad,
-                             false);
+                             staged);
+  KeptX kx{false, in, std::vector<Value>(loop.begin() + 1, loop.end())};
+  if (staged) {
+    for (Value& v : kx.values) v = b.cast(v, Elem::kF32);  // one read of the slots
+  }
   RowFrame f = frame_at(b, loop[0], len, len, f0);
   const std::vector<PassIndex> kp = kept_passes(b, f, q, keep, whole);
-  body(f, kp, KeptX{false, in, std::vector<Value>(loop.begin() + 1, loop.end())});
+  body(f, kp, kx);
   b.end_for(kn.values);
 }
 
@@ -479,12 +488,17 @@ int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
 
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
   if (!validate(c).ok()) return 0;
-  if (c.keep_in_shared) {
-    const int64_t pass_bytes = pass_extent(d, c) * staged_bytes_per_element(d, c);
-    return pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, max_staged_bytes(c) / pass_bytes);
-  }
   const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
-  return per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
+  const int64_t in_registers = per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
+  if (c.keep_in_shared) {
+    // rows_per_block > 1: two slot sets (a double buffer), and each row's x read into
+    // registers for its iteration.
+    const int64_t sets = c.rows_per_block > 1 ? 2 : 1;
+    const int64_t pass_bytes = sets * pass_extent(d, c) * staged_bytes_per_element(d, c);
+    const int64_t in_shared = pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, max_staged_bytes(c) / pass_bytes);
+    return c.rows_per_block > 1 ? std::min(in_shared, in_registers) : in_shared;
+  }
+  return in_registers;
 }
 
 FreeLayout free_layout(const ReduceConfig& c) { return FreeLayout{c.elems_per_thread, c.lanes, c.warps}; }
@@ -561,14 +575,14 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
   }
   if (cfg.rows_per_block > 1 &&
       ((d.op != ReduceOp::kRmsNorm && d.op != ReduceOp::kSoftmax) || d.axis != ReduceAxis::kRow ||
-       cfg.blocks_per_row != 1 || cfg.keep_passes == 0 || cfg.keep_in_shared)) {
+       cfg.blocks_per_row != 1 || cfg.keep_passes == 0 || cfg.stage_exp)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "ReduceConfig.rows_per_block %d applies to rms_norm and softmax rows in one block whose "
-        "kept passes are in registers (the next row's are loaded while this one is reduced): it "
-        "needs axis=row, blocks_per_row 1, keep_passes > 0 and keep_in_shared false (got %s, "
-        "blocks_per_row %d, keep_passes %d, keep_in_shared %s).",
+        "ReduceConfig.rows_per_block %d applies to rms_norm and softmax rows in one block with "
+        "kept passes (the next row's are loaded while this one is reduced): it needs axis=row, "
+        "blocks_per_row 1, keep_passes > 0 and stage_exp false (got %s, blocks_per_row %d, "
+        "keep_passes %d, stage_exp %s).",
         cfg.rows_per_block, to_string(d), cfg.blocks_per_row, cfg.keep_passes,
-        cfg.keep_in_shared ? "true" : "false"));
+        cfg.stage_exp ? "true" : "false"));
   }
   const int64_t q = pass_extent(d, cfg);
   const int64_t per_thread = q / (int64_t{cfg.lanes} * cfg.warps);
@@ -591,23 +605,27 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
   }
   if (cfg.keep_in_shared) {
     const int64_t elem_bytes = staged_bytes_per_element(d, cfg);
-    const int64_t bytes = cfg.keep_passes * q * elem_bytes;
+    const int64_t sets = cfg.rows_per_block > 1 ? 2 : 1;  // a double buffer: two slot sets
+    const int64_t bytes = sets * cfg.keep_passes * q * elem_bytes;
     if (bytes > max_staged_bytes(cfg)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "ReduceConfig.keep_passes %d with keep_in_shared keeps %d x %d elements of %s%s = %d "
+          "ReduceConfig.keep_passes %d with keep_in_shared keeps %s%d x %d elements of %s%s = %d "
           "bytes of shared memory per block (passes of %d elements; with cluster_rows a pass is "
           "one strip); the limit is %d bytes, so at most %d passes here.",
-          cfg.keep_passes, cfg.keep_passes, q, std::string(dtype_name(d.in_dtype)),
-          cfg.stage_exp ? " and their f32 e_i (stage_exp)" : "", bytes, q, max_staged_bytes(cfg),
-          max_staged_bytes(cfg) / (q * elem_bytes)));
+          cfg.keep_passes, sets > 1 ? "2 rows (rows_per_block > 1) x " : "", cfg.keep_passes, q,
+          std::string(dtype_name(d.in_dtype)), cfg.stage_exp ? " and their f32 e_i (stage_exp)" : "",
+          bytes, q, max_staged_bytes(cfg), max_staged_bytes(cfg) / (sets * q * elem_bytes)));
     }
-  } else if (cfg.keep_passes * per_thread > kMaxKeptPerThread) {
+  }
+  if ((!cfg.keep_in_shared || cfg.rows_per_block > 1) && cfg.keep_passes * per_thread > kMaxKeptPerThread) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ReduceConfig.keep_passes %d keeps %d x %d = %d values of x per thread (passes of %d "
         "elements over %d threads; with cluster_rows a pass is one strip); the limit is %d "
-        "registers, so at most %d passes here.",
+        "registers, so at most %d passes here%s.",
         cfg.keep_passes, cfg.keep_passes, per_thread, cfg.keep_passes * per_thread, q,
-        cfg.lanes * cfg.warps, kMaxKeptPerThread, kMaxKeptPerThread / per_thread));
+        cfg.lanes * cfg.warps, kMaxKeptPerThread, kMaxKeptPerThread / per_thread,
+        cfg.keep_in_shared ? " (keep_in_shared with rows_per_block > 1 reads each row's kept x into "
+                             "registers for its iteration)" : ""));
   }
   return q;
 }
@@ -1446,7 +1464,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
         Value ss = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
           return square(p, load_f32(b, x, p.off, p.mask, in, 0.0f), pad);
         }, keep, [&](int j) { return square(kp[j], kx.use(b, j), identity(Combine::kAdd)); }, whole,
-        cfg.keep_in_shared);
+        kx.staged);
         Value r = rms_scale(b, ss, f.cols, eps);
         auto normalize = [&](const PassIndex& p, Value xv) {
           store_rms_output(b, y, w, p, xv, r, in, out);  // (x_i * r) * w_i
@@ -1474,7 +1492,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
                  [&](const RowFrame& f, const std::vector<PassIndex>& kp, const KeptX& kx) {
         Value m = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kMax, [&](const PassIndex& p, float pad) {
           return load_f32(b, x, p.off, p.mask, in, pad);
-        }, keep, [&](int j) { return kx.use(b, j); }, whole, cfg.keep_in_shared);
+        }, keep, [&](int j) { return kx.use(b, j); }, whole, kx.staged);
         auto exp_of = [&](Value v) { return b.unary(tile::UnaryOp::kExpNonPositive, b.sub(v, m)); };
         std::vector<Value> ke;  // (Q) e_i of pass j (stage_exp: in shared memory)
         Value s = reduce_row(b, f, d, q, cfg.elems_per_thread, Combine::kAdd, [&](const PassIndex& p, float pad) {
@@ -1483,7 +1501,7 @@ absl::StatusOr<tile::Program> one_kernel(const ReduceDesc& d, const ReduceConfig
         }, keep, [&](int j) {
           ke.push_back(kept_exp(b, exp_of(kx.use(b, j)), cfg));
           return padded(b, kp[j], ke[j], identity(Combine::kAdd));
-        }, whole, cfg.keep_in_shared);
+        }, whole, kx.staged);
         auto store_y = [&](const PassIndex& p, Value e) {
           Value yv = b.div(e, s);  // e_i / s
           store_in_row(b, y, p, out == Elem::kF32 ? yv : b.cast(yv, out));

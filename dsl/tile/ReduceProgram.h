@@ -193,8 +193,8 @@ struct ReduceConfig {
   // names a fold loop's holes apart), though the bits are the same
   // (tests/jit/reduce_stage_exp_test).
   bool stage_exp = false;
-  // RMSNorm / softmax rows in one block (axis=row, blocks_per_row 1) with kept passes in
-  // registers (keep_passes > 0, not keep_in_shared): each block takes R consecutive rows,
+  // RMSNorm / softmax rows in one block (axis=row, blocks_per_row 1) with kept passes
+  // (keep_passes > 0, not stage_exp): each block takes R consecutive rows,
   // block b rows bR, ..., min(bR + R, rows) - 1 in that order (grid "rows/R": ceil(rows /
   // R) blocks), and issues the loads of row i + 1's kept passes before it reduces row i,
   // so they are in flight through row i's reductions, exps and stores (one-block rows
@@ -203,8 +203,13 @@ struct ReduceConfig {
   // nothing). Which block does which row, and when, only: every row's combines are its
   // own, so the same bits for every R. The kernel takes rows: i32 (the rows of its
   // launch) after its other parameters; the name ends in _rb<R>. 1: off; at most 64.
-  // A speed knob that did not pay on the H100 (session 40): the carried registers cost
-  // 16 x 4 softmax half its blocks an SM (docs/performance.md).
+  // Kept in registers, that speed knob did not pay on the H100 (session 40): the carried
+  // registers cost 16 x 4 softmax half its blocks an SM (docs/performance.md). With
+  // keep_in_shared the next row's kept x is in flight in shared memory instead (cp.async
+  // into a double buffer: two slot sets of keep_passes * Q * sizeof(in) bytes, the
+  // limit max_staged_bytes), carrying no register, and each row's is read into registers
+  // once at its iteration's start (so keep_passes * Q / (lanes*warps) <= kMaxKeptPerThread
+  // too); the body is then the register-kept kernel's.
   int rows_per_block = 1;
 };
 

@@ -1,11 +1,13 @@
 // Rows a block takes in turn (ReduceConfig.rows_per_block), on the CPU: the one kernel
-// of a kept-in-registers RMSNorm / softmax with R > 1, run block by block by the test
-// interpreter over grid rows/R, gives exactly reference::reduce's bits (pinned, memcmp)
-// and exactly the R = 1 kernel's bits (pinned and free order) for R = 2, 3, 4 and 64,
-// rows that do and do not fill the last block, rows shorter and longer than the kept
-// passes, with specials, and for whole_strips rows; each block writes exactly its own
-// rows; the kernel takes rows last, is named _rb<R> and compiles for both targets; and
-// the knob's errors name the field.
+// of a kept-in-registers RMSNorm / softmax with R > 1, and of one whose next row is
+// staged in shared memory (keep_in_shared: a double buffer), run block by block by the
+// test interpreter over grid rows/R, gives exactly reference::reduce's bits (pinned,
+// memcmp) and exactly the R = 1 kernel's bits (pinned and free order) for R = 2, 3, 4
+// and 64, rows that do and do not fill the last block, rows shorter and longer than the
+// kept passes, with specials, and for whole_strips rows; each block writes exactly its
+// own rows; the kernel takes rows last, is named _rb<R>, compiles for both targets, and
+// its double buffer takes two slot sets of dynamic shared memory; and the knob's errors
+// name the field.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -31,9 +33,10 @@ using testing::run_one_kernel;
 using testing::same_bits;
 
 std::string where(const ReduceDesc& d, const ReduceConfig& c, int64_t rows, int64_t cols, bool specials) {
-  return absl::StrFormat("%s warps=%d ept=%d keep=%d rows_per_block=%d whole=%d rows=%d cols=%d specials=%d",
-                         dsl::to_string(d), c.warps, c.elems_per_thread, c.keep_passes, c.rows_per_block,
-                         c.whole_strips ? 1 : 0, rows, cols, specials ? 1 : 0);
+  return absl::StrFormat(
+      "%s warps=%d ept=%d keep=%d shared=%d rows_per_block=%d whole=%d rows=%d cols=%d specials=%d",
+      dsl::to_string(d), c.warps, c.elems_per_thread, c.keep_passes, c.keep_in_shared ? 1 : 0, c.rows_per_block,
+      c.whole_strips ? 1 : 0, rows, cols, specials ? 1 : 0);
 }
 
 TEST(ReduceRowsPerBlock, BitIdenticalToReferenceAndToOneRowABlock) {
@@ -59,15 +62,18 @@ TEST(ReduceRowsPerBlock, BitIdenticalToReferenceAndToOneRowABlock) {
                 ASSERT_TRUE(same_bits(*one, *ref)) << where(d, base, rows, cols, specials);
               }
               for (int r : {2, 3, 4, 64}) {
-                ReduceConfig c = base;
-                c.rows_per_block = r;
-                auto got = run_one_kernel(d, c, p);
-                ASSERT_TRUE(got.ok()) << where(d, c, rows, cols, specials) << ": " << got.status();
-                ASSERT_TRUE(same_bits(*got, *one)) << where(d, c, rows, cols, specials) << ": not R = 1's bits";
-                if (ref.ok()) {
-                  ASSERT_TRUE(same_bits(*got, *ref)) << where(d, c, rows, cols, specials);
+                for (bool shared : {false, true}) {
+                  ReduceConfig c = base;
+                  c.rows_per_block = r;
+                  c.keep_in_shared = shared;
+                  auto got = run_one_kernel(d, c, p);
+                  ASSERT_TRUE(got.ok()) << where(d, c, rows, cols, specials) << ": " << got.status();
+                  ASSERT_TRUE(same_bits(*got, *one)) << where(d, c, rows, cols, specials) << ": not R = 1's bits";
+                  if (ref.ok()) {
+                    ASSERT_TRUE(same_bits(*got, *ref)) << where(d, c, rows, cols, specials);
+                  }
+                  ++cases;
                 }
-                ++cases;
               }
             }
           }
@@ -75,7 +81,7 @@ TEST(ReduceRowsPerBlock, BitIdenticalToReferenceAndToOneRowABlock) {
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 3 * 2 * 2 * 4 * 2 * 4);
+  EXPECT_EQ(cases, 2 * 3 * 2 * 2 * 4 * 2 * 4 * 2);
 }
 
 TEST(ReduceRowsPerBlock, WholeStripRowsBitIdenticalToReference) {
@@ -84,21 +90,23 @@ TEST(ReduceRowsPerBlock, WholeStripRowsBitIdenticalToReference) {
     const ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 128};
     // Pass extent 128; 2 kept passes: rows of one pass (the second kept pass past the row),
     // two, and five (three more passes in the loops).
-    const ReduceConfig c{.warps = 2, .elems_per_thread = 2, .keep_passes = 2, .whole_strips = true,
-                         .rows_per_block = 3};
-    for (int64_t cols : {128, 256, 640}) {
-      for (bool specials : {false, true}) {
-        const auto p = testing::fused_row_problem(d, 7, cols, static_cast<uint32_t>(cols + 5), specials);
-        auto ref = dsl::reference::reduce(d, p);
-        ASSERT_TRUE(ref.ok()) << ref.status();
-        auto got = run_one_kernel(d, c, p);
-        ASSERT_TRUE(got.ok()) << where(d, c, 7, cols, specials) << ": " << got.status();
-        EXPECT_TRUE(same_bits(*got, *ref)) << where(d, c, 7, cols, specials);
-        ++cases;
+    for (bool shared : {false, true}) {
+      const ReduceConfig c{.warps = 2, .elems_per_thread = 2, .keep_passes = 2, .keep_in_shared = shared,
+                           .whole_strips = true, .rows_per_block = 3};
+      for (int64_t cols : {128, 256, 640}) {
+        for (bool specials : {false, true}) {
+          const auto p = testing::fused_row_problem(d, 7, cols, static_cast<uint32_t>(cols + 5), specials);
+          auto ref = dsl::reference::reduce(d, p);
+          ASSERT_TRUE(ref.ok()) << ref.status();
+          auto got = run_one_kernel(d, c, p);
+          ASSERT_TRUE(got.ok()) << where(d, c, 7, cols, specials) << ": " << got.status();
+          EXPECT_TRUE(same_bits(*got, *ref)) << where(d, c, 7, cols, specials);
+          ++cases;
+        }
       }
     }
   }
-  EXPECT_EQ(cases, 2 * 3 * 2);
+  EXPECT_EQ(cases, 2 * 2 * 3 * 2);
 }
 
 TEST(ReduceRowsPerBlock, EachBlockWritesExactlyItsOwnRows) {
@@ -135,14 +143,23 @@ TEST(ReduceRowsPerBlock, TakesRowsLastIsNamedAndCompilesForBothTargets) {
   ASSERT_TRUE(sm.ok()) << sm.status();
   EXPECT_EQ(testing::phase_list(*sm), "fixbits_softmax_f32_f32_pinned_s256_w2_e4_k2_rb4@rows/4(x,y,cols,rows,) ");
   for (codegen::Target t : {codegen::Target::kNvptxSm90a, codegen::Target::kAmdgpuGfx942}) {
-    ReduceConfig tc = c;
-    tc.lanes = t == codegen::Target::kAmdgpuGfx942 ? 64 : 32;
-    for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
-      auto prog = dsl::reduce({.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 256}, tc);
-      ASSERT_TRUE(prog.ok()) << prog.status();
-      auto k = codegen::compile(*prog, t);
-      ASSERT_TRUE(k.ok()) << prog->name << ": " << k.status();
-      EXPECT_FALSE(k->text.empty());
+    for (bool shared : {false, true}) {
+      ReduceConfig tc = c;
+      tc.lanes = t == codegen::Target::kAmdgpuGfx942 ? 64 : 32;
+      tc.keep_in_shared = shared;
+      for (ReduceOp op : {ReduceOp::kRmsNorm, ReduceOp::kSoftmax}) {
+        const dsl::ReduceDesc d{.op = op, .in_dtype = DType::kBF16, .out_dtype = DType::kBF16, .strip = 256};
+        auto prog = dsl::reduce(d, tc);
+        ASSERT_TRUE(prog.ok()) << prog.status();
+        auto k = codegen::compile(*prog, t);
+        ASSERT_TRUE(k.ok()) << prog->name << ": " << k.status();
+        EXPECT_FALSE(k->text.empty());
+        // The double buffer: two slot sets of the 2 kept passes of bf16 (a pass is 256
+        // elements on 32 lanes, 512 on 64); kept in registers, none.
+        const int64_t q = tc.lanes == 32 ? 256 : 512;
+        ASSERT_EQ(dsl::pass_extent(d, tc), q);
+        EXPECT_EQ(k->dynamic_shared_bytes, shared ? 2 * 2 * q * 2 : 0) << prog->name;
+      }
     }
   }
 }
@@ -163,7 +180,29 @@ TEST(ReduceRowsPerBlock, KnobErrorsNameTheField) {
     EXPECT_NE(m.find(got_part), std::string::npos) << m;
   };
   refused(sm, {.warps = 2, .rows_per_block = 2}, "keep_passes 0");
-  refused(sm, {.warps = 2, .keep_passes = 1, .keep_in_shared = true, .rows_per_block = 2}, "keep_in_shared true");
+  EXPECT_EQ(msg(sm, {.warps = 2, .keep_passes = 1, .keep_in_shared = true, .rows_per_block = 2}), "ok");
+  refused(sm, {.warps = 2, .keep_passes = 1, .keep_in_shared = true, .stage_exp = true, .rows_per_block = 2},
+          "stage_exp true");
+  // keep_in_shared with R > 1: two rows' slot sets must fit the shared limit, and a row's
+  // kept x the registers it is read into. 3 passes of 16384 f32 (32 warps x 16) are 192
+  // KiB, under the 200 KiB limit once, not twice.
+  const ReduceDesc wide{.op = ReduceOp::kSoftmax, .strip = 16384};
+  EXPECT_EQ(msg(wide, {.warps = 32, .elems_per_thread = 16, .keep_passes = 3, .keep_in_shared = true}), "ok");
+  const std::string twice = msg(wide, {.warps = 32, .elems_per_thread = 16, .keep_passes = 3,
+                                       .keep_in_shared = true, .rows_per_block = 2});
+  EXPECT_NE(twice.find("ReduceConfig.keep_passes 3 with keep_in_shared keeps 2 rows (rows_per_block > 1) x 3 x "
+                       "16384 elements of f32 = 393216 bytes"), std::string::npos) << twice;
+  EXPECT_EQ(dsl::max_keep_passes(wide, {.warps = 32, .elems_per_thread = 16, .keep_in_shared = true}), 3);
+  EXPECT_EQ(dsl::max_keep_passes(wide, {.warps = 32, .elems_per_thread = 16, .keep_in_shared = true,
+                                        .rows_per_block = 2}), 1);
+  // 2 passes of 2048 over one warp are 128 values a thread, past the 64 registers.
+  const ReduceDesc one_warp{.op = ReduceOp::kSoftmax, .strip = 2048};
+  EXPECT_EQ(msg(one_warp, {.warps = 1, .elems_per_thread = 64, .keep_passes = 2, .keep_in_shared = true}), "ok");
+  const std::string regs = msg(one_warp, {.warps = 1, .elems_per_thread = 64, .keep_passes = 2,
+                                          .keep_in_shared = true, .rows_per_block = 2});
+  EXPECT_NE(regs.find("ReduceConfig.keep_passes 2 keeps 2 x 64 = 128 values of x per thread"), std::string::npos)
+      << regs;
+  EXPECT_NE(regs.find("reads each row's kept x into registers"), std::string::npos) << regs;
   refused(sm, {.warps = 2, .blocks_per_row = 2, .keep_passes = 1, .cluster_rows = true, .rows_per_block = 2},
           "blocks_per_row 2");
   refused({.op = ReduceOp::kSum, .strip = 256}, {.warps = 2, .rows_per_block = 2}, "op=sum");
