@@ -17,7 +17,9 @@ namespace {
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
-  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * dsl::staged_bytes_per_element(desc, k);
+  const int64_t sets = k.rows_per_block > 1 ? 2 : 1;  // rows_per_block: a double buffer
+  const int64_t kept_bytes =
+      sets * k.keep_passes * dsl::pass_extent(desc, k) * dsl::staged_bytes_per_element(desc, k);
   for (int n : {2, 3, 4}) {
     const int64_t shared = k.lanes == 32 ? int64_t{227} << 10 : int64_t{64} << 10;
     if (n * threads > 2048 || n * (kept_bytes + 1024) > shared) break;
@@ -125,6 +127,19 @@ std::vector<dsl::ReduceConfig> reduce_candidates(const dsl::ReduceDesc& desc, in
         // Softmax also with the kept passes' e_i in shared memory (label se=1: one exp
         // an element instead of two, 4 more shared bytes an element).
         add_stage_exp(candidates, desc, k, need);
+        // A whole row in shared memory also with R rows a block for each R of
+        // o.rows_per_block (label sh=1 rb=R: the next row's copies in flight in a double
+        // buffer, no register carried; each row read into registers once), where the
+        // bounds hold the whole row and the rows give every SM a block.
+        for (int r : o.rows_per_block) {
+          dsl::ReduceConfig kr = c;
+          kr.keep_in_shared = true;
+          kr.rows_per_block = r;
+          if (r > 1 && rows >= int64_t{r} * o.multiprocessors && dsl::max_keep_passes(desc, kr) >= need) {
+            kr.keep_passes = static_cast<int>(need);
+            add_staged(candidates, desc, kr);
+          }
+        }
       }
     }
     // Split rows (or a pinned column sum's column groups): the suggested P and twice

@@ -18,7 +18,8 @@
 //     again asking for the blocks an SM that R registers a thread allow; a whole row kept
 //     also with R rows a block for each R of rows_per_block, rows >= R * SMs), and pinned, the
 //     row's passes kept in shared memory (also asking for 2, 3, 4 blocks an SM; softmax
-//     also with its kept e_i in shared memory, stage_exp);
+//     also with its kept e_i in shared memory, stage_exp; a whole row so kept also with R
+//     rows a block for each R of rows_per_block, the next row a double buffer);
 //   - pinned, where ReduceRunner::suggest_blocks_per_row gives P > 1: split rows with P
 //     and 2P blocks a row (columns: also P/2), RMSNorm / softmax rows also in alternating
 //     row order; where x passes 24 MiB, in row groups of 16 and 8 MiB (rows_per_launch);
@@ -53,7 +54,8 @@ struct CandidateOptions {
   // registers (5 blocks an SM) against 88.7 us uncapped (docs/performance.md).
   int reg_cap = 48;
   // Rows a block takes in turn (rows_per_block) for the candidates that keep a whole
-  // RMSNorm / softmax row in registers; values <= 1 are ignored; empty: none. Empty by
+  // RMSNorm / softmax row in registers, and (pinned) in shared memory, where the next row
+  // is a double buffer in flight (session 41); values <= 1 are ignored; empty: none. Empty by
   // default: their bits are the reference's (the interpreter, and the GPU test on an H100
   // in session 40), but on the H100 they won no softmax row (8 x 8 gained 3% at 8192 x
   // 4096, 16 x 4 lost its occupancy to the carried registers and the row's winner stayed

@@ -160,9 +160,18 @@ TEST(ReduceCandidates, WholeKeptRowsAlsoTakeSeveralRowsABlock) {
     EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .min_blocks_per_sm = 5,
                          .rows_per_block = r})) << r;
   }
+  // And staged: the next row a double buffer in shared memory, 16 x 4 also asking for its
+  // 4 blocks an SM.
+  for (int r : {2, 4}) {
+    EXPECT_TRUE(has(sm, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .keep_in_shared = true,
+                         .min_blocks_per_sm = 4, .whole_strips = true, .divide_by_reciprocal = true,
+                         .rows_per_block = r})) << r;
+    EXPECT_TRUE(has(sm, {.warps = 8, .elems_per_thread = 8, .keep_passes = 1, .keep_in_shared = true,
+                         .rows_per_block = r})) << r;
+  }
   for (const ReduceConfig& c : sm) {
     if (c.rows_per_block == 1) continue;
-    EXPECT_TRUE(c.keep_passes > 0 && !c.keep_in_shared && c.blocks_per_row == 1) << key(c);
+    EXPECT_TRUE(c.keep_passes > 0 && !c.stage_exp && c.blocks_per_row == 1) << key(c);
     EXPECT_GE(int64_t{c.keep_passes} * dsl::pass_extent(bf16(ReduceOp::kSoftmax), c), 4096) << key(c);
   }
   // 16384 columns, 4 passes: kept 1 or 2 (part of the row) one row a block only.
@@ -170,6 +179,8 @@ TEST(ReduceCandidates, WholeKeptRowsAlsoTakeSeveralRowsABlock) {
   EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .rows_per_block = 2}));
   EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2}));
   EXPECT_FALSE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 2, .rows_per_block = 2}));
+  EXPECT_TRUE(has(longer, {.warps = 16, .elems_per_thread = 4, .keep_passes = 4, .keep_in_shared = true,
+                           .rows_per_block = 2}));
   const auto rms = reduce_candidates(bf16(ReduceOp::kRmsNorm), 8192, 4096, on);
   EXPECT_TRUE(has(rms, {.warps = 16, .elems_per_thread = 4, .keep_passes = 1, .whole_strips = true,
                         .rows_per_block = 4}));
