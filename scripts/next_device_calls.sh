@@ -549,10 +549,12 @@ case $what in
     grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure" "$OUT/test.log" | cut -c1-200 | tail -20
     ;;
   rows)
-    # #4, session 40: rows_per_block's GPU test (each R's bits against R = 1 and the CPU
-    # reference), then the softmax rows it can change tuned over 8 x 8 and 16 x 4 with its
-    # candidates on (FIXBITS_BENCH_ROWS_PER_BLOCK=2,4), and per row the fastest candidate
-    # with and without several rows a block (<= 440 s).
+    # #4, sessions 40-41: rows_per_block's GPU test (each R's bits against R = 1 and the CPU
+    # reference; the next row in registers, and staged in shared memory), then the softmax
+    # rows it can change tuned over 8 x 8 and 16 x 4 with its candidates on
+    # (FIXBITS_BENCH_ROWS_PER_BLOCK=2,4), and per row the fastest candidate with one row a
+    # block, and with several rows a block kept in registers (sh=0) or staged (sh=1)
+    # (<= 440 s).
     el "jit_reduce_rows_per_block_gpu_test"
     L timeout ${FIXBITS_ROWS_TEST_TIMEOUT:-150} $B/jit_reduce_rows_per_block_gpu_test > "$OUT/rows_test.log" 2>&1
     echo "jit_reduce_rows_per_block_gpu_test rc=$?"
@@ -571,7 +573,8 @@ case $what in
     grep -h "^\[tune\]" "$OUT/rows_bench.log" | grep " us" | awk '{
         shape = $0; sub(/^.* strip=[0-9]+} /, "", shape); split(shape, a, " ");
         rb = $0; sub(/^.* rb=/, "", rb); sub(/:.*/, "", rb);
-        us = $0; sub(/^.*: /, "", us); sub(/ us.*/, "", us); k = a[1] " rb" (rb > 1 ? ">1" : "=1");
+        sh = $0; sub(/^.* sh=/, "", sh); sub(/ .*/, "", sh);
+        us = $0; sub(/^.*: /, "", us); sub(/ us.*/, "", us); k = a[1] " rb" (rb > 1 ? ">1 sh=" sh : "=1");
         if (!(k in best) || us + 0 < best[k] + 0) { best[k] = us; line[k] = $0 } }
       END { for (k in best) print k, best[k], substr(line[k], index(line[k], "warps="), 120) }' | sort
     ;;
