@@ -14,7 +14,8 @@
 #                                                       the RMSNorm bench rows, one ncu (<= 530 s)
 #          `bash scripts/next_device_calls.sh widen`   #7: the maps widened to M, N <= 65536,
 #                                                       then the probes it asks for (<= 560 s)
-#          `bash scripts/next_device_calls.sh rows`    #4: rows_per_block's GPU test, then the
+#          `bash scripts/next_device_calls.sh rows`    #4: rows_per_block's GPU test (next row
+#                                                       in registers or staged), then the
 #                                                       softmax rows with and without it (<= 440 s)
 #          `bash scripts/next_device_calls.sh match`   #7: the match alone on the staged
 #                                                       table (~110 s)
@@ -39,9 +40,9 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 40 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-40 got only H100s; a start that fails costs 90 to 181 s of device time
-# (session 40: seven, 18:10-19:15 UTC, 1,171 s in all, before an H100 came), a refusal while
+# Session 41 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-40 got only H100s, session 41 none: four starts failed, 21:10-22:00 UTC, at
+# 180 s of device time each; a start that fails costs 90 to 181 s, a refusal while
 # status's none_now holds 15 s, and a fresh start's boot 120 to 270 s of held time: check
 # `status` before asking, space asks ~10 min apart, and put a call's steps in one script
 # that branches on nvidia-smi's GPU name, as session 39's .stage/call.sh did,
@@ -50,11 +51,17 @@
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
 #      then the wide match: FIXBITS_MATCH_BUDGET=230 FIXBITS_MATCH_EXTRA="--max-dim=65536
 #      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=40" ... match.
-#   2. On any card: FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*'
-#      FIXBITS_TEST_TIMEOUT=120 bash scripts/next_device_calls.sh test (class 184's refit
+#   2. On any card, #4: the next row staged in shared memory (session 41: rows_per_block
+#      with keep_in_shared, a double buffer; built and bit-exact on the interpreter, not yet
+#      run on a GPU): FIXBITS_ROWS_TEST_TIMEOUT=150 FIXBITS_TABLE_TIMEOUT=230
+#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(8192|2048)/' bash scripts/next_device_calls.sh
+#      rows (its GPU test now has the staged cases; the summary splits rb>1 by sh=0/1).
+#      If a staged row wins, turn CandidateOptions::rows_per_block on for it.
+#   3. On any card: FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*'
+#      FIXBITS_TEST_TIMEOUT=90 bash scripts/next_device_calls.sh test (class 184's refit
 #      at 106x22x72288; not yet run. Session 40 dropped its class-383 shape, too large for
 #      the matcher: 170 s without a verdict).
-#   3. #7: the 90 classes with a descriptor whose probes leave a separating point
+#   4. #7: the 90 classes with a descriptor whose probes leave a separating point
 #      (`fixbits-cublas-scan --resume=T --plan --max-probe-k=131072` lists them, no GPU:
 #      docs/runs/2026-12-07-s39-plan-revalidations-cpu.txt), in calls of ~450 s until
 #      done: FIXBITS_CUBLAS_MATCH=0 FIXBITS_SCAN_CLASSES=<the plan's list, without
@@ -63,14 +70,14 @@
 #      is revalidated whether or not it still has a separating point, so each next call
 #      takes its list from --plan on the last call's table (put at .stage/table.tsv.gz,
 #      which the step resumes). Then the default and the wide match.
-#   4. The rest of seed 40's wide draws (session 40's run 3 compared f16 3,000 and bf16
+#   5. The rest of seed 40's wide draws (session 40's run 3 compared f16 3,000 and bf16
 #      1,523 in its 115 s, all identical): FIXBITS_MATCH_BUDGET=230 with the EXTRA of item
 #      1, then `--probe-at` of any differing shape's class (session 39: class 184 in 2.6 s).
 #   Session 40 did: rows_per_block's GPU test passed and its speed (the `rows` step,
 #   docs/performance.md: no row faster); RefittedClassShapes passed; seed 40's draws.
 #   Left after these: class 114 at a strided layout (needs a second descriptor per
 #   class, not a device call); #4's softmax rows under 0.85 of the copy (docs/performance.md,
-#   sessions 35-36 and 40).
+#   sessions 35-36 and 40-41).
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
 #   (docs/cublas.md; sessions 38 and 39 merged their runs that way, here, no GPU); a
 #   .stage/table.tsv.gz (2.7 MB) still fits the 64 MiB carry.
