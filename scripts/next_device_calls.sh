@@ -41,8 +41,9 @@
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
 # Session 41 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-40 got only H100s, session 41 none: four starts failed, 21:10-22:00 UTC, at
-# 180 s of device time each; a start that fails costs 90 to 181 s, a refusal while
+# sessions 22-40 got only H100s, session 41 none: eight starts failed, 21:10-22:55 UTC,
+# at 180 s of device time each (1,456 s of the 1,800 with one refusal; the last 344 s were
+# too little to start one); a start that fails costs 90 to 181 s, a refusal while
 # status's none_now holds 15 s, and a fresh start's boot 120 to 270 s of held time: check
 # `status` before asking, space asks ~10 min apart, and put a call's steps in one script
 # that branches on nvidia-smi's GPU name, as session 39's .stage/call.sh did,
