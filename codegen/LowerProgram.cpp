@@ -187,9 +187,8 @@ class Lowerer {
   absl::Status lower(const tile::Op& op, int n) {
     std::vector<std::pair<int, Lowered>> held;  // staged operands, restored afterwards
     for (int a : op.args) {
-      if (op.kind == tile::OpKind::kFor || !is_staged(a) || std::any_of(held.begin(), held.end(), [&](const auto& h) { return h.first == a; })) {
-        continue;
-      }
+      const bool held_already = std::any_of(held.begin(), held.end(), [&](const auto& h) { return h.first == a; });
+      if (op.kind == tile::OpKind::kFor || !is_staged(a) || held_already) continue;
       held.emplace_back(a, ctx_.values[a]);
       ctx_.values[a] = read_staged(a);
     }
@@ -620,9 +619,13 @@ class Lowerer {
     st.layout = layout;
     const unsigned elem_bytes = elem->getPrimitiveSizeInBits() / 8;
     while (st.vec * 2 * elem_bytes <= 16 && st.count % (st.vec * 2) == 0) st.vec *= 2;
-    const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
-    st.array = array != nullptr ? array : dynamic_piece(static_cast<int64_t>(st.count) * threads * elem_bytes);
+    st.array = array != nullptr ? array : dynamic_piece(slot_bytes(st));
     return st;
+  }
+  // The bytes of a staged value's slots: R elements for each of the block's threads.
+  int64_t slot_bytes(const Staged& st) const {
+    const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
+    return static_cast<int64_t>(st.count) * threads * (st.elem->getPrimitiveSizeInBits() / 8);
   }
 
   // Records `st` as where value `id` lives: its uses read the slots.
@@ -737,10 +740,7 @@ class Lowerer {
     for (size_t i = 3; i < op.args.size(); ++i) {
       if (!is_staged(op.args[i])) continue;
       const Staged& init = staged_[staged_of_[op.args[i]]];
-      const unsigned elem_bytes = init.elem->getPrimitiveSizeInBits() / 8;
-      const int threads = ctx_.target.warp_size() * ctx_.program.num_warps;
-      buffers.push_back({i - 3, nullptr, init.array,
-                         dynamic_piece(static_cast<int64_t>(init.count) * threads * elem_bytes)});
+      buffers.push_back({i - 3, nullptr, init.array, dynamic_piece(slot_bytes(init))});
     }
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::BasicBlock* head = llvm::BasicBlock::Create(llvm_ctx(), "loop.head", ctx_.kernel);
@@ -781,7 +781,8 @@ class Lowerer {
     b_.CreateCondBr(b_.CreateICmpSLT(iv, ctx_.values[op.args[1]].regs[0]), body, exit);
     b_.SetInsertPoint(body);
     for (const Buffer& buf : buffers) {
-      next_slots_[op.yields[buf.pos]] = b_.CreateSelect(b_.CreateICmpEQ(buf.slots, buf.a), buf.b, buf.a, "slots.next");
+      next_slots_[op.yields[buf.pos]] =
+          b_.CreateSelect(b_.CreateICmpEQ(buf.slots, buf.a), buf.b, buf.a, "slots.next");
     }
     absl::Status s = lower_ops(op.body);
     if (!s.ok()) return s;
