@@ -242,7 +242,18 @@ TEST(ReduceStaged, ProgramRulesForStagedLoads) {
     b.store(x, i, b.add(l[1], l[1]), m);
     std::vector<tile::Value> out = b.end_for({next});
     b.store(x, i, out[0], m);
-    EXPECT_EQ(message(b.finish()), "ok");
+    b.set_num_warps(1);
+    auto p = b.finish();
+    EXPECT_EQ(message(p), "ok");
+    // It lowers: two slot sets of 64 f32, the copies in the loop, every copy waited for
+    // at the loop's exit before the result is read there.
+    auto k = codegen::compile(*p, codegen::Target::kNvptxSm90a);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(k->dynamic_shared_bytes, 2 * 64 * 4);
+    const size_t exit_wait = k->text.rfind("cp.async.wait_group \t0;");
+    ASSERT_NE(exit_wait, std::string::npos) << k->text;
+    EXPECT_LT(k->text.rfind("cp.async.ca.shared.global"), exit_wait) << k->text;  // 8-byte chunks: .ca
+    EXPECT_GT(k->text.rfind("ld.shared"), exit_wait) << "the result is read after the exit's wait\n" << k->text;
   }
   {  // Carried by a loop, but yielded as itself: no next slots.
     tile::Builder b("k");
