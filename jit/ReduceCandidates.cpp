@@ -17,9 +17,8 @@ namespace {
 void add_staged(std::vector<dsl::ReduceConfig>& out, const dsl::ReduceDesc& desc, dsl::ReduceConfig k) {
   out.push_back(k);
   const int64_t threads = int64_t{k.lanes} * k.warps;
-  const int64_t sets = k.rows_per_block > 1 ? 2 : 1;  // rows_per_block: a double buffer
-  const int64_t kept_bytes =
-      sets * k.keep_passes * dsl::pass_extent(desc, k) * dsl::staged_bytes_per_element(desc, k);
+  // (staged_bytes_per_element counts both sets of a rows_per_block double buffer)
+  const int64_t kept_bytes = k.keep_passes * dsl::pass_extent(desc, k) * dsl::staged_bytes_per_element(desc, k);
   for (int n : {2, 3, 4}) {
     const int64_t shared = k.lanes == 32 ? int64_t{227} << 10 : int64_t{64} << 10;
     if (n * threads > 2048 || n * (kept_bytes + 1024) > shared) break;

@@ -478,7 +478,8 @@ absl::Status validate(const ReduceConfig& c) {
 }
 
 int64_t staged_bytes_per_element(const ReduceDesc& d, const ReduceConfig& c) {
-  return dtype_bits(d.in_dtype) / 8 + (c.stage_exp ? 4 : 0);
+  const int64_t sets = c.rows_per_block > 1 ? 2 : 1;  // a double buffer: two slot sets
+  return sets * (dtype_bits(d.in_dtype) / 8 + (c.stage_exp ? 4 : 0));
 }
 
 int64_t pass_extent(const ReduceDesc& d, const ReduceConfig& c) {
@@ -491,10 +492,8 @@ int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c) {
   const int64_t per_thread = pass_extent(d, c) / (int64_t{c.lanes} * c.warps);
   const int64_t in_registers = per_thread > kMaxKeptPerThread ? 0 : kMaxKeptPerThread / per_thread;
   if (c.keep_in_shared) {
-    // rows_per_block > 1: two slot sets (a double buffer), and each row's x read into
-    // registers for its iteration.
-    const int64_t sets = c.rows_per_block > 1 ? 2 : 1;
-    const int64_t pass_bytes = sets * pass_extent(d, c) * staged_bytes_per_element(d, c);
+    // rows_per_block > 1: each row's x is also read into registers for its iteration.
+    const int64_t pass_bytes = pass_extent(d, c) * staged_bytes_per_element(d, c);
     const int64_t in_shared = pass_bytes <= 0 ? 0 : std::min(kMaxKeptPerThread, max_staged_bytes(c) / pass_bytes);
     return c.rows_per_block > 1 ? std::min(in_shared, in_registers) : in_shared;
   }
@@ -604,17 +603,17 @@ absl::StatusOr<int64_t> check_all(const ReduceDesc& d, const ReduceConfig& cfg) 
         "(got 0).");
   }
   if (cfg.keep_in_shared) {
-    const int64_t elem_bytes = staged_bytes_per_element(d, cfg);
-    const int64_t sets = cfg.rows_per_block > 1 ? 2 : 1;  // a double buffer: two slot sets
-    const int64_t bytes = sets * cfg.keep_passes * q * elem_bytes;
+    const int64_t elem_bytes = staged_bytes_per_element(d, cfg);  // both sets of a double buffer
+    const int64_t bytes = cfg.keep_passes * q * elem_bytes;
+    const bool two_sets = cfg.rows_per_block > 1;
     if (bytes > max_staged_bytes(cfg)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "ReduceConfig.keep_passes %d with keep_in_shared keeps %s%d x %d elements of %s%s = %d "
           "bytes of shared memory per block (passes of %d elements; with cluster_rows a pass is "
           "one strip); the limit is %d bytes, so at most %d passes here.",
-          cfg.keep_passes, sets > 1 ? "2 rows (rows_per_block > 1) x " : "", cfg.keep_passes, q,
+          cfg.keep_passes, two_sets ? "2 rows (rows_per_block > 1) x " : "", cfg.keep_passes, q,
           std::string(dtype_name(d.in_dtype)), cfg.stage_exp ? " and their f32 e_i (stage_exp)" : "",
-          bytes, q, max_staged_bytes(cfg), max_staged_bytes(cfg) / (sets * q * elem_bytes)));
+          bytes, q, max_staged_bytes(cfg), max_staged_bytes(cfg) / (q * elem_bytes)));
     }
   }
   if ((!cfg.keep_in_shared || cfg.rows_per_block > 1) && cfg.keep_passes * per_thread > kMaxKeptPerThread) {

@@ -230,12 +230,14 @@ inline constexpr int64_t max_staged_bytes(const ReduceConfig& c) {
 }
 // The largest keep_passes dsl::reduce accepts for (d, c): kMaxKeptPerThread / (Q /
 // (lanes*warps)): the register bound only (0 when c is invalid or one pass alone
-// exceeds it); with keep_in_shared, max_staged_bytes(c) / (Q * sizeof(in)) instead (Q *
-// (sizeof(in) + 4) with stage_exp; at most kMaxKeptPerThread); which ops and axes take
-// the knob is dsl::reduce's check.
+// exceeds it); with keep_in_shared, max_staged_bytes(c) / (Q * staged_bytes_per_element)
+// instead (at most kMaxKeptPerThread; with rows_per_block > 1 the register bound too, as
+// each row is read into registers); which ops and axes take the knob is dsl::reduce's
+// check.
 int64_t max_keep_passes(const ReduceDesc& d, const ReduceConfig& c);
 // Shared bytes keep_in_shared takes per kept element: sizeof(in), plus 4 (its f32 e_i)
-// with stage_exp.
+// with stage_exp; twice that with rows_per_block > 1 (a double buffer: a slot in each of
+// its two sets).
 int64_t staged_bytes_per_element(const ReduceDesc& d, const ReduceConfig& c);
 // The extent of one pass over the row: max(strip, elems_per_thread*lanes*warps)
 // for pinned order, elems_per_thread*lanes*warps for free order.
