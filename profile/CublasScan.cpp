@@ -991,7 +991,8 @@ int64_t strided_tile(const dsl::GemmDesc& d, int64_t k) {
 // as min(C, ceil(K / lanes)), or 0 when no probe is capped or the caps disagree. For a
 // split gemv K is the part span (gemv_range: each part's kernel is launched with it).
 // Only the layout and tile are compared here; explains() checks the rest with the replay.
-int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
+// Whether a probe shows the cap is fit_tile_cap's question, below.
+int64_t tile_cap_of(const std::vector<ProbeResult>& results) {
   int64_t cap = 0;
   for (const ProbeResult& r : results) {
     if (!r.desc.ok() || r.desc->family != dsl::GemmFamily::kGemv) return 0;
@@ -1007,6 +1008,32 @@ int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
     if (strided_tile(*r.desc, r.at.k) != std::min(cap, gemv_run(*r.desc, r.at.k))) return 0;
   }
   return cap;
+}
+
+// Whether some probe dealt runs shorter than `cap` (its tile followed K below the cap):
+// only there do a cap and the descriptor's own fixed tile group the products apart.
+bool a_run_below(const std::vector<ProbeResult>& results, int64_t cap) {
+  for (const ProbeResult& r : results) {
+    if (r.desc.ok() && gemv_run(*r.desc, r.at.k) < cap) return true;
+  }
+  return false;
+}
+
+// tile_cap_of, when a probe shows it (a_run_below); else 0, the descriptor's own tile,
+// which explains every probe as well. Session 42: class 3 (f16 gemv custom 10, strided
+// tiles of 4) was revalidated with a third probe and given tile@4 from probes whose runs
+// were 7 to 18; at 1x1450x64 (runs of 2) cuBLAS kept tiles of 4, and 4 of seed 40's
+// draws differed. open_tile_cap names such a cap for a separating probe.
+int64_t fit_tile_cap(const std::vector<ProbeResult>& results) {
+  const int64_t cap = tile_cap_of(results);
+  return cap > 0 && a_run_below(results, cap) ? cap : 0;
+}
+
+// The cap tile_cap_of fits but no probe shows (fit_tile_cap's 0), or 0: a probe where a
+// lane's run is shorter than it tells the cap from the fixed tile.
+int64_t open_tile_cap(const std::vector<ProbeResult>& results) {
+  const int64_t cap = tile_cap_of(results);
+  return cap > 0 && !a_run_below(results, cap) ? cap : 0;
 }
 
 // kUncappedTile (CublasTable.h) is the rule of a gemv class whose probes each deal
@@ -1381,7 +1408,13 @@ class ClassProber {
     // well; a probe where the run is longer tells that many of them apart.
     const int64_t probed_tile =
         gemv && cls.lane_tile_cap == kUncappedTile ? largest_probed_tile(done) : 0;
-    if (alts.empty() && split_alts.empty() && probed_tile == 0) return std::nullopt;
+    // A cap the probes fit but do not show (open_tile_cap): a point where a lane's run
+    // is shorter than it tells the cap from the descriptor's fixed tile.
+    const int64_t open_cap =
+        gemv && cls.lane_tile_cap != kUncappedTile ? open_tile_cap(done) : 0;
+    if (alts.empty() && split_alts.empty() && probed_tile == 0 && open_cap == 0) {
+      return std::nullopt;
+    }
     // How many of the alternatives a point (k, p) tells apart from the class's own
     // descriptor and rule (0: none): the probe there rules out at least that many.
     // steps_differ_at and gemv_groupings_differ are O(len) and the candidates share few
@@ -1405,6 +1438,7 @@ class ClassProber {
       if (probed_tile > 0) {
         n += std::max<int64_t>(0, gemv_run(at, k) - probed_tile);
       }
+      if (open_cap > 0) n += gemv_run(with_lanes(at, lanes_at(cls.lanes_by_n, pt.n)), k) < open_cap;
       if (!alts.empty()) {
         // A gemv class's lanes and tile at the point (its lane rule at N, its tile cap).
         const dsl::GemmDesc own = gemv ? with_gemv_rules(at, cls, pt.n, k) : at;
@@ -1634,6 +1668,14 @@ class ClassProber {
           set_tile_cap(c, kUncappedTile);
           why = disagreement(done, done.size() - 1, split);
           if (why) set_tile_cap(c, 0);
+        }
+        // A cap the class came with (a table's, fitted before fit_tile_cap asked a probe
+        // to show it) that a probe where the runs are shorter contradicts may have been
+        // the descriptor's fixed tile all along (session 42: class 3's tile@4).
+        if (why && had_cap > 0 && had_cap != kUncappedTile) {
+          set_tile_cap(c, 0);
+          why = disagreement(done, done.size() - 1, split);
+          if (why) set_tile_cap(c, had_cap);
         }
         if (why) return disagree(c, done.size() - 1, *why);
       }

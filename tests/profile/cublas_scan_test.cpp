@@ -2079,6 +2079,71 @@ TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   }
 }
 
+// cuBLAS's gemv custom 10 (f16 class 3) deals K to 32 strided lanes in tiles of 4 at
+// every K. Probes whose runs are all longer than 4 (K = 222, 342) fit a cap of 4 as well
+// as the fixed tile; session 42's revalidation took the cap, and at 1x1450x64 (runs of
+// 2) cuBLAS kept tiles of 4. The scan keeps the fixed tile until a probe shows a cap, and
+// spends a separating probe where a lane's run is shorter than 4: it tells a fixed tile
+// from a kernel whose tiles do follow K below the cap.
+TEST(CublasScan, AGemvTileCapNoProbeShowsIsProbedNotFitted) {
+  const AlgoConfig gemv_algo{.id = 13, .custom_option = 10};
+  for (const bool capped : {false, true}) {
+    auto truth = [capped](const GemmShape&, int64_t k) {
+      dsl::GemmDesc d = fma_chain();
+      d.family = dsl::GemmFamily::kGemv;
+      d.lane_layout = dsl::LaneLayout::kStrided;
+      d.lanes = 32;
+      d.lane_fold = {16, 8, 4, 2, 1};
+      d.lane_tile = capped ? static_cast<int>(std::min<int64_t>(4, (k + 31) / 32)) : 4;
+      return d;
+    };
+    const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 222, 342}};
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
+    ASSERT_EQ(t.classes.size(), 1u);
+    int probes = 0;
+    ProbeOptions o{.max_probe_k = 8192};
+    o.heuristic = always(gemv_algo);
+    int cls = -1;
+    for (int64_t k : {222, 342}) {
+      absl::StatusOr<ProbePoint> pt =
+          point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, gemv_algo, &cls);
+      ASSERT_TRUE(pt.ok()) << pt.status();
+      o.extra_points[cls].push_back(*pt);
+    }
+    absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+    EXPECT_GE(stats->separating, 1) << capped;
+    bool short_run = false;  // a probe where a lane's run is shorter than 4
+    for (const ProbePoint& p : t.classes[0].probes) short_run = short_run || (p.k + 31) / 32 < 4;
+    EXPECT_TRUE(short_run) << capped << ": " << write_table(t);
+    EXPECT_EQ(t.classes[0].lane_tile_cap, capped ? 4 : 0);
+    for (int64_t k : {17, 64, 100, 222, 1450}) {
+      const GemmShape s{.m = 1, .n = 64, .k = k};
+      absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, answer_of(gemv_algo));
+      ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+      EXPECT_EQ(*d, truth(s, k)) << capped << " " << k;
+    }
+    // A table that holds the cap no probe shows (as session 42's did) loses it when the
+    // class is revalidated with its separating probe, or keeps it when that probe shows it.
+    CublasTable had = t;
+    had.classes[0].lane_tile_cap = 4;
+    had.classes[0].probes.resize(2);  // the two long-run probes only
+    ProbeOptions again{.max_probe_k = 8192};
+    again.heuristic = always(gemv_algo);
+    ScanState st2 = st;
+    stats = probe_classes(had, st2, reference_probe(truth, &probes), again);
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_EQ(stats->revalidated, 1) << capped;
+    ASSERT_TRUE(had.classes[0].desc.has_value()) << had.classes[0].note;
+    EXPECT_EQ(had.classes[0].lane_tile_cap, capped ? 4 : 0) << write_table(had);
+    const GemmShape s{.m = 1, .n = 64, .k = 64};
+    EXPECT_EQ(*lookup_answer(had, s, answer_of(gemv_algo)), truth(s, 64)) << capped;
+  }
+}
+
 // A split gemv in 4 parts whose `lanes` strided lanes take tiles of ceil(span / lanes)
 // up to 64 (cuBLAS's custom 100 and 92 kernels on gridDim.z parts), as a truth(s, K).
 std::function<dsl::GemmDesc(const GemmShape&, int64_t)> capped_split_gemv(int lanes,
