@@ -30,7 +30,8 @@
 // the classes a wider match (M, N to 65536, 2^25 elements) found differing (395 of 396),
 // after which those draws were identical on every shape with a descriptor; a class
 // bounded to one operand layout (KLayout, CublasTable.h) refuses the other with
-// FailedPrecondition. Session 39 gave the last class its descriptor (396 of 396) and
+// FailedPrecondition, unless the table holds the tree its probes there found
+// (OtherLayout, session 42), which it then serves at any K. Session 39 gave the last class its descriptor (396 of 396) and
 // refitted one more split class from new wide draws (seed 39), on which cublas() was
 // then identical on every shape with a descriptor. Use cublas() wherever a GPU is at
 // hand.

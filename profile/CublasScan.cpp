@@ -1589,8 +1589,11 @@ class ClassProber {
                    : timed(&visit_.next_point, [&] { return next_point(c); });
       forced.reset();
       if (!pt) break;
-      // A class that holds at one layout only (KLayout) learns nothing from the other.
-      if (!holds_at_layout(table_.classes[c], pt->m, pt->n)) {
+      // A class that holds at one layout only (KLayout) learns nothing of its descriptor
+      // from the other; a point given for it there (--probe-at) is probed for the other
+      // layout's tree (OtherLayout, add_other).
+      const bool other_layout = !holds_at_layout(table_.classes[c], pt->m, pt->n);
+      if (other_layout && !given) {
         tried_.insert({pt->variant, pt->k, pt->splitk});
         continue;
       }
@@ -1649,6 +1652,10 @@ class ClassProber {
               "not validated: %d probes failed in the instrument after %d of %d probes "
               "(last: %s)", broken_here, done.size(), wanted(c), broken_[pt->variant].back()));
         }
+        continue;
+      }
+      if (other_layout) {
+        add_other(c, *pt, desc);
         continue;
       }
       done.push_back(probe_of(table_.classes[c], *pt, std::move(desc)));
@@ -1721,9 +1728,13 @@ class ClassProber {
     }
     // The layout a disagreement bounded the class to stays with the probes kept at it.
     const KLayout layout = table_.classes[c].layout;
+    std::optional<OtherLayout> other = table_.classes[c].other;
     fail(c, "not validated: " + why);
     keep_open(c);
-    if (!table_.classes[c].open_probes.empty()) table_.classes[c].layout = layout;
+    if (!table_.classes[c].open_probes.empty()) {
+      table_.classes[c].layout = layout;
+      table_.classes[c].other = std::move(other);
+    }
   }
 
   // Class c, while it has no descriptor, keeps the probes of this visit that found one
@@ -1739,6 +1750,38 @@ class ClassProber {
     }
   }
 
+  // A probe of layout-bound class c at the other layout (OtherLayout): the first that
+  // finds a descriptor without K cuts gives the class its tree there; each later one must
+  // be reproduced by that tree (the replay of its own experiments), or the class keeps
+  // none there, and its note says why.
+  void add_other(int c, const ProbePoint& at, const absl::StatusOr<dsl::GemmDesc>& desc) {
+    TableClass& cls = table_.classes[c];
+    auto it = fresh_note_.find(c);
+    std::string& note = it != fresh_note_.end() ? it->second : cls.note;
+    auto none = [&](const std::string& why) {
+      cls.other.reset();
+      const std::string text = absl::StrFormat(
+          "no tree where the K vectors are not %s: %s", layout_name(cls.layout), why);
+      note = note.empty() ? text : absl::StrCat(note, "; ", text);
+    };
+    if (!desc.ok()) return none(absl::StrCat(where(at), ": ", desc.status().message()));
+    if (!desc->k_cuts.empty()) {
+      return none(absl::StrFormat("%s found %s, which cuts K (no span rule carries it there)",
+                                  where(at), dsl::to_string(*desc)));
+    }
+    if (!cls.other) {
+      cls.other = OtherLayout{.probes = {at}, .desc = *desc};
+      return;
+    }
+    ReplayMemo memo;
+    if (!replays(cls.other->desc, *desc, at.k, &memo)) {
+      return none(absl::StrFormat("%s found %s, which %s (from %s) does not reproduce", where(at),
+                                  dsl::to_string(*desc), dsl::to_string(cls.other->desc),
+                                  where(cls.other->probes[0])));
+    }
+    cls.other->probes.push_back(at);
+  }
+
   // Class c's gemv tile cap (0: none), and every probe of it explained under that cap.
   void set_tile_cap(int c, int64_t cap) {
     table_.classes[c].lane_tile_cap = cap;
@@ -1752,6 +1795,7 @@ class ClassProber {
     cls.rules.clear();
     cls.lane_tile_cap = 0;  // fitted from the probes that no longer stand
     cls.layout = KLayout::kAny;
+    cls.other.reset();
     cls.probes.clear();
     cls.open_probes.clear();  // a conclusion; stop_early keeps them again
     cls.note = cls.note.empty() ? note : absl::StrCat(cls.note, "; ", note);
@@ -1897,6 +1941,9 @@ class ClassProber {
       auto it = fresh_note_.find(c);
       std::string& note = it != fresh_note_.end() ? it->second : cls.note;
       note = note.empty() ? other : absl::StrCat(note, "; ", other);
+      // The dropped probe is the other layout's first (a later visit's given points
+      // there check it: add_other).
+      if (!cls.other) add_other(c, dropped.at, dropped.desc);
       for (ProbeResult& r : done) {
         if (layout_at(family, r.at.m, r.at.n) == keep) results_[c].push_back(std::move(r));
       }
@@ -2115,6 +2162,7 @@ absl::StatusOr<RekeyStats> rekey_table(CublasTable& table, ScanState& state) {
       tc.lanes_by_n = old[c].lanes_by_n;
       tc.lane_tile_cap = old[c].lane_tile_cap;
       tc.layout = old[c].layout;
+      tc.other = old[c].other;
       tc.note = old[c].note;
       tc.open_probes = old[c].open_probes;
       ++stats.unchanged;

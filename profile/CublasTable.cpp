@@ -129,6 +129,25 @@ absl::Status check_table(const CublasTable& t) {
           "The cuBLAS table's class %d has a lane rule or tile cap but its descriptor is family "
           "%s; only gemv deals K to lanes.", i, dsl::family_name(c.desc->family)));
     }
+    if (c.other) {
+      if (c.layout == KLayout::kAny) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d has an other line but holds at any layout; only a "
+            "class bound to one layout (layout@...) has a tree at the other.", i));
+      }
+      if (!c.other->desc.k_cuts.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "The cuBLAS table's class %d has an other-layout descriptor with %d cut levels; it "
+            "takes none (there are no span rules for it).", i, c.other->desc.k_cuts.size()));
+      }
+      for (const ProbePoint& p : c.other->probes) {
+        if (holds_at_layout(c, p.m, p.n)) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "The cuBLAS table's class %d has an other-layout probe at %dx%dx%d, where the K "
+              "vectors are %s, its own layout.", i, p.m, p.n, p.k, layout_name(c.layout)));
+        }
+      }
+    }
     if (c.layout != KLayout::kAny) {
       std::vector<ProbePoint> at = c.probes;
       for (const OpenProbe& o : c.open_probes) at.push_back(o.at);
@@ -397,6 +416,12 @@ std::string write_table(const CublasTable& t) {
       absl::StrAppend(&out, absl::StrFormat("probed\t%d\t%s\t%s\n", i, to_string(o.at),
                                             dsl::to_string(o.desc)));
     }
+    if (c.other) {
+      std::vector<std::string> at;
+      for (const ProbePoint& p : c.other->probes) at.push_back(to_string(p));
+      absl::StrAppend(&out, absl::StrFormat("other\t%d\t%s\t%s\n", i, absl::StrJoin(at, ","),
+                                            dsl::to_string(c.other->desc)));
+    }
   }
   for (size_t i = 0; i < t.variants.size(); ++i) {
     const TableVariant& v = t.variants[i];
@@ -565,6 +590,25 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       absl::StatusOr<dsl::GemmDesc> d = dsl::parse_gemm_desc(f[3]);
       if (!d.ok()) return err(std::string(d.status().message()));
       c.open_probes.push_back(OpenProbe{*point, *d});
+    } else if (kind == "other") {
+      if (f.size() != 4) return err(absl::StrFormat("an other line has 4 fields, not %d", f.size()));
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
+      if (!index.ok()) return index.status();
+      if (*index < 0 || *index >= static_cast<int64_t>(t.classes.size())) {
+        return err(absl::StrFormat("an other line names class %d before its class line", *index));
+      }
+      TableClass& c = t.classes[static_cast<size_t>(*index)];
+      if (c.other) return err(absl::StrFormat("class %d has a second other line", *index));
+      OtherLayout o;
+      for (absl::string_view p : absl::StrSplit(av(f[2]), ',')) {
+        absl::StatusOr<ProbePoint> point = parse_probe_point(p, err);
+        if (!point.ok()) return point.status();
+        o.probes.push_back(*point);
+      }
+      absl::StatusOr<dsl::GemmDesc> d = dsl::parse_gemm_desc(f[3]);
+      if (!d.ok()) return err(std::string(d.status().message()));
+      o.desc = *d;
+      c.other = std::move(o);
     } else if (kind == "variant") {
       if (f.size() != 6) {
         return err(absl::StrFormat("a variant line has 6 fields, not %d", f.size()));
@@ -803,6 +847,16 @@ absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmS
         "The cuBLAS class %s of family %s is the dot path, probed only where an operand "
         "is strided (%dx%d): its threads' tile where both are contiguous is unknown.",
         to_string(c.cls), c.family, c.probes[0].m, c.probes[0].n));
+  }
+  if (const KLayout here = layout_at(s); c.layout != KLayout::kAny && here != c.layout &&
+                                         c.other) {
+    // The other layout's tree holds at any K as it stands (no cuts: check_table).
+    if (absl::Status v = dsl::validate(c.other->desc); !v.ok()) {
+      return absl::InternalError(absl::StrFormat(
+          "The cuBLAS class %s's descriptor where the K vectors are %s is invalid: %s",
+          to_string(c.cls), layout_name(here), v.message()));
+    }
+    return c.other->desc;
   }
   if (const KLayout here = layout_at(s); c.layout != KLayout::kAny && here != c.layout) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -59,6 +59,9 @@
 //            that found a descriptor before a run stopped its visit early (the budget,
 //            a later probe's time limit), each with that descriptor as found there; a
 //            scan that resumes the table starts the class from them (OpenProbe)
+//   other    <class index> <variant>@<M>x<N>x<K>/<P>,... <desc>
+//            after its class line, at most one, only for a class bound to one layout:
+//            the tree its probes at the other layout found (OtherLayout), no K cuts
 //   variant  <index> <family> <CublasKey text> <class index> <shapes>
 //   seen     <variant index> <variant>@<M>x<N>x<K>/<P>,...
 //            after its variant line, at most one: shapes where the heuristic gave the
@@ -173,6 +176,16 @@ KLayout layout_at(const std::string& family, int64_t m, int64_t n);
 // How the table text and the messages name a layout: "contiguous", "strided", "any".
 const char* layout_name(KLayout l);
 
+// A layout-bound class's tree at the other layout (session 42, for class 114: cuBLAS's
+// id 13 custom 56 kernel deals K to 2 strided lanes of 64 at M = 1): the descriptor
+// the probes there found, one with no K cuts (so it holds at any K as it stands), and
+// those probes, each reproduced by it. Written as an "other" line after the class's.
+struct OtherLayout {
+  std::vector<ProbePoint> probes;
+  dsl::GemmDesc desc;
+  bool operator==(const OtherLayout&) const = default;
+};
+
 struct TableClass {
   std::string family;
   CublasClass cls;
@@ -189,6 +202,7 @@ struct TableClass {
   std::string note;                   // why there is no desc, or what the probes saw
   std::vector<OpenProbe> open_probes;  // only without desc: the probes a stopped visit
                                        // finished, in the order they ran
+  std::optional<OtherLayout> other;   // only with layout != kAny: the tree at the other
   bool operator==(const TableClass&) const = default;
 };
 
@@ -254,8 +268,8 @@ bool dot_contiguous(const runtime::GemmShape& s);
 bool dot_contiguous(const std::string& family, int64_t m, int64_t n);
 // Semantics 3: the class's descriptor carried to s.k and `splitk` (and dot_at_shape). A
 // dot class recovered at a strided point (its first probe) knows no tile for contiguous
-// shapes, and a class whose descriptor holds at one layout (KLayout) none at the other:
-// FailedPrecondition saying so.
+// shapes, and a class whose descriptor holds at one layout (KLayout) none at the other,
+// unless it has the other layout's tree (OtherLayout): FailedPrecondition saying so.
 absl::StatusOr<dsl::GemmDesc> desc_for(const TableClass& c, const runtime::GemmShape& s,
                                        uint32_t splitk);
 // A gemv class's own rules carried to a point (N = n, K = k): the lane count its lane

@@ -728,6 +728,7 @@ int main(int argc, char** argv) {
       cls.lanes_by_n.clear();
       cls.lane_tile_cap = 0;
       cls.layout = profile::KLayout::kAny;
+      cls.other.reset();
       cls.note = "forgotten (--forget): probed again from nothing";
     }
     int64_t open = 0;

@@ -172,25 +172,36 @@ TEST_F(CublasMatchGpuTest, Session39ClassShapes) {
 }
 
 // Class 114 (bf16 id 13 custom 56) holds where both K vectors are contiguous only
-// (KLayout): at M = 1 cuBLAS's same kernel deals K to strided lanes, a tree the table
-// has no descriptor for, so profile::cublas() refuses the shape, naming the layout,
-// rather than give a descriptor whose bytes would differ. Should the answer's class hold
-// at every layout (cuBLASLt answering another class here), its descriptor must give
-// cuBLAS's bytes instead.
-TEST_F(CublasMatchGpuTest, LayoutBoundClassRefusesTheOtherLayout) {
-  const GemmShape s = *usual_shape({1, 40796, 478}, DType::kBF16);
-  absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
-  ASSERT_TRUE(heur.ok()) << heur.status();
-  absl::StatusOr<int> cls = class_of_answer(*table_, s, answer_of(heur->algo).key);
-  ASSERT_TRUE(cls.ok()) << cls.status();
-  std::cout << runtime::to_string(s) << ": " << runtime::to_string(heur->algo) << ", class "
-            << *cls << "\n";
-  if (table_->classes[*cls].layout == KLayout::kAny) return expect_match(s, 114);
-  absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, s);
-  ASSERT_FALSE(d.ok()) << dsl::to_string(*d);
-  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(d.status().message()).find("they are strided"), std::string::npos)
-      << d.status();
+// (KLayout): at M = 1 cuBLAS's same kernel deals K to strided lanes, another tree. With
+// the tree its probes there found (OtherLayout, session 42) profile::cublas() serves
+// those shapes, and they must give cuBLAS's bytes; without it, it refuses them, naming
+// the layout, rather than give a descriptor whose bytes would differ. Should the
+// answer's class hold at every layout (cuBLASLt answering another class here), its
+// descriptor must give cuBLAS's bytes too.
+TEST_F(CublasMatchGpuTest, LayoutBoundClassAtTheOtherLayout) {
+  // 1x40796x478 was class 114's strided probe (session 38); the other three are the
+  // wide draws' shapes without a descriptor (sessions 37, 39 and 42).
+  for (const Mnk& mnk : {Mnk{1, 40796, 478}, Mnk{1, 55041, 95}, Mnk{1, 51118, 216},
+                         Mnk{1, 55012, 61}}) {
+    const GemmShape s = *usual_shape(mnk, DType::kBF16);
+    absl::StatusOr<runtime::MatmulReport> heur = lt_->heuristic(s);
+    ASSERT_TRUE(heur.ok()) << heur.status();
+    absl::StatusOr<int> cls = class_of_answer(*table_, s, answer_of(heur->algo).key);
+    ASSERT_TRUE(cls.ok()) << cls.status();
+    const TableClass& c = table_->classes[*cls];
+    std::cout << runtime::to_string(s) << ": " << runtime::to_string(heur->algo) << ", class "
+              << *cls << (c.other ? " (the other layout's tree)" : "") << "\n";
+    // Served (a class of any layout, or one with the other layout's tree): cuBLAS's bytes.
+    if (c.layout == KLayout::kAny || c.other) {
+      expect_match(s, 114 + mnk.k);
+      continue;
+    }
+    absl::StatusOr<dsl::GemmDesc> d = cublas(sm90, s);
+    ASSERT_FALSE(d.ok()) << dsl::to_string(*d);
+    EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(std::string(d.status().message()).find("they are strided"), std::string::npos)
+        << d.status();
+  }
 }
 
 TEST_F(CublasMatchGpuTest, SeededRandomShapes) {

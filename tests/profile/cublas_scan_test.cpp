@@ -449,8 +449,9 @@ TEST(CublasScan, AVariantThatDependsOnKBeyondAnyRuleKeepsNoDescriptor) {
 // for nn) and another where B's are strided (class 114 of session 38: two contiguous
 // halves at N = 1, strided lanes at M = 1): a probe at the other layout bounds the class
 // to the layout of most of its scanned points (KLayout) instead of taking its
-// descriptor away, whichever layout was probed first; the lookup serves that layout and
-// names the other as not served.
+// descriptor away, whichever layout was probed first; the lookup serves that layout, and
+// the other with the tree the probes there found (OtherLayout, session 42), while each
+// given point there reproduces it.
 TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsMainLayout) {
   const HeuristicFn one = always(AlgoConfig{.id = 13, .custom_option = 56});
   CublasTable t{.arch = "sm_90"};
@@ -494,12 +495,19 @@ TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsMainLayout) {
     ASSERT_TRUE(d.ok()) << d.status();
     EXPECT_EQ(*d, *c.desc);  // the probe's form of fma_chain's tree
   }
-  absl::Status s = lookup_answer(*back, GemmShape{.m = 1, .n = 32, .k = 700},
-                                 CublasAnswer{t.variants[0].key, 1})
-                       .status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(has(s, "only where the K vectors are contiguous") && has(s, "they are strided")) << s;
-  // Probed again with the strided point given: it is not probed, the bound stands.
+  // The strided probe's tree is the class's there (it has no K cuts), at any K.
+  ASSERT_TRUE(c.other.has_value()) << c.note;
+  EXPECT_TRUE(c.other->desc.k_cuts.empty());
+  EXPECT_EQ(c.other->probes.size(), 1u);
+  EXPECT_TRUE(has(write_table(t), "\nother\t0\t0@1x32x700/1\t")) << write_table(t);
+  for (int64_t k : {5, 700, 3000}) {
+    absl::StatusOr<dsl::GemmDesc> d = lookup_answer(*back, GemmShape{.m = 1, .n = 32, .k = k},
+                                                    CublasAnswer{t.variants[0].key, 1});
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(*d, c.other->desc) << k;
+  }
+  // Probed again with a strided point given: probed for the other layout's tree, which
+  // reproduces it; the bound and the descriptor stand.
   const ProbeFn inner = reference_probe(truth, &probes);
   int strided = 0;
   const ProbeFn counting = [&](const GemmShape& s, const CublasKey& key, const Descs& before) {
@@ -514,7 +522,30 @@ TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsMainLayout) {
   EXPECT_EQ(t.classes[0].layout, KLayout::kContiguous);
   ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
   for (const ProbePoint& p : t.classes[0].probes) EXPECT_EQ(p.n, 1) << p.m << "x" << p.n << "x" << p.k;
-  EXPECT_EQ(strided, 0);
+  EXPECT_EQ(strided, 1);
+  ASSERT_TRUE(t.classes[0].other.has_value()) << t.classes[0].note;
+  EXPECT_EQ(t.classes[0].other->probes.size(), 2u);
+  EXPECT_EQ(t.classes[0].other->probes[1].k, 900);
+  // A strided point where the kernel computes yet another tree (fma_chain's at K = 1100):
+  // the class keeps no tree there, says why, and the lookup refuses that layout again.
+  const auto truth2 = [&](const GemmShape& s, int64_t k) {
+    return s.n != 1 && s.m == 1 && k == 1100 ? fma_chain() : truth(s, k);
+  };
+  ASSERT_TRUE(probe_classes(t, st, reference_probe(truth2, &probes),
+                            ProbeOptions{.max_probe_k = 4096, .revalidate = 5,
+                                         .extra_points = {{0, {ProbePoint{.variant = 0, .m = 1,
+                                                                          .n = 32, .k = 1100}}}}})
+                  .ok());
+  ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
+  EXPECT_FALSE(t.classes[0].other.has_value());
+  EXPECT_TRUE(has(t.classes[0].note, "no tree where the K vectors are not contiguous") &&
+              has(t.classes[0].note, "1x32x1100"))
+      << t.classes[0].note;
+  absl::Status s = lookup_answer(t, GemmShape{.m = 1, .n = 32, .k = 700},
+                                 CublasAnswer{t.variants[0].key, 1})
+                       .status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(has(s, "only where the K vectors are contiguous") && has(s, "they are strided")) << s;
 
   // A class probed first at the other layout (the strided point given, then the grid's
   // N = 1 points): bounded to N = 1 all the same, where all of its scanned points are.

@@ -672,6 +672,55 @@ TEST(CublasTable, ALayoutBoundClassServesOnlyItsLayout) {
   EXPECT_TRUE(has(r.status(), "class 2") && has(r.status(), "1x1x200")) << r.status();
 }
 
+// A layout-bound class with the tree its probes at the other layout found (OtherLayout,
+// session 42's class 114): the "other" line round-trips, desc_for serves that tree there
+// at any K, and the parse refuses one on a class of any layout, one with K cuts, one
+// whose probe is at the class's own layout, and a second one.
+TEST(CublasTable, TheOtherLayoutsTreeIsServedThere) {
+  CublasTable t = small_table();
+  t.classes[2].desc = gemv32();
+  t.classes[2].probes = {{.variant = 3, .m = 1, .n = 64, .k = 200}};  // B strided (nn)
+  t.classes[2].layout = KLayout::kStrided;
+  dsl::GemmDesc two = gemv32();
+  two.lanes = 2;
+  two.lane_tile = 64;
+  two.lane_fold = {1};
+  t.classes[2].other = OtherLayout{.probes = {{.variant = 3, .m = 7, .n = 1, .k = 478},
+                                              {.variant = 3, .m = 9, .n = 1, .k = 95}},
+                                   .desc = two};
+  const std::string text = write_table(t);
+  EXPECT_NE(text.find("other\t2\t3@7x1x478/1,3@9x1x95/1\tgemm{"), std::string::npos) << text;
+  absl::StatusOr<CublasTable> back = parse_table(text);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, t);
+  for (int64_t k : {1, 61, 478, 100000}) {
+    absl::StatusOr<dsl::GemmDesc> d = desc_for(t.classes[2], GemmShape{.m = 7, .n = 1, .k = k}, 1);
+    ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+    EXPECT_EQ(*d, two) << k;
+  }
+  EXPECT_EQ(*desc_for(t.classes[2], GemmShape{.m = 1, .n = 300, .k = 500}, 1), gemv32());
+  auto refused = [](CublasTable bad, const std::string& want) {
+    absl::StatusOr<CublasTable> r = parse_table(write_table(bad));
+    EXPECT_FALSE(r.ok()) << want;
+    EXPECT_TRUE(has(r.status(), "class 2") && has(r.status(), want)) << r.status();
+  };
+  CublasTable any = t;
+  any.classes[2].layout = KLayout::kAny;
+  refused(any, "holds at any layout");
+  CublasTable cut = t;
+  cut.classes[2].other->desc.k_cuts = {{100, dsl::Fold::kChain}};
+  refused(cut, "1 cut levels");
+  CublasTable own = t;
+  own.classes[2].other->probes[1].n = 64;  // 9x64: B strided, the class's own layout
+  refused(own, "9x64x95");
+  std::string twice = text;
+  const size_t at = twice.find("other\t2\t");
+  twice.insert(at, twice.substr(at, twice.find('\n', at) - at + 1));
+  absl::StatusOr<CublasTable> r = parse_table(twice);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(has(r.status(), "second other line")) << r.status();
+}
+
 TEST(CublasProfile, UsualShapesAndTheEmbeddedTable) {
   absl::StatusOr<GemmShape> s = usual_shape({64, 128, 256}, DType::kF8E4M3);
   ASSERT_TRUE(s.ok());
