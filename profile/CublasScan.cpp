@@ -1779,7 +1779,11 @@ class ClassProber {
                                   dsl::to_string(*desc), dsl::to_string(cls.other->desc),
                                   where(cls.other->probes[0])));
     }
-    cls.other->probes.push_back(at);
+    // (A point probed again, a later run's --probe-at, is listed once.)
+    if (std::find(cls.other->probes.begin(), cls.other->probes.end(), at) ==
+        cls.other->probes.end()) {
+      cls.other->probes.push_back(at);
+    }
   }
 
   // Class c's gemv tile cap (0: none), and every probe of it explained under that cap.
