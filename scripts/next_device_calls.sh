@@ -334,9 +334,10 @@ case $what in
     if [ "${FIXBITS_CUBLAS_MATCH:-1}" = 0 ]; then el done; exit 0; fi
     left=$(( ${FIXBITS_CUBLAS_END:-560} - ($(date +%s) - T0) )); mb=$(( left - 15 ))
     el "match on $T (timeout $left, budget $mb)"
+    # FIXBITS_MATCH_EXTRA adds arguments, as the match step's (e.g. the wide draws).
     L timeout $left $B/fixbits-cublas-match --table=$T --jobs=14 --draws=2 --budget-s=$mb --show=60 \
       --differing-shapes-out="$OUT/differing.txt" --no-desc-shapes-out="$OUT/nodesc.txt" \
-      > "$OUT/match.log" 2>&1; echo "match rc=$?"
+      ${FIXBITS_MATCH_EXTRA:-} > "$OUT/match.log" 2>&1; echo "match rc=$?"
     el done
     grep -A16 "^family" "$OUT/match.log" | cut -c1-200
     grep -A20 "^answers without" "$OUT/match.log" | grep -E '^  [0-9]' | cut -c1-150 || true
