@@ -40,45 +40,37 @@
 #                                                       SASS beside session 24's; a kernel's
 #                                                       cold and disk-hit latency, with and
 #                                                       without the cached image (<= 320 s)
-# Session 41 left, in this order (one warm machine; issue each call as the last returns;
-# sessions 22-40 got only H100s, session 41 none: eight starts failed, 21:10-22:55 UTC,
-# at 180 s of device time each (1,456 s of the 1,800 with one refusal; the last 344 s were
-# too little to start one); a start that fails costs 90 to 181 s, a refusal while
-# status's none_now holds 15 s, and a fresh start's boot 120 to 270 s of held time: check
+# Session 42 left, in this order (one warm machine; issue each call as the last returns;
+# sessions 22-42 got only H100s; a start that fails costs 90 to 181 s, a refusal while
+# status's none_now holds 15 s, and a fresh start's boot 100 to 270 s of held time: check
 # `status` before asking, space asks ~10 min apart, and put a call's steps in one script
-# that branches on nvidia-smi's GPU name, as session 39's .stage/call.sh did,
-# docs/runs/2026-12-07-s39-run2-*; staging wipes .stage, so write call scripts after it):
+# that branches on nvidia-smi's GPU name (session 42's .stage/callM.sh did); staging
+# wipes .stage, so write call scripts after it):
 #   1. On an H200 (#4 and #7 ask for it; last there in session 21): gputests, then
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
 #      then the wide match: FIXBITS_MATCH_BUDGET=230 FIXBITS_MATCH_EXTRA="--max-dim=65536
 #      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=40" ... match.
-#   2. On any card, #4: the next row staged in shared memory (session 41: rows_per_block
-#      with keep_in_shared, a double buffer; built and bit-exact on the interpreter, not yet
-#      run on a GPU): FIXBITS_ROWS_TEST_TIMEOUT=150 FIXBITS_TABLE_TIMEOUT=230
-#      FIXBITS_TABLE_ROWS='softmax_pinned_bf16/(8192|2048)/' bash scripts/next_device_calls.sh
-#      rows (its GPU test now has the staged cases; the summary splits rb>1 by sh=0/1).
-#      If a staged row wins, turn CandidateOptions::rows_per_block on for it.
-#   3. On any card: FIXBITS_TEST='profile_cublas_match_gpu_test:*Session39*'
-#      FIXBITS_TEST_TIMEOUT=90 bash scripts/next_device_calls.sh test (class 184's refit
-#      at 106x22x72288; not yet run. Session 40 dropped its class-383 shape, too large for
-#      the matcher: 170 s without a verdict).
-#   4. #7: the 90 classes with a descriptor whose probes leave a separating point
-#      (`fixbits-cublas-scan --resume=T --plan --max-probe-k=131072` lists them, no GPU:
-#      docs/runs/2026-12-07-s39-plan-revalidations-cpu.txt), in calls of ~450 s until
-#      done: FIXBITS_CUBLAS_MATCH=0 FIXBITS_SCAN_CLASSES=<the plan's list, without
-#      "--classes="> FIXBITS_SCAN_PROBE_TIMEOUT=120 FIXBITS_SCAN_BUDGET=380
-#      FIXBITS_SCAN_TIMEOUT=450 bash scripts/next_device_calls.sh cublas. A named class
-#      is revalidated whether or not it still has a separating point, so each next call
-#      takes its list from --plan on the last call's table (put at .stage/table.tsv.gz,
-#      which the step resumes). Then the default and the wide match.
-#   5. The rest of seed 40's wide draws (session 40's run 3 compared f16 3,000 and bf16
-#      1,523 in its 115 s, all identical): FIXBITS_MATCH_BUDGET=230 with the EXTRA of item
-#      1, then `--probe-at` of any differing shape's class (session 39: class 184 in 2.6 s).
-#   Session 40 did: rows_per_block's GPU test passed and its speed (the `rows` step,
-#   docs/performance.md: no row faster); RefittedClassShapes passed; seed 40's draws.
-#   Left after these: class 114 at a strided layout (needs a second descriptor per
-#   class, not a device call); #4's softmax rows under 0.85 of the copy (docs/performance.md,
-#   sessions 35-36 and 40-41).
+#   2. #7, on any card, from the table of session 42's run 4 (the 90 + 21 revalidations:
+#      docs/runs/2026-12-08-s42-run4-*; rebuild it by running those two calls again if it
+#      is gone, or start from the committed one) put at .stage/table.tsv.gz: the 26
+#      classes `--plan` lists on it with session 42's tile-cap fix
+#      (docs/runs/2026-12-08-s42-plan-after-run4-cpu.txt: the unshown caps of 3, 5, 24,
+#      25, 34, 105 get their separating probes) and class 114 with its strided shapes
+#      given (the other layout's tree), then the match on the table it writes over seed
+#      40's wide draws: .stage/callO.sh of session 42, i.e.
+#      FIXBITS_SCAN_CLASSES=3,5,24,25,34,56,62,105,114,157,158,159,160,171,177,204,206,232,234,245,274,284,309,310,320,321,378
+#      FIXBITS_SCAN_EXTRA="--probe-at=1x40796x478:bf16:bf16,1x51118x216:bf16:bf16,1x55041x95:bf16:bf16,1x55012x61:bf16:bf16"
+#      FIXBITS_SCAN_PROBE_TIMEOUT=100 FIXBITS_SCAN_BUDGET=120 FIXBITS_SCAN_TIMEOUT=160
+#      FIXBITS_CUBLAS_END=440 FIXBITS_MATCH_EXTRA=<item 1's> bash scripts/next_device_calls.sh cublas.
+#      Commit the table it writes only if that match is identical on every shape (and
+#      class 114's strided shapes have a descriptor); then stage again and run
+#      `FIXBITS_TEST='profile_cublas_match_gpu_test:*LayoutBound*' ... test`.
+#   3. #4: softmax is under 0.85 of the copy on its large rows (docs/performance.md,
+#      sessions 35-36 and 40-42: neither rows_per_block nor the staged next row pays);
+#      what is left to try needs a new kernel shape, not a knob.
+#   Session 42 did: the staged next row's GPU test passed and its speed (no row faster);
+#   Session39ClassShapes passed; seed 40's wide draws complete (identical on every shape
+#   with a descriptor); the 90 + 21 revalidations (not committed: class 3's unshown cap).
 #   Merging separate runs: `fixbits-cublas-scan --resume=<staged> --merge=<a>,<b> --out=T`
 #   (docs/cublas.md; sessions 38 and 39 merged their runs that way, here, no GPU); a
 #   .stage/table.tsv.gz (2.7 MB) still fits the 64 MiB carry.
