@@ -488,6 +488,16 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       continue;
     }
     const std::string_view kind = f[0];
+    // A line that follows its class's ("probed", "other"): 4 fields, the class it names.
+    auto class_named = [&](std::string_view what) -> absl::StatusOr<TableClass*> {
+      if (f.size() != 4) return err(absl::StrFormat("%s line has 4 fields, not %d", what, f.size()));
+      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
+      if (!index.ok()) return index.status();
+      if (*index < 0 || *index >= static_cast<int64_t>(t.classes.size())) {
+        return err(absl::StrFormat("%s line names class %d before its class line", what, *index));
+      }
+      return &t.classes[static_cast<size_t>(*index)];
+    };
     if (kind == "arch" || kind == "library" || kind == "command") {
       if (f.size() != 2) return err(absl::StrFormat("a %s line has one value", kind));
       std::string& dst = kind == "arch" ? t.arch : kind == "library" ? t.library : t.command;
@@ -575,15 +585,11 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       c.note = f[7] == "-" ? "" : std::string(f[7]);
       t.classes.push_back(std::move(c));
     } else if (kind == "probed") {
-      if (f.size() != 4) return err(absl::StrFormat("a probed line has 4 fields, not %d", f.size()));
-      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
-      if (!index.ok()) return index.status();
-      if (*index < 0 || *index >= static_cast<int64_t>(t.classes.size())) {
-        return err(absl::StrFormat("a probed line names class %d before its class line", *index));
-      }
-      TableClass& c = t.classes[static_cast<size_t>(*index)];
+      absl::StatusOr<TableClass*> named = class_named("a probed");
+      if (!named.ok()) return named.status();
+      TableClass& c = **named;
       if (c.desc) {
-        return err(absl::StrFormat("a probed line for class %d, which has a descriptor", *index));
+        return err(absl::StrFormat("a probed line for class %s, which has a descriptor", f[1]));
       }
       absl::StatusOr<ProbePoint> point = parse_probe_point(av(f[2]), err);
       if (!point.ok()) return point.status();
@@ -591,14 +597,10 @@ absl::StatusOr<CublasTable> parse_table(std::string_view text) {
       if (!d.ok()) return err(std::string(d.status().message()));
       c.open_probes.push_back(OpenProbe{*point, *d});
     } else if (kind == "other") {
-      if (f.size() != 4) return err(absl::StrFormat("an other line has 4 fields, not %d", f.size()));
-      absl::StatusOr<int64_t> index = parse_int(f[1], "the class index", err);
-      if (!index.ok()) return index.status();
-      if (*index < 0 || *index >= static_cast<int64_t>(t.classes.size())) {
-        return err(absl::StrFormat("an other line names class %d before its class line", *index));
-      }
-      TableClass& c = t.classes[static_cast<size_t>(*index)];
-      if (c.other) return err(absl::StrFormat("class %d has a second other line", *index));
+      absl::StatusOr<TableClass*> named = class_named("an other");
+      if (!named.ok()) return named.status();
+      TableClass& c = **named;
+      if (c.other) return err(absl::StrFormat("class %s has a second other line", f[1]));
       OtherLayout o;
       for (absl::string_view p : absl::StrSplit(av(f[2]), ',')) {
         absl::StatusOr<ProbePoint> point = parse_probe_point(p, err);

@@ -2048,6 +2048,37 @@ TEST(CublasScan, ALaneRuleClassIsProbedAndExplainedAtEachNsCount) {
   }
 }
 
+// A gemv of 32 strided lanes (folded 16, 8, 4, 2, 1) in tiles of `tile`.
+dsl::GemmDesc strided_gemv32(int64_t tile) {
+  dsl::GemmDesc d = fma_chain();
+  d.family = dsl::GemmFamily::kGemv;
+  d.lane_layout = dsl::LaneLayout::kStrided;
+  d.lanes = 32;
+  d.lane_fold = {16, 8, 4, 2, 1};
+  d.lane_tile = static_cast<int>(tile);
+  return d;
+}
+
+// One gemv class (cuBLASLt's answer `algo` everywhere, 1 x 64 x K on `grid`) scanned
+// into t, then probed through the reference of truth(s, K) with the points at `ks`
+// given first (ProbeOptions::extra_points) and the heuristic to check others against.
+absl::StatusOr<ProbeStats> scan_gemv_class(
+    CublasTable& t, ScanState& st, const AlgoConfig& algo, const ScanGrid& grid,
+    std::function<dsl::GemmDesc(const GemmShape&, int64_t)> truth, std::vector<int64_t> ks,
+    int* probes) {
+  if (absl::Status s = scan_heuristic(t, st, GemmShape{}, grid, always(algo)); !s.ok()) return s;
+  if (t.classes.size() != 1) return absl::FailedPreconditionError("the scan gave several classes");
+  ProbeOptions o{.max_probe_k = 8192};
+  o.heuristic = always(algo);
+  int cls = -1;
+  for (int64_t k : ks) {
+    absl::StatusOr<ProbePoint> pt = point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, algo, &cls);
+    if (!pt.ok()) return pt.status();
+    o.extra_points[cls].push_back(*pt);
+  }
+  return probe_classes(t, st, reference_probe(std::move(truth), probes), o);
+}
+
 // cuBLAS's gemv custom 92 kernels (H200 classes 27 and 103) deal K to 32 lanes in one
 // run each at small K (the probes at K = 341 / 359 returned contiguous lanes of tile 1)
 // and in strided tiles of 64 at large K (K = 4097 / 4230); session 11's tree at K = 1430
@@ -2057,30 +2088,14 @@ TEST(CublasScan, ALaneRuleClassIsProbedAndExplainedAtEachNsCount) {
 TEST(CublasScan, AGemvTileThatFollowsKUpToACapIsFitted) {
   const AlgoConfig gemv_algo{.id = 13, .custom_option = 92};
   auto truth = [](const GemmShape&, int64_t k) {
-    dsl::GemmDesc d = fma_chain();
-    d.family = dsl::GemmFamily::kGemv;
-    d.lane_layout = dsl::LaneLayout::kStrided;
-    d.lanes = 32;
-    d.lane_fold = {16, 8, 4, 2, 1};
-    d.lane_tile = static_cast<int>(std::min<int64_t>(64, (k + 31) / 32));
-    return d;
+    return strided_gemv32(std::min<int64_t>(64, (k + 31) / 32));
   };
-  const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}};
   CublasTable t{.arch = "sm_90"};
   ScanState st;
-  ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
-  ASSERT_EQ(t.classes.size(), 1u);
   int probes = 0;
-  ProbeOptions o{.max_probe_k = 8192};
-  o.heuristic = always(gemv_algo);
-  int cls = -1;
-  for (int64_t k : {359, 4097}) {
-    absl::StatusOr<ProbePoint> pt =
-        point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, gemv_algo, &cls);
-    ASSERT_TRUE(pt.ok()) << pt.status();
-    o.extra_points[cls].push_back(*pt);
-  }
-  absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+  absl::StatusOr<ProbeStats> stats =
+      scan_gemv_class(t, st, gemv_algo, ScanGrid{.ms = {1}, .ns = {64}, .ks = {64, 359, 4097}},
+                      truth, {359, 4097}, &probes);
   ASSERT_TRUE(stats.ok()) << stats.status();
   ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
   EXPECT_EQ(t.classes[0].lane_tile_cap, 64);
@@ -2120,30 +2135,14 @@ TEST(CublasScan, AGemvTileCapNoProbeShowsIsProbedNotFitted) {
   const AlgoConfig gemv_algo{.id = 13, .custom_option = 10};
   for (const bool capped : {false, true}) {
     auto truth = [capped](const GemmShape&, int64_t k) {
-      dsl::GemmDesc d = fma_chain();
-      d.family = dsl::GemmFamily::kGemv;
-      d.lane_layout = dsl::LaneLayout::kStrided;
-      d.lanes = 32;
-      d.lane_fold = {16, 8, 4, 2, 1};
-      d.lane_tile = capped ? static_cast<int>(std::min<int64_t>(4, (k + 31) / 32)) : 4;
-      return d;
+      return strided_gemv32(capped ? std::min<int64_t>(4, (k + 31) / 32) : 4);
     };
-    const ScanGrid grid{.ms = {1}, .ns = {64}, .ks = {64, 222, 342}};
     CublasTable t{.arch = "sm_90"};
     ScanState st;
-    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{}, grid, always(gemv_algo)).ok());
-    ASSERT_EQ(t.classes.size(), 1u);
     int probes = 0;
-    ProbeOptions o{.max_probe_k = 8192};
-    o.heuristic = always(gemv_algo);
-    int cls = -1;
-    for (int64_t k : {222, 342}) {
-      absl::StatusOr<ProbePoint> pt =
-          point_of_shape(t, GemmShape{.m = 1, .n = 64, .k = k}, gemv_algo, &cls);
-      ASSERT_TRUE(pt.ok()) << pt.status();
-      o.extra_points[cls].push_back(*pt);
-    }
-    absl::StatusOr<ProbeStats> stats = probe_classes(t, st, reference_probe(truth, &probes), o);
+    absl::StatusOr<ProbeStats> stats =
+        scan_gemv_class(t, st, gemv_algo, ScanGrid{.ms = {1}, .ns = {64}, .ks = {64, 222, 342}},
+                        truth, {222, 342}, &probes);
     ASSERT_TRUE(stats.ok()) << stats.status();
     ASSERT_TRUE(t.classes[0].desc.has_value()) << t.classes[0].note;
     EXPECT_GE(stats->separating, 1) << capped;
