@@ -135,10 +135,11 @@ absl::Status check_table(const CublasTable& t) {
             "The cuBLAS table's class %d has an other line but holds at any layout; only a "
             "class bound to one layout (layout@...) has a tree at the other.", i));
       }
-      if (!c.other->desc.k_cuts.empty()) {
+      if (!c.other->desc.k_cuts.empty() || c.cls.values.split) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "The cuBLAS table's class %d has an other-layout descriptor with %d cut levels; it "
-            "takes none (there are no span rules for it).", i, c.other->desc.k_cuts.size()));
+            "The cuBLAS table's class %d has an other-layout descriptor with %d cut levels in a "
+            "class with split=%d; it takes none, and no split (there are no span rules for it).",
+            i, c.other->desc.k_cuts.size(), c.cls.values.split ? 1 : 0));
       }
       for (const ProbePoint& p : c.other->probes) {
         if (holds_at_layout(c, p.m, p.n)) {
@@ -172,6 +173,7 @@ absl::Status check_table(const CublasTable& t) {
     }
     std::vector<ProbePoint> points = c.probes;
     for (const OpenProbe& o : c.open_probes) points.push_back(o.at);
+    if (c.other) points.insert(points.end(), c.other->probes.begin(), c.other->probes.end());
     for (const ProbePoint& p : points) {
       if (p.variant < 0 || p.variant >= nv || t.variants[p.variant].cls != static_cast<int>(i)) {
         return absl::InvalidArgumentError(absl::StrFormat(

@@ -710,6 +710,9 @@ TEST(CublasTable, TheOtherLayoutsTreeIsServedThere) {
   CublasTable cut = t;
   cut.classes[2].other->desc.k_cuts = {{100, dsl::Fold::kChain}};
   refused(cut, "1 cut levels");
+  CublasTable foreign = t;
+  foreign.classes[2].other->probes[0].variant = 0;  // a variant of class 0
+  refused(foreign, "probe of variant 0");
   CublasTable own = t;
   own.classes[2].other->probes[1].n = 64;  // 9x64: B strided, the class's own layout
   refused(own, "9x64x95");
