@@ -1753,12 +1753,15 @@ class ClassProber {
   // A probe of layout-bound class c at the other layout (OtherLayout): the first that
   // finds a descriptor without K cuts gives the class its tree there; each later one must
   // be reproduced by that tree (the replay of its own experiments), or the class keeps
-  // none there, and its note says why.
+  // none there, and its note says why; the run's later points there then start none.
+  // (A later run starts afresh from its own points: the table keeps no refutation.)
   void add_other(int c, const ProbePoint& at, const absl::StatusOr<dsl::GemmDesc>& desc) {
     TableClass& cls = table_.classes[c];
+    if (other_refuted_.count(c)) return;
     auto it = fresh_note_.find(c);
     std::string& note = it != fresh_note_.end() ? it->second : cls.note;
     auto none = [&](const std::string& why) {
+      other_refuted_.insert(c);
       cls.other.reset();
       const std::string text = absl::StrFormat(
           "no tree where the K vectors are not %s: %s", layout_name(cls.layout), why);
@@ -2010,6 +2013,9 @@ class ClassProber {
   std::map<int, std::vector<std::string>> broken_;     // instrument failures by variant
   std::vector<std::vector<ProbeResult>> results_;  // per class
   std::set<int> revalidating_;  // classes that had a descriptor and are probed again
+  // Classes whose other layout's probes disagreed in this run: a later point there does
+  // not start a tree again (add_other).
+  std::set<int> other_refuted_;
   std::set<int> stale_note_;    // classes whose earlier run's note process() replaces
   std::map<int, int64_t> open_seeded_;  // class -> open probes it started from
   std::map<int, std::string> fresh_note_;  // visited, outcome not written: its first note

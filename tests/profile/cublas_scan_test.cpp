@@ -566,6 +566,70 @@ TEST(CublasScan, AProbeAtTheOtherLayoutBoundsTheClassToItsMainLayout) {
   EXPECT_TRUE(parse_table(write_table(fresh)).ok());
 }
 
+// Class 114's two trees as session 38's probes found them: a chain where the K vectors
+// are contiguous (N = 1) and, at M = 1 with B strided, 2 strided lanes of 64 folded once.
+// The strided probe that bounds the class gives it that tree (OtherLayout); the points
+// session 42 gives there (K = 216, 95, 61: at 61 lane 1 has nothing) each reproduce it,
+// and the lookup serves it at any K.
+TEST(CublasScan, TwoStridedLanesOfSixtyFourAreTheOtherLayoutsTreeAtEveryK) {
+  // capped: a kernel whose 2 lanes' tile would follow K up to 64 instead (ceil(K / 2)):
+  // its probe at K = 478 looks the same, and the short-K points must drop the tree.
+  for (const bool capped : {false, true}) {
+    const HeuristicFn one = always(AlgoConfig{.id = 13, .custom_option = 56});
+    CublasTable t{.arch = "sm_90"};
+    ScanState st;
+    ASSERT_TRUE(scan_heuristic(t, st, GemmShape{},
+                               ScanGrid{.ms = {1, 4, 16}, .ns = {1}, .ks = {64, 512, 2048}}, one)
+                    .ok());
+    const auto truth = [capped](const GemmShape& s, int64_t k) {
+      if (s.n == 1 || s.m > 1) return fma_chain();
+      dsl::GemmDesc d = fma_chain();
+      d.family = dsl::GemmFamily::kGemv;
+      d.lane_layout = dsl::LaneLayout::kStrided;
+      d.lanes = 2;
+      d.lane_tile = static_cast<int>(capped ? std::min<int64_t>(64, (k + 1) / 2) : 64);
+      d.lane_fold = {1};
+      return d;
+    };
+    int probes = 0;
+    auto at = [](int64_t k) { return ProbePoint{.variant = 0, .m = 1, .n = 32, .k = k}; };
+    for (std::vector<ProbePoint> given : {std::vector<ProbePoint>{},
+                                          std::vector<ProbePoint>{at(478)},
+                                          std::vector<ProbePoint>{at(216), at(95), at(61)}}) {
+      absl::StatusOr<ProbeStats> stats = probe_classes(
+          t, st, reference_probe(truth, &probes),
+          ProbeOptions{.max_probe_k = 4096, .revalidate = given.empty() ? 0 : 4,
+                       .extra_points = {{0, given}}});
+      ASSERT_TRUE(stats.ok()) << stats.status();
+    }
+    const TableClass& c = t.classes[0];
+    ASSERT_TRUE(c.desc.has_value()) << c.note;
+    EXPECT_EQ(c.layout, KLayout::kContiguous);
+    if (capped) {
+      EXPECT_FALSE(c.other.has_value()) << c.note;
+      EXPECT_TRUE(has(c.note, "no tree where the K vectors are not contiguous")) << c.note;
+      EXPECT_EQ(lookup_answer(t, GemmShape{.m = 1, .n = 700, .k = 61},
+                              CublasAnswer{t.variants[0].key, 1})
+                    .status()
+                    .code(),
+                absl::StatusCode::kFailedPrecondition);
+      continue;
+    }
+    ASSERT_TRUE(c.other.has_value()) << c.note;
+    ASSERT_EQ(c.other->probes.size(), 4u) << c.note;
+    EXPECT_EQ(c.other->probes[0].k, 478);
+    for (int64_t k : {1, 61, 64, 65, 95, 128, 478, 5000}) {
+      const GemmShape s{.m = 1, .n = 700, .k = k};
+      absl::StatusOr<dsl::GemmDesc> d = lookup_answer(t, s, CublasAnswer{t.variants[0].key, 1});
+      ASSERT_TRUE(d.ok()) << k << ": " << d.status();
+      EXPECT_EQ(*d, c.other->desc) << k;
+    }
+    absl::StatusOr<CublasTable> back = parse_table(write_table(t));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, t);
+  }
+}
+
 // Revalidation with a short-K probe (ProbeOptions.revalidate, small_probe_k): a class
 // validated by two probes at K >= 256 whose kernel takes another path at small K (the
 // H200 match found such 1-ulp differences at K = 25 and 57) loses its descriptor when
