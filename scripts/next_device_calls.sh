@@ -50,8 +50,10 @@
 #      `FIXBITS_MATCH_BUDGET=140 bash scripts/next_device_calls.sh match`, then the table,
 #      then the wide match: FIXBITS_MATCH_BUDGET=230 FIXBITS_MATCH_EXTRA="--max-dim=65536
 #      --max-elems=33554432 --shapes=3000 --fp8-shapes=300 --seed=40" ... match.
-#   2. #7, on any card, from the table of session 42's run 4 (the 90 + 21 revalidations,
-#      kept as docs/runs/2026-12-08-s42-run4-table.tsv.gz) put at .stage/table.tsv.gz: the 26
+#   2. #7, on any card, with binaries staged at 42b91b0 or later (session 42's .stage is
+#      f41ceb7's: without the fix that keeps a refuted other-layout tree refuted), from
+#      the table of session 42's run 4 (the 90 + 21 revalidations, kept as
+#      docs/runs/2026-12-08-s42-run4-table.tsv.gz) put at .stage/table.tsv.gz: the 26
 #      classes `--plan` lists on it with session 42's tile-cap fix
 #      (docs/runs/2026-12-08-s42-plan-after-run4-cpu.txt: the unshown caps of 3, 5, 24,
 #      25, 34, 105 get their separating probes) and class 114 with its strided shapes
